@@ -1,0 +1,224 @@
+# This file is part of hostlink.
+# Copyright (c) 2026 hostlink developers
+# SPDX-License-Identifier: BSD-2-Clause
+
+"""The LitePCIe Linux driver and user tools of one SoC: generate them, then compile them.
+
+    generate_driver(soc, driver_dir)   LitePCIe's kernel/ and user/ sources, with csr.h, soc.h and
+                                       mem.h generated from this very SoC.
+    build_driver(driver_dir)           litepcie.ko (and liteuart.ko) against installed kernel headers,
+                                       then litepcie_util and litepcie_test.
+
+    python -m hostlink.software.driver build DIR [--kernel-build-dir PATH]
+"""
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+
+import litepcie.software
+from litepcie.software import generate_litepcie_software_headers
+
+__all__ = ["DriverBuildError", "DriverBuild", "generate_driver", "find_kernel_build_dir", "build_driver"]
+
+KERNEL_MODULES = ["litepcie.ko", "liteuart.ko"]
+USER_TOOLS     = ["litepcie_util", "litepcie_test"]
+
+# Generation ---------------------------------------------------------------------------------------
+
+def generate_driver(soc, driver_dir):
+    """Write `<driver_dir>/kernel` and `<driver_dir>/user` for `soc` and return `driver_dir`.
+
+    The sources are LitePCIe's own, copied unchanged: LitePCIe 2024.12 builds cleanly against Debian 12's
+    6.1 kernel headers, so no adaptation is needed. The register headers come from `soc`; the
+    DMA register offsets that LitePCIe's config.h keeps by hand are checked against them, so a SoC
+    whose DMA register layout differs from what the driver expects fails here, not on the board.
+    """
+    if not getattr(soc, "finalized", False):
+        # The CSR map only exists once the SoC is finalized (Builder.build does it too; it is idempotent).
+        soc.finalize()
+    if not getattr(soc, "csr_regions", None):
+        raise ValueError(f"generate_driver needs a LiteX SoC with CSRs, got {type(soc).__name__} without any")
+    if not any(name.startswith("pcie_dma") for name in soc.csr_regions):
+        raise ValueError(f"generate_driver needs a SoC with LitePCIe DMA channels (pcie_dma*); "
+                         f"{type(soc).__name__} has CSR regions {sorted(soc.csr_regions)}")
+
+    driver_dir = os.path.abspath(driver_dir)
+    src        = os.path.dirname(os.path.abspath(litepcie.software.__file__))
+    for sub in ["kernel", "user"]:
+        shutil.copytree(os.path.join(src, sub), os.path.join(driver_dir, sub),
+            dirs_exist_ok = True,
+            ignore        = shutil.ignore_patterns("__pycache__", "*.pyc", "*.o", "*.ko", "*.a"))
+    kernel_dir = os.path.join(driver_dir, "kernel")
+    generate_litepcie_software_headers(soc, kernel_dir)
+    _check_dma_offsets(kernel_dir)
+    return driver_dir
+
+def _read_defines(path):
+    defines = {}
+    with open(path) as f:
+        for line in f:
+            m = re.match(r"\s*#define\s+(\w+)\s+(.*?)\s*$", line)
+            if m:
+                defines[m.group(1)] = m.group(2)
+    return defines
+
+def _csr_offset(value):
+    m = re.fullmatch(r"\(CSR_BASE \+ (0x[0-9a-fA-F]+)L\)", value)
+    return int(m.group(1), 16) if m else None
+
+def _check_dma_offsets(kernel_dir):
+    config = _read_defines(os.path.join(kernel_dir, "config.h"))
+    csr    = _read_defines(os.path.join(kernel_dir, "csr.h"))
+    soc    = _read_defines(os.path.join(kernel_dir, "soc.h"))
+    channels = int(soc.get("DMA_CHANNELS", "0"))
+    if channels < 1:
+        raise ValueError(f"soc.h generated in {kernel_dir} declares no DMA channel (DMA_CHANNELS missing)")
+    offsets = {k: int(v, 0) for k, v in config.items() if re.fullmatch(r"PCIE_DMA_\w+_OFFSET", k)}
+    mismatches = []
+    for i in range(channels):
+        base = _csr_offset(csr.get(f"CSR_PCIE_DMA{i}_BASE", ""))
+        if base is None:
+            mismatches.append(f"CSR_PCIE_DMA{i}_BASE missing from csr.h")
+            continue
+        for name, offset in offsets.items():
+            # config.h still calls the table reset "FLUSH"; the CSR is named TABLE_RESET.
+            reg  = name[len("PCIE_DMA_"):-len("_OFFSET")].replace("TABLE_FLUSH", "TABLE_RESET")
+            addr = _csr_offset(csr.get(f"CSR_PCIE_DMA{i}_{reg}_ADDR", ""))
+            if addr is None or addr - base != offset:
+                found = "missing" if addr is None else hex(addr - base)
+                mismatches.append(f"{name}=0x{offset:04x} but CSR_PCIE_DMA{i}_{reg} is {found}")
+    if mismatches:
+        raise ValueError("LitePCIe driver's DMA register offsets (config.h) do not match this SoC's csr.h: "
+                         + "; ".join(mismatches))
+
+# Kernel headers -----------------------------------------------------------------------------------
+
+def _version_key(text):
+    return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", text)]
+
+def _is_kernel_build_dir(path):
+    # A configured tree that Kbuild can build external modules against: Debian's -common packages
+    # have a Makefile but no .config and cannot be used alone.
+    return all(os.path.exists(os.path.join(path, f)) for f in ["Makefile", ".config"])
+
+def find_kernel_build_dir():
+    """The kernel build tree to compile the module against, or None when no headers are installed.
+
+    The running kernel's tree comes first (that is the kernel that will load the module); otherwise
+    the newest installed one: in a container or CI the running kernel often has no headers at all.
+    """
+    running = os.path.join("/lib/modules", os.uname().release, "build")
+    if _is_kernel_build_dir(running):
+        return os.path.realpath(running)
+    candidates = set()
+    if os.path.isdir("/lib/modules"):
+        for release in os.listdir("/lib/modules"):
+            path = os.path.join("/lib/modules", release, "build")
+            if _is_kernel_build_dir(path):
+                candidates.add(os.path.realpath(path))
+    if os.path.isdir("/usr/src"):
+        for name in os.listdir("/usr/src"):
+            path = os.path.join("/usr/src", name)
+            if name.startswith("linux-headers-") and _is_kernel_build_dir(path):
+                candidates.add(os.path.realpath(path))
+    if not candidates:
+        return None
+    return max(candidates, key=lambda p: _version_key(os.path.basename(p)))
+
+# Build --------------------------------------------------------------------------------------------
+
+class DriverBuildError(RuntimeError):
+    """The driver or the user tools did not compile; the message carries the compiler output."""
+
+@dataclass
+class DriverBuild:
+    driver_dir       : str
+    kernel_build_dir : str
+    kernel_modules   : list = field(default_factory=list)  # Paths of the built .ko files.
+    user_tools       : list = field(default_factory=list)  # Paths of the built executables.
+    warnings         : list = field(default_factory=list)  # Compiler/modpost warning lines.
+    log              : str  = ""                            # Full output of both builds.
+
+_WARNING = re.compile(r"\bwarning\b", re.IGNORECASE)
+
+def _make(what, directory, args):
+    cmd = ["make", "-C", directory] + args
+    try:
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    except FileNotFoundError:
+        raise DriverBuildError(f"building the {what} needs 'make' on PATH (Debian: apt-get install build-essential)")
+    if proc.returncode != 0:
+        raise DriverBuildError(f"building the {what} failed ({' '.join(cmd)}, exit code {proc.returncode}):\n"
+                               f"{proc.stdout}")
+    return proc.stdout
+
+def build_driver(driver_dir, kernel_build_dir=None):
+    """Compile `<driver_dir>/kernel` against `kernel_build_dir` (default: find_kernel_build_dir()) and
+    `<driver_dir>/user`. Raise DriverBuildError with the compiler output on failure; return a DriverBuild
+    whose `warnings` lists every warning line."""
+    driver_dir = os.path.abspath(driver_dir)
+    kernel_dir = os.path.join(driver_dir, "kernel")
+    user_dir   = os.path.join(driver_dir, "user")
+    for d in [kernel_dir, user_dir]:
+        if not os.path.isfile(os.path.join(d, "Makefile")):
+            raise DriverBuildError(f"{d} has no Makefile: generate the driver first "
+                                   f"(./targets/<board>.py --driver, or generate_driver(soc, {driver_dir!r}))")
+    if not os.path.isfile(os.path.join(kernel_dir, "csr.h")):
+        raise DriverBuildError(f"{kernel_dir} has no csr.h: the driver was not generated from a SoC")
+
+    if kernel_build_dir is None:
+        kernel_build_dir = find_kernel_build_dir()
+        if kernel_build_dir is None:
+            raise DriverBuildError("no kernel headers installed (no /lib/modules/*/build nor "
+                                   "/usr/src/linux-headers-* with a .config); Debian: apt-get install linux-headers-amd64")
+    elif not _is_kernel_build_dir(kernel_build_dir):
+        raise DriverBuildError(f"{kernel_build_dir} is not a configured kernel build tree (Makefile and .config)")
+
+    # Kbuild derives ARCH from the host; the module Makefile's own `uname -m` default is kept.
+    log  = _make("kernel module", kernel_dir, [f"KERNEL_PATH={os.path.abspath(kernel_build_dir)}"])
+    log += _make("user tools",    user_dir,   [])
+
+    result = DriverBuild(driver_dir=driver_dir, kernel_build_dir=os.path.abspath(kernel_build_dir), log=log)
+    result.warnings = [line for line in log.splitlines() if _WARNING.search(line)]
+    for name in KERNEL_MODULES:
+        path = os.path.join(kernel_dir, name)
+        if not os.path.isfile(path):
+            raise DriverBuildError(f"make succeeded but {path} was not produced:\n{log}")
+        result.kernel_modules.append(path)
+    for name in USER_TOOLS:
+        path = os.path.join(user_dir, name)
+        if not os.access(path, os.X_OK):
+            raise DriverBuildError(f"make succeeded but {path} was not produced:\n{log}")
+        result.user_tools.append(path)
+    return result
+
+# CLI ----------------------------------------------------------------------------------------------
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m hostlink.software.driver", description=__doc__.strip().splitlines()[0])
+    sub    = parser.add_subparsers(dest="command", required=True)
+    build  = sub.add_parser("build", help="Compile a generated driver directory (kernel module and user tools).")
+    build.add_argument("driver_dir", help="Directory holding kernel/ and user/ (e.g. build/<board>/driver).")
+    build.add_argument("--kernel-build-dir", default=None, help="Kernel build tree (default: running kernel's, else newest installed).")
+    args = parser.parse_args(argv)
+
+    try:
+        result = build_driver(args.driver_dir, kernel_build_dir=args.kernel_build_dir)
+    except DriverBuildError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    for line in result.warnings:
+        print(line, file=sys.stderr)
+    print(f"Kernel headers: {result.kernel_build_dir}")
+    for path in result.kernel_modules + result.user_tools:
+        print(f"Built {path}")
+    print(f"{len(result.warnings)} warning(s)")
+    return 0
+
+if __name__ == "__main__":
+    sys.exit(main())
