@@ -4,10 +4,11 @@
 
 """Xilinx ZC706 evaluation board (XC7Z045-2FFG900): the PL pins hostlink uses.
 
-Pins and net names follow the ZC706 user guide (UG954) and its master XDC. LiteX-Boards has no ZC706
-platform, so this one only carries what a PL-only PCIe design needs: the 200 MHz system clock, the
-PCIe edge connector, the PL LEDs, push buttons and DIP switches. The PS (ARM cores, DDR3, UART on MIO)
-is not used.
+Net names are the board's (ZC706 user guide UG954). Each pin was checked against Xilinx's ZC706
+board files (XilinxBoardStore part0_pins.xml) or a second public ZC706 constraint file; the PCIe lane
+pins follow the GTX quad 111 package pins. LiteX-Boards has no ZC706 platform, so this one carries what
+a PL-only PCIe design needs: the 200 MHz system clock, the PCIe edge connector, the PL LEDs, push
+buttons and DIP switches. The PS (ARM cores, its DDR3, the USB-UART on MIO) is not used.
 """
 
 from litex.build.generic_platform import Pins, IOStandard, Subsignal
@@ -16,9 +17,8 @@ from litex.build.xilinx.programmer import VivadoProgrammer
 
 # IOs ----------------------------------------------------------------------------------------------
 
-# PCIe lanes of the x8 edge connector that the GTX quad 111 reaches (UG954: the XC7Z045 PCIe block
-# is wired for up to 4 lanes, lane 0 on MGTX*3_111 down to lane 3 on MGTX*0_111), as (tx_p, tx_n,
-# rx_p, rx_n) per lane.
+# The ZC706 edge connector carries 4 PCIe lanes to GTX quad 111, lane 0 on its highest channel (where
+# the pcie_7x core of the XC7Z045 places lane 0), as (tx_p, tx_n, rx_p, rx_n) per lane.
 _pcie_lanes = [
     ("N4", "N3", "P6", "P5"),  # PCIE_TX0_P/N, PCIE_RX0_P/N (MGTX*3_111)
     ("P2", "P1", "T6", "T5"),  # PCIE_TX1_P/N, PCIE_RX1_P/N (MGTX*2_111)
@@ -29,7 +29,7 @@ _pcie_lanes = [
 def _pcie(nlanes):
     lanes = _pcie_lanes[:nlanes]
     return ("pcie_x{}".format(nlanes), 0,
-        # PCIE_PERST_LS: PERST# after the board's level shifter, bank 11 (VCCO 2.5 V).
+        # PCIE_PERST_LS: PERST# after the board's level shifter; 2.5 V like its neighbours AK25/AK26.
         Subsignal("rst_n", Pins("AK23"), IOStandard("LVCMOS25")),
         # PCIE_CLK_QO_P/N: the slot's 100 MHz reference clock on MGTREFCLK0_111 (AC coupled on board).
         Subsignal("clk_p", Pins("N8")),
@@ -41,24 +41,24 @@ def _pcie(nlanes):
     )
 
 _io = [
-    # Clk: SYSCLK_P/N, the 200 MHz LVDS oscillator U64 into bank 33 (VCCO 1.5 V, LVDS input is fine there).
+    # Clk: the 200 MHz LVDS system clock oscillator.
     ("clk200", 0,
         Subsignal("p", Pins("H9"), IOStandard("LVDS")),  # SYSCLK_P
         Subsignal("n", Pins("G9"), IOStandard("LVDS")),  # SYSCLK_N
     ),
 
-    # Leds: the four PL LEDs (DS8..DS10 and DS35); banks 13 (2.5 V) and 34/35 (1.5 V).
+    # Leds: the four PL LEDs, two on 2.5 V banks and two on 1.5 V banks.
     ("user_led", 0, Pins("Y21"), IOStandard("LVCMOS25")),  # GPIO_LED_LEFT
     ("user_led", 1, Pins("G2"),  IOStandard("LVCMOS15")),  # GPIO_LED_CENTER
     ("user_led", 2, Pins("W21"), IOStandard("LVCMOS25")),  # GPIO_LED_RIGHT
     ("user_led", 3, Pins("A17"), IOStandard("LVCMOS15")),  # GPIO_LED_0
 
-    # Buttons: the three PL push buttons (active high). The board has no PL CPU reset button.
+    # Buttons: the three PL push buttons (active high).
     ("user_btn", 0, Pins("AK25"), IOStandard("LVCMOS25")),  # GPIO_SW_LEFT
     ("user_btn", 1, Pins("K15"),  IOStandard("LVCMOS15")),  # GPIO_SW_CENTER
     ("user_btn", 2, Pins("R27"),  IOStandard("LVCMOS25")),  # GPIO_SW_RIGHT
 
-    # Switches: DIP switch SW12.
+    # Switches: the 4-position PL DIP switch.
     ("user_sw", 0, Pins("AB17"), IOStandard("LVCMOS25")),  # GPIO_DIP_SW0
     ("user_sw", 1, Pins("AC16"), IOStandard("LVCMOS25")),  # GPIO_DIP_SW1
     ("user_sw", 2, Pins("AC17"), IOStandard("LVCMOS25")),  # GPIO_DIP_SW2
@@ -77,7 +77,8 @@ class Platform(Xilinx7SeriesPlatform):
     default_clk_period = 1e9/200e6
 
     def __init__(self, toolchain="vivado"):
-        Xilinx7SeriesPlatform.__init__(self, "xc7z045ffg900-2", _io, toolchain=toolchain)
+        # Named after the board, not this module: the generated files become zc706.tcl, zc706.xdc, zc706.bit.
+        Xilinx7SeriesPlatform.__init__(self, "xc7z045ffg900-2", _io, name="zc706", toolchain=toolchain)
 
     def create_programmer(self):
         return _ZynqVivadoProgrammer()
