@@ -1,0 +1,100 @@
+# This file is part of hostlink.
+# Copyright (c) 2026 hostlink developers
+# SPDX-License-Identifier: BSD-2-Clause
+
+"""Packet generator for FPGA-to-host rate tests: numbered payloads with a checkable pattern."""
+
+from migen import *
+
+from litex.gen import *
+
+from litex.soc.interconnect import stream
+
+from hostlink.cores.udp.common import *
+
+# Packet Generator ---------------------------------------------------------------------------------
+
+class PacketGenerator(LiteXModule):
+    """Emits `count` payloads of `length` bytes (0: until `stop`), `gap` idle cycles apart
+    (0: back-to-back), in the format of `generator_payload`: the 32-bit big-endian sequence
+    number (0 at each `start`) then (seq + i) & 0xff at byte i.
+
+    `count`, `length` and `gap` are sampled at `start`; `stop` ends the run after the packet
+    in flight, so a packet is never cut.
+    """
+    def __init__(self):
+        self.source = source = stream.Endpoint(udp_payload_layout)
+        self.start  = Signal()   # i: pulse, starts a run (ignored while busy).
+        self.stop   = Signal()   # i: pulse, ends the run after the current packet.
+        self.count  = Signal(32) # i: packets in a run, 0 = until stop.
+        self.length = Signal(16) # i: payload bytes.
+        self.gap    = Signal(32) # i: idle cycles between packets.
+        self.busy   = Signal()   # o
+        self.seq    = Signal(32) # o: packets completed in the current/last run.
+
+        # # #
+
+        # Data-Path.
+        # ----------
+        count    = Signal(32)
+        length   = Signal(16)
+        gap      = Signal(32)
+        index    = Signal(16)
+        wait     = Signal(32)
+        stopping = Signal()
+        data     = Signal(8)
+        seq      = self.seq
+        self.comb += Case(index, {
+            0 : data.eq(seq[24:32]),
+            1 : data.eq(seq[16:24]),
+            2 : data.eq(seq[ 8:16]),
+            3 : data.eq(seq[ 0: 8]),
+            "default" : data.eq(seq[:8] + index[:8]),
+        })
+
+        # Control-Path (FSM).
+        # -------------------
+        done = Signal()
+        self.comb += done.eq(stopping | ((count != 0) & (seq + 1 == count)))
+        self.fsm = fsm = FSM(reset_state="IDLE")
+        fsm.act("IDLE",
+            If(self.start,
+                NextValue(count,    self.count),
+                NextValue(length,   self.length),
+                NextValue(gap,      self.gap),
+                NextValue(seq,      0),
+                NextValue(index,    0),
+                NextValue(stopping, 0),
+                NextState("SEND")
+            )
+        )
+        fsm.act("SEND",
+            self.busy.eq(1),
+            If(self.stop, NextValue(stopping, 1)),
+            source.valid.eq(1),
+            source.length.eq(length),
+            source.data.eq(data),
+            source.last.eq((length == 0) | (index == length - 1)),
+            If(source.ready,
+                NextValue(index, index + 1),
+                If(source.last,
+                    NextValue(index, 0),
+                    NextValue(seq, seq + 1),
+                    NextValue(wait, 1),
+                    If(done | self.stop,
+                        NextState("IDLE")
+                    ).Elif(gap != 0,
+                        NextState("GAP")
+                    )
+                )
+            )
+        )
+        fsm.act("GAP",
+            self.busy.eq(1),
+            NextValue(wait, wait + 1),
+            If(self.stop,
+                NextState("IDLE")
+            ).Elif(wait == gap,
+                NextState("SEND")
+            )
+        )

@@ -1,0 +1,263 @@
+# This file is part of hostlink.
+# Copyright (c) 2026 hostlink developers
+# SPDX-License-Identifier: BSD-2-Clause
+
+"""Minimal UDP/IPv4 receiver: fixed 42-byte header checked byte by byte as it arrives, payload
+stored until the end of the frame proves it whole, then forwarded with its length."""
+
+from migen import *
+
+from litex.gen import *
+
+from litex.soc.interconnect import stream
+
+from hostlink.cores.udp.common import *
+
+# UDP Receiver -------------------------------------------------------------------------------------
+
+class UDPReceiver(LiteXModule):
+    """Checks destination MAC, EtherType IPv4, version/IHL 4/5, no fragment, protocol UDP,
+    destination IP and port, the two lengths, the frame's length and the MAC's error flag.
+
+    A frame that fails any check is dropped and counted once, under its first failing check
+    (`drop` has one bit per entry of `RX_DROP_REASONS`). A frame is only known good at its last
+    byte (truncation, bad FCS), so payloads go to a buffer and are forwarded once committed:
+    nothing of a dropped frame ever reaches `source`. The sink never back-pressures the MAC except
+    for one cycle at the end of each header and of each good frame.
+    """
+    def __init__(self, fpga_mac, fpga_ip, fpga_port, max_payload=1472, buffer_depth=2048, max_packets=16):
+        fpga_mac  = mac_to_int(fpga_mac, "fpga_mac")
+        fpga_ip   = ip_to_int(fpga_ip, "fpga_ip")
+        fpga_port = check_port(fpga_port, "fpga_port")
+        if isinstance(max_payload, bool) or not isinstance(max_payload, int) or \
+           not 0 <= max_payload <= max_payload_for_mtu(MAX_MTU):
+            raise ValueError(f"max_payload must be an integer in 0..{max_payload_for_mtu(MAX_MTU)}, "
+                             f"not {max_payload!r}")
+        if not isinstance(buffer_depth, int) or buffer_depth < max(max_payload, 1) or \
+           buffer_depth & (buffer_depth - 1):
+            raise ValueError(f"buffer_depth must be a power of 2 >= max_payload ({max_payload}), "
+                             f"not {buffer_depth!r}")
+        if not isinstance(max_packets, int) or max_packets < 2:
+            raise ValueError(f"max_packets must be an integer >= 2, not {max_packets!r}")
+
+        self.sink     = sink   = stream.Endpoint(eth_raw_layout())
+        self.source   = source = stream.Endpoint(udp_payload_layout)
+        self.received = Signal()                     # o: one cycle per payload committed.
+        self.drop     = Signal(len(RX_DROP_REASONS)) # o: one-hot, one cycle per frame dropped.
+
+        # # #
+
+        reason_code = {name: i + 1 for i, (name, _) in enumerate(RX_DROP_REASONS)}
+
+        # Header checks.
+        # --------------
+        count      = Signal(max=HEADER_LEN)
+        reason     = Signal(max=len(RX_DROP_REASONS) + 1) # 0: no check failed so far.
+        byte_fail  = Signal(max=len(RX_DROP_REASONS) + 1) # Reason the current byte fails, or 0.
+        ip_length  = Signal(16)
+        udp_length = Signal(16)
+        ended      = Signal()
+
+        def expect(offset, values, name):
+            return {offset + i: If(sink.data != v, byte_fail.eq(reason_code[name])) for i, v in enumerate(values)}
+
+        checks = {}
+        checks.update(expect(0,  list(fpga_mac.to_bytes(6, "big")), "mac"))
+        checks.update(expect(12, list(ETHERTYPE_IPV4.to_bytes(2, "big")), "ethertype"))
+        checks.update(expect(14, [IPV4_VERSION_IHL], "ihl"))
+        # Don't Fragment may be set; reserved, More Fragments and the offset must be clear.
+        checks[20] = If(sink.data & 0xbf, byte_fail.eq(reason_code["fragment"]))
+        checks[21] = If(sink.data != 0,   byte_fail.eq(reason_code["fragment"]))
+        checks.update(expect(23, [IP_PROTO_UDP], "protocol"))
+        checks.update(expect(30, list(fpga_ip.to_bytes(4, "big")), "ip"))
+        checks.update(expect(36, list(fpga_port.to_bytes(2, "big")), "port"))
+        self.comb += Case(count, checks)
+
+        captures = {
+            IPV4_TOTAL_LENGTH_OFFSET + 0 : ip_length[8:16].eq(sink.data),
+            IPV4_TOTAL_LENGTH_OFFSET + 1 : ip_length[0:8].eq(sink.data),
+            UDP_LENGTH_OFFSET        + 0 : udp_length[8:16].eq(sink.data),
+            UDP_LENGTH_OFFSET        + 1 : udp_length[0:8].eq(sink.data),
+        }
+        self.sync += If(sink.valid & sink.ready, Case(count, captures))
+
+        payload_length = Signal(17)
+        self.comb += payload_length.eq(udp_length - UDP_HEADER_LEN)
+
+        # Payload buffer.
+        # ---------------
+        aw        = log2_int(buffer_depth)
+        wr        = Signal(aw + 1) # Next byte to write.
+        wr_commit = Signal(aw + 1) # End of the last committed payload.
+        rd        = Signal(aw + 1) # Next byte to read.
+        pcount    = Signal(max=max_payload + 1)
+        used      = Signal(aw + 1)
+        mem       = Memory(8, buffer_depth)
+        wport     = mem.get_port(write_capable=True)
+        rport     = mem.get_port(async_read=False)
+        self.specials += mem, wport, rport
+        self.comb += used.eq(wr_commit - rd)
+
+        self.lengths = lengths = stream.SyncFIFO([("length", 16)], max_packets)
+
+        # Drop accounting: one pulse per frame, on the reason latched first.
+        drop_now    = Signal()
+        drop_reason = Signal.like(reason)
+        self.comb += If(drop_now,
+            Case(drop_reason, {i + 1: self.drop[i].eq(1) for i in range(len(RX_DROP_REASONS))})
+        )
+
+        frame_error = Signal()
+        self.comb += frame_error.eq(sink.valid & sink.last & (sink.error != 0))
+
+        # Control-Path (FSM).
+        # -------------------
+        self.fsm = fsm = FSM(reset_state="HEADER")
+        fsm.act("HEADER",
+            sink.ready.eq(1),
+            If(sink.valid,
+                NextValue(count, count + 1),
+                If((reason == 0) & (byte_fail != 0),
+                    NextValue(reason, byte_fail)
+                ),
+                If(count == HEADER_LEN - 1,
+                    NextValue(ended, sink.last),
+                    If(frame_error & (reason == 0) & (byte_fail == 0),
+                        NextValue(reason, reason_code["error"])
+                    ),
+                    NextState("CHECK")
+                ).Elif(sink.last,
+                    drop_now.eq(1),
+                    If(reason != 0,
+                        drop_reason.eq(reason)
+                    ).Elif(byte_fail != 0,
+                        drop_reason.eq(byte_fail)
+                    ).Else(
+                        drop_reason.eq(reason_code["truncated"])
+                    ),
+                    NextValue(count, 0),
+                    NextValue(reason, 0)
+                )
+            )
+        )
+        check_reason = Signal.like(reason)
+        self.comb += [
+            If(reason != 0,
+                check_reason.eq(reason)
+            ).Elif((udp_length < UDP_HEADER_LEN) | (ip_length != (udp_length + IPV4_HEADER_LEN)),
+                check_reason.eq(reason_code["length"])
+            ).Elif(payload_length > max_payload,
+                check_reason.eq(reason_code["oversize"])
+            ).Elif(ended & (payload_length != 0),
+                check_reason.eq(reason_code["truncated"])
+            ).Elif((payload_length > (buffer_depth - used)) | ~lengths.sink.ready,
+                check_reason.eq(reason_code["overflow"])
+            )
+        ]
+        fsm.act("CHECK",
+            NextValue(count, 0),
+            NextValue(pcount, 0),
+            If(check_reason != 0,
+                If(ended,
+                    drop_now.eq(1),
+                    drop_reason.eq(check_reason),
+                    NextValue(reason, 0),
+                    NextState("HEADER")
+                ).Else(
+                    NextValue(reason, check_reason),
+                    NextState("DRAIN")
+                )
+            ).Elif(payload_length == 0,
+                If(ended,
+                    NextState("COMMIT")
+                ).Else(
+                    NextState("TRAILER")
+                )
+            ).Else(
+                NextState("PAYLOAD")
+            )
+        )
+        fsm.act("PAYLOAD",
+            sink.ready.eq(1),
+            wport.adr.eq(wr[:aw]),
+            wport.dat_w.eq(sink.data),
+            If(sink.valid,
+                wport.we.eq(1),
+                NextValue(wr, wr + 1),
+                NextValue(pcount, pcount + 1),
+                If(sink.last & (sink.error != 0),
+                    drop_now.eq(1),
+                    drop_reason.eq(reason_code["error"]),
+                    NextValue(wr, wr_commit),
+                    NextState("HEADER")
+                ).Elif(pcount == (payload_length - 1),
+                    If(sink.last,
+                        NextState("COMMIT")
+                    ).Else(
+                        NextState("TRAILER")
+                    )
+                ).Elif(sink.last,
+                    drop_now.eq(1),
+                    drop_reason.eq(reason_code["truncated"]),
+                    NextValue(wr, wr_commit),
+                    NextState("HEADER")
+                )
+            )
+        )
+        # Ethernet padding (and anything the IPv4 length does not cover) up to the end of the frame.
+        fsm.act("TRAILER",
+            sink.ready.eq(1),
+            If(sink.valid & sink.last,
+                If(sink.error != 0,
+                    drop_now.eq(1),
+                    drop_reason.eq(reason_code["error"]),
+                    NextValue(wr, wr_commit),
+                    NextState("HEADER")
+                ).Else(
+                    NextState("COMMIT")
+                )
+            )
+        )
+        # A separate cycle so the last payload byte is in memory before its packet can be read.
+        fsm.act("COMMIT",
+            NextValue(wr_commit, wr),
+            lengths.sink.valid.eq(1),
+            lengths.sink.length.eq(payload_length),
+            self.received.eq(1),
+            NextState("HEADER")
+        )
+        fsm.act("DRAIN",
+            sink.ready.eq(1),
+            If(sink.valid & sink.last,
+                drop_now.eq(1),
+                drop_reason.eq(reason),
+                NextValue(reason, 0),
+                NextState("HEADER")
+            )
+        )
+
+        # Read side.
+        # ----------
+        # The read port is addressed with the next read pointer, so the byte at `rd` is on dat_r
+        # whenever a packet is ready; while stalled it re-reads `rd` every cycle.
+        rcount  = Signal(16)
+        advance = Signal()
+        self.comb += [
+            source.valid.eq(lengths.source.valid),
+            source.length.eq(lengths.source.length),
+            source.data.eq(rport.dat_r),
+            source.last.eq((lengths.source.length == 0) | (rcount == (lengths.source.length - 1))),
+            advance.eq(source.valid & source.ready & (lengths.source.length != 0)),
+            rport.adr.eq(Mux(advance, rd + 1, rd)[:aw]),
+            lengths.source.ready.eq(source.valid & source.ready & source.last),
+        ]
+        self.sync += [
+            If(advance, rd.eq(rd + 1)),
+            If(source.valid & source.ready,
+                If(source.last,
+                    rcount.eq(0)
+                ).Else(
+                    rcount.eq(rcount + 1)
+                )
+            )
+        ]
