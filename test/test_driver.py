@@ -1,0 +1,186 @@
+# This file is part of hostlink.
+# Copyright (c) 2026 hostlink developers
+# SPDX-License-Identifier: BSD-2-Clause
+
+"""The LitePCIe driver and user tools generated from each PCIe board's SoC compile against the installed
+kernel headers. Errors fail; compiler warnings are reported as pytest warnings."""
+
+import importlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import warnings
+
+import pytest
+
+from hostlink.software import driver
+from hostlink.software.driver import DriverBuildError, build_driver, find_kernel_build_dir, generate_driver
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# Boards with a PCIe target in this tree (VC709 joins when targets/vc709.py lands).
+BOARDS = [b for b in ["zc706", "vc709"] if os.path.isfile(os.path.join(REPO, "targets", f"{b}.py"))]
+
+KERNEL_BUILD_DIR = find_kernel_build_dir()
+needs_headers = pytest.mark.skipif(KERNEL_BUILD_DIR is None,
+    reason="no kernel headers installed (no /lib/modules/*/build nor /usr/src/linux-headers-*); "
+           "`make test` installs linux-headers-amd64")
+
+# Helpers ------------------------------------------------------------------------------------------
+
+def show_warnings(result):
+    for line in result.warnings:
+        warnings.warn(f"driver build warning: {line}", UserWarning)
+
+def defines(path):
+    with open(path) as f:
+        return dict(re.findall(r"^#define[ \t]+(\w+)[ \t]*(.*?)[ \t]*$", f.read(), re.MULTILINE))
+
+def board_soc(board, **kwargs):
+    return importlib.import_module(f"hostlink.targets.{board}").BaseSoC(**kwargs)
+
+def env_without_vivado():
+    env  = dict(os.environ)
+    keep = [d for d in env.get("PATH", "").split(os.pathsep)
+            if d and not os.path.exists(os.path.join(d, "vivado"))]
+    env["PATH"] = os.pathsep.join(keep)
+    return env
+
+@pytest.fixture(scope="module", params=BOARDS)
+def generated(request, tmp_path_factory):
+    """A driver generated from the board's default SoC (module-wide: generation and build are shared)."""
+    driver_dir = str(tmp_path_factory.mktemp(f"driver_{request.param}"))
+    soc = board_soc(request.param)
+    generate_driver(soc, driver_dir)
+    return request.param, soc, driver_dir
+
+# Generation ---------------------------------------------------------------------------------------
+
+def test_generated_tree_and_headers_from_this_soc(generated):
+    board, soc, driver_dir = generated
+    kernel = os.path.join(driver_dir, "kernel")
+    user   = os.path.join(driver_dir, "user")
+    for f in ["Makefile", "main.c", "litepcie.h", "config.h", "init.sh", "csr.h", "soc.h", "mem.h"]:
+        assert os.path.isfile(os.path.join(kernel, f)), f
+    for f in ["Makefile", "litepcie_util.c", "liblitepcie/litepcie_dma.c"]:
+        assert os.path.isfile(os.path.join(user, f)), f
+    assert not any(name == "__pycache__" or name.endswith(".py") for _, _, files in os.walk(driver_dir)
+                   for name in files)
+
+    soc_h = defines(os.path.join(kernel, "soc.h"))
+    csr_h = defines(os.path.join(kernel, "csr.h"))
+    channels = soc.constants["DMA_CHANNELS"]
+    assert int(soc_h["DMA_CHANNELS"]) == channels
+    assert soc_h["CONFIG_IDENTIFIER"].strip('"') == soc.constants["CONFIG_IDENTIFIER"]
+    for i in range(channels):
+        assert f"CSR_PCIE_DMA{i}_BASE" in csr_h
+        assert f"CSR_PCIE_DMA{i}_LOOPBACK_ENABLE_ADDR" in csr_h
+    assert f"CSR_PCIE_DMA{channels}_BASE" not in csr_h
+    # Register addresses are this SoC's own.
+    for i in range(channels):
+        offset = int(re.fullmatch(r"\(CSR_BASE \+ 0x([0-9a-f]+)L\)", csr_h[f"CSR_PCIE_DMA{i}_BASE"]).group(1), 16)
+        assert offset == soc.csr.locs[f"pcie_dma{i}"] * soc.csr.paging
+
+def test_generated_channel_count_follows_the_soc(tmp_path):
+    board = BOARDS[0]
+    generate_driver(board_soc(board, dma_channels=4), str(tmp_path))
+    soc_h = defines(os.path.join(str(tmp_path), "kernel", "soc.h"))
+    csr_h = defines(os.path.join(str(tmp_path), "kernel", "csr.h"))
+    assert soc_h["DMA_CHANNELS"] == "4"
+    assert "CSR_PCIE_DMA3_BASE" in csr_h and "CSR_PCIE_DMA4_BASE" not in csr_h
+
+def test_dma_offsets_checked_against_csr_map(generated, tmp_path):
+    _, _, driver_dir = generated
+    kernel = str(tmp_path / "kernel")
+    shutil.copytree(os.path.join(driver_dir, "kernel"), kernel)
+    driver._check_dma_offsets(kernel)  # The genuine pair agrees.
+    with open(os.path.join(kernel, "csr.h")) as f:
+        csr = f.read()
+    # Move one register of channel 0, as a SoC with a different DMA register layout would.
+    csr = re.sub(r"(#define CSR_PCIE_DMA0_READER_ENABLE_ADDR \(CSR_BASE \+ )0x([0-9a-f]+)L\)",
+        lambda m: f"{m.group(1)}{hex(int(m.group(2), 16) + 4)}L)", csr)
+    with open(os.path.join(kernel, "csr.h"), "w") as f:
+        f.write(csr)
+    with pytest.raises(ValueError, match=r"PCIE_DMA_READER_ENABLE_OFFSET=0x0020 but CSR_PCIE_DMA0_READER_ENABLE is 0x24"):
+        driver._check_dma_offsets(kernel)
+
+# Build --------------------------------------------------------------------------------------------
+
+def test_kernel_build_dir_is_a_configured_tree():
+    if KERNEL_BUILD_DIR is None:
+        pytest.skip("no kernel headers installed")
+    assert os.path.isfile(os.path.join(KERNEL_BUILD_DIR, "Makefile"))
+    assert os.path.isfile(os.path.join(KERNEL_BUILD_DIR, ".config"))
+
+@needs_headers
+def test_build_kernel_module_and_user_tools(generated):
+    board, soc, driver_dir = generated
+    result = build_driver(driver_dir)
+    show_warnings(result)
+    print(f"{board}: built against {result.kernel_build_dir}, {len(result.warnings)} warning(s)")
+    assert os.path.isfile(os.path.join(driver_dir, "kernel", "litepcie.ko"))
+    for tool in ["litepcie_util", "litepcie_test"]:
+        assert os.access(os.path.join(driver_dir, "user", tool), os.X_OK)
+    assert result.kernel_build_dir == os.path.realpath(KERNEL_BUILD_DIR)
+    # The module was built for that kernel and binds the PCIe IDs the SoC's PHY announces.
+    modinfo = shutil.which("modinfo") or "/usr/sbin/modinfo"
+    if os.path.exists(modinfo):
+        info = subprocess.run([modinfo, os.path.join(driver_dir, "kernel", "litepcie.ko")],
+            stdout=subprocess.PIPE, text=True, check=True).stdout
+        release = os.path.basename(result.kernel_build_dir).replace("linux-headers-", "")
+        assert re.search(rf"^vermagic:\s+{re.escape(release)}\b", info, re.MULTILINE), info
+        assert "pci:v000010EE" in info
+    # litepcie_util runs on this machine (no board: its usage text only).
+    usage = subprocess.run([os.path.join(driver_dir, "user", "litepcie_util")],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert "dma_test" in usage.stdout
+
+@needs_headers
+def test_build_errors_carry_the_compiler_output(generated, tmp_path):
+    _, _, driver_dir = generated
+    broken = str(tmp_path / "driver")
+    shutil.copytree(driver_dir, broken, ignore=shutil.ignore_patterns("*.o", "*.ko", "*.mod*", ".*.cmd"))
+    with open(os.path.join(broken, "kernel", "main.c"), "a") as f:
+        f.write("\nstatic int hostlink_deliberate_error = undeclared_symbol;\n")
+    with pytest.raises(DriverBuildError) as error:
+        build_driver(broken)
+    message = str(error.value)
+    assert "kernel module failed" in message
+    assert "undeclared_symbol" in message and "error" in message
+
+def test_build_refuses_an_empty_directory(tmp_path):
+    with pytest.raises(DriverBuildError, match="has no Makefile: generate the driver first"):
+        build_driver(str(tmp_path))
+
+def test_build_refuses_a_bad_kernel_tree(generated, tmp_path):
+    _, _, driver_dir = generated
+    with pytest.raises(DriverBuildError, match="is not a configured kernel build tree"):
+        build_driver(driver_dir, kernel_build_dir=str(tmp_path))
+
+# Command line -------------------------------------------------------------------------------------
+
+@needs_headers
+@pytest.mark.parametrize("board", BOARDS)
+def test_cli_driver_flag_then_build(board, tmp_path):
+    target = subprocess.run([sys.executable, os.path.join(REPO, "targets", f"{board}.py"), "--driver",
+        "--dma-channels", "4", "--output-dir", str(tmp_path)], cwd=REPO, env=env_without_vivado(),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=300)
+    assert target.returncode == 0, target.stderr
+    driver_dir = os.path.join(str(tmp_path), "driver")
+    assert defines(os.path.join(driver_dir, "kernel", "soc.h"))["DMA_CHANNELS"] == "4"
+
+    build = subprocess.run([sys.executable, "-m", "hostlink.software.driver", "build", driver_dir],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=300)
+    assert build.returncode == 0, build.stderr
+    for line in build.stderr.splitlines():
+        warnings.warn(f"driver build warning: {line}", UserWarning)
+    assert f"Built {os.path.join(driver_dir, 'kernel', 'litepcie.ko')}" in build.stdout
+    assert os.access(os.path.join(driver_dir, "user", "litepcie_util"), os.X_OK)
+
+def test_cli_build_error_exit_code(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "hostlink.software.driver", "build", str(tmp_path)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.returncode == 1
+    assert proc.stderr.startswith("error: ") and "has no Makefile" in proc.stderr
