@@ -4,9 +4,9 @@
 
 """Xilinx ZC706 evaluation board (XC7Z045-2FFG900): the PL pins hostlink uses.
 
-Net names are the board's (ZC706 user guide UG954). Each pin was checked against Xilinx's ZC706
-board files (XilinxBoardStore part0_pins.xml) or a second public ZC706 constraint file; the PCIe lane
-pins follow the GTX quad 111 package pins. LiteX-Boards has no ZC706 platform, so this one carries what
+Net names are the board's (ZC706 user guide UG954). Clock, LED, button and switch pins and standards
+match Xilinx's ZC706 board files (XilinxBoardStore part0_pins.xml) and public ZC706 constraint files;
+the PCIe pins (which the board files do not list) come from a public ZC706 PCIe x4 constraint file. LiteX-Boards has no ZC706 platform, so this one carries what
 a PL-only PCIe design needs: the 200 MHz system clock, the PCIe edge connector, the PL LEDs, push
 buttons and DIP switches. The PS (ARM cores, its DDR3, the USB-UART on MIO) is not used.
 """
@@ -17,13 +17,13 @@ from litex.build.xilinx.programmer import VivadoProgrammer
 
 # IOs ----------------------------------------------------------------------------------------------
 
-# The ZC706 edge connector carries 4 PCIe lanes to GTX quad 111, lane 0 on its highest channel (where
-# the pcie_7x core of the XC7Z045 places lane 0), as (tx_p, tx_n, rx_p, rx_n) per lane.
+# The ZC706 edge connector carries 4 PCIe lanes to one GTX quad (bank 112), as (tx_p, tx_n, rx_p, rx_n)
+# per lane. The other three quads go to the FMC HPC (8 lanes) and to the SFP+/SMA/FMC LPC.
 _pcie_lanes = [
-    ("N4", "N3", "P6", "P5"),  # PCIE_TX0_P/N, PCIE_RX0_P/N (MGTX*3_111)
-    ("P2", "P1", "T6", "T5"),  # PCIE_TX1_P/N, PCIE_RX1_P/N (MGTX*2_111)
-    ("R4", "R3", "U4", "U3"),  # PCIE_TX2_P/N, PCIE_RX2_P/N (MGTX*1_111)
-    ("T2", "T1", "V6", "V5"),  # PCIE_TX3_P/N, PCIE_RX3_P/N (MGTX*0_111)
+    ("N4", "N3", "P6", "P5"),  # PCIE_TX0_P/N, PCIE_RX0_P/N
+    ("P2", "P1", "T6", "T5"),  # PCIE_TX1_P/N, PCIE_RX1_P/N
+    ("R4", "R3", "U4", "U3"),  # PCIE_TX2_P/N, PCIE_RX2_P/N
+    ("T2", "T1", "V6", "V5"),  # PCIE_TX3_P/N, PCIE_RX3_P/N
 ]
 
 def _pcie(nlanes):
@@ -31,7 +31,7 @@ def _pcie(nlanes):
     return ("pcie_x{}".format(nlanes), 0,
         # PCIE_PERST_LS: PERST# after the board's level shifter; 2.5 V like its neighbours AK25/AK26.
         Subsignal("rst_n", Pins("AK23"), IOStandard("LVCMOS25")),
-        # PCIE_CLK_QO_P/N: the slot's 100 MHz reference clock on MGTREFCLK0_111 (AC coupled on board).
+        # PCIE_CLK_QO_P/N: the slot's 100 MHz reference clock, on a GTX reference clock input.
         Subsignal("clk_p", Pins("N8")),
         Subsignal("clk_n", Pins("N7")),
         Subsignal("rx_p",  Pins(" ".join(lane[2] for lane in lanes))),
