@@ -51,7 +51,15 @@ class _Counter(LiteXModule):
     """32-bit event counter that saturates instead of wrapping, so a reading is never too low."""
     def __init__(self, event):
         self.value = Signal(32) # o
-        self.sync += If(event & (self.value != 2**32 - 1), self.value.eq(self.value + 1))
+
+        # # #
+
+        # The event is registered so the counter's carry chain starts a fresh timing path.
+        pending = Signal()
+        self.sync += [
+            pending.eq(event),
+            If(pending & (self.value != 2**32 - 1), self.value.eq(self.value + 1)),
+        ]
 
 # UDP Core -----------------------------------------------------------------------------------------
 

@@ -55,11 +55,14 @@ class PacketGenerator(LiteXModule):
         # Control-Path (FSM).
         # -------------------
         done = Signal()
-        self.comb += done.eq(stopping | ((count != 0) & (seq + 1 == count)))
+        endless = Signal()
+        self.comb += done.eq(stopping | (~endless & (seq == count)))
         self.fsm = fsm = FSM(reset_state="IDLE")
         fsm.act("IDLE",
             If(self.start,
-                NextValue(count,    self.count),
+                # The last sequence number of the run, so the end test is a plain comparison.
+                NextValue(count,    self.count - 1),
+                NextValue(endless,  self.count == 0),
                 NextValue(length,   self.length),
                 NextValue(gap,      self.gap),
                 NextValue(seq,      0),

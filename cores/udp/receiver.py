@@ -82,7 +82,9 @@ class UDPReceiver(LiteXModule):
         self.sync += If(sink.valid & sink.ready, Case(count, captures))
 
         payload_length = Signal(17)
+        payload_last   = Signal(17) # Registered: only used from the payload's first byte on.
         self.comb += payload_length.eq(udp_length - UDP_HEADER_LEN)
+        self.sync += payload_last.eq(udp_length - UDP_HEADER_LEN - 1)
 
         # Payload buffer.
         # ---------------
@@ -91,21 +93,26 @@ class UDPReceiver(LiteXModule):
         wr_commit = Signal(aw + 1) # End of the last committed payload.
         rd        = Signal(aw + 1) # Next byte to read.
         pcount    = Signal(max=max_payload + 1)
-        used      = Signal(aw + 1)
         mem       = Memory(8, buffer_depth)
         wport     = mem.get_port(write_capable=True)
         rport     = mem.get_port(async_read=False)
         self.specials += mem, wport, rport
-        self.comb += used.eq(wr_commit - rd)
 
         self.lengths = lengths = stream.SyncFIFO([("length", 16)], max_packets)
 
         # Drop accounting: one pulse per frame, on the reason latched first.
+        # The outputs are registered: counters downstream start a fresh timing path.
         drop_now    = Signal()
         drop_reason = Signal.like(reason)
+        received    = Signal()
+        drop        = Signal(len(RX_DROP_REASONS))
         self.comb += If(drop_now,
-            Case(drop_reason, {i + 1: self.drop[i].eq(1) for i in range(len(RX_DROP_REASONS))})
+            Case(drop_reason, {i + 1: drop[i].eq(1) for i in range(len(RX_DROP_REASONS))})
         )
+        self.sync += [
+            self.drop.eq(drop),
+            self.received.eq(received),
+        ]
 
         frame_error = Signal()
         self.comb += frame_error.eq(sink.valid & sink.last & (sink.error != 0))
@@ -140,17 +147,30 @@ class UDPReceiver(LiteXModule):
                 )
             )
         )
+        # The length and room checks are registered from the captured fields, so the CHECK cycle
+        # only selects among flags (this keeps the receiver at 125 MHz on ECP5). Byte 39 is the
+        # last field they use: the flags are settled by the CHECK cycle, two cycles later.
+        free       = Signal(aw + 1)
+        length_bad = Signal()
+        oversize   = Signal()
+        no_room    = Signal()
+        self.sync += [
+            free.eq(buffer_depth - (wr_commit - rd)),
+            length_bad.eq((udp_length < UDP_HEADER_LEN) | (ip_length != (udp_length + IPV4_HEADER_LEN))),
+            oversize.eq(payload_length > max_payload),
+            no_room.eq((payload_length > free) | ~lengths.sink.ready),
+        ]
         check_reason = Signal.like(reason)
         self.comb += [
             If(reason != 0,
                 check_reason.eq(reason)
-            ).Elif((udp_length < UDP_HEADER_LEN) | (ip_length != (udp_length + IPV4_HEADER_LEN)),
+            ).Elif(length_bad,
                 check_reason.eq(reason_code["length"])
-            ).Elif(payload_length > max_payload,
+            ).Elif(oversize,
                 check_reason.eq(reason_code["oversize"])
             ).Elif(ended & (payload_length != 0),
                 check_reason.eq(reason_code["truncated"])
-            ).Elif((payload_length > (buffer_depth - used)) | ~lengths.sink.ready,
+            ).Elif(no_room,
                 check_reason.eq(reason_code["overflow"])
             )
         ]
@@ -190,7 +210,7 @@ class UDPReceiver(LiteXModule):
                     drop_reason.eq(reason_code["error"]),
                     NextValue(wr, wr_commit),
                     NextState("HEADER")
-                ).Elif(pcount == (payload_length - 1),
+                ).Elif(pcount == payload_last,
                     If(sink.last,
                         NextState("COMMIT")
                     ).Else(
@@ -223,7 +243,7 @@ class UDPReceiver(LiteXModule):
             NextValue(wr_commit, wr),
             lengths.sink.valid.eq(1),
             lengths.sink.length.eq(payload_length),
-            self.received.eq(1),
+            received.eq(1),
             NextState("HEADER")
         )
         fsm.act("DRAIN",

