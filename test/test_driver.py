@@ -91,6 +91,13 @@ def test_generated_channel_count_follows_the_soc(tmp_path):
     assert soc_h["DMA_CHANNELS"] == "4"
     assert "CSR_PCIE_DMA3_BASE" in csr_h and "CSR_PCIE_DMA4_BASE" not in csr_h
 
+def test_generate_refuses_a_soc_without_dma(tmp_path):
+    from litex.soc.integration.soc_core import SoCMini
+    from hostlink.targets.zc706_platform import Platform
+    with pytest.raises(ValueError, match=r"needs a SoC with LitePCIe DMA channels.*SoCMini has CSR regions \['ctrl'\]"):
+        generate_driver(SoCMini(Platform(), 125e6), str(tmp_path / "driver"))
+    assert not os.path.exists(tmp_path / "driver")
+
 def test_dma_offsets_checked_against_csr_map(generated, tmp_path):
     _, _, driver_dir = generated
     kernel = str(tmp_path / "kernel")
