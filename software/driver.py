@@ -175,7 +175,8 @@ def build_driver(driver_dir, kernel_build_dir=None):
         kernel_build_dir = find_kernel_build_dir()
         if kernel_build_dir is None:
             raise DriverBuildError("no kernel headers installed (no /lib/modules/*/build nor "
-                                   "/usr/src/linux-headers-* with a .config); Debian: apt-get install linux-headers-amd64")
+                                   "/usr/src/linux-headers-* with a .config); "
+                                   "Debian: apt-get install linux-headers-amd64")
     elif not _is_kernel_build_dir(kernel_build_dir):
         raise DriverBuildError(f"{kernel_build_dir} is not a configured kernel build tree (Makefile and .config)")
 
@@ -200,11 +201,14 @@ def build_driver(driver_dir, kernel_build_dir=None):
 # CLI ----------------------------------------------------------------------------------------------
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m hostlink.software.driver", description=__doc__.strip().splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m hostlink.software.driver",
+        description=__doc__.strip().splitlines()[0])
     sub    = parser.add_subparsers(dest="command", required=True)
     build  = sub.add_parser("build", help="Compile a generated driver directory (kernel module and user tools).")
-    build.add_argument("driver_dir", help="Directory holding kernel/ and user/ (e.g. build/<board>/driver).")
-    build.add_argument("--kernel-build-dir", default=None, help="Kernel build tree (default: running kernel's, else newest installed).")
+    build.add_argument("driver_dir",
+        help="Directory holding kernel/ and user/ (e.g. build/<board>/driver).")
+    build.add_argument("--kernel-build-dir", default=None,
+        help="Kernel build tree (default: the running kernel's, else the newest installed).")
     args = parser.parse_args(argv)
 
     try:

@@ -6,8 +6,8 @@
 
 Net names are the board's (ZC706 user guide UG954). Clock, LED, button and switch pins and standards
 match Xilinx's ZC706 board files (XilinxBoardStore part0_pins.xml) and public ZC706 constraint files;
-the PCIe pins (which the board files do not list) come from a public ZC706 PCIe x4 constraint file. LiteX-Boards has no ZC706 platform, so this one carries what
-a PL-only PCIe design needs: the 200 MHz system clock, the PCIe edge connector, the PL LEDs, push
+the PCIe pins (which the board files do not list) come from a public ZC706 PCIe x4 constraint file.
+LiteX-Boards has no ZC706 platform, so this one carries what a PL-only PCIe design needs: the 200 MHz system clock, the PCIe edge connector, the PL LEDs, push
 buttons and DIP switches. The PS (ARM cores, its DDR3, the USB-UART on MIO) is not used.
 """
 

@@ -110,7 +110,8 @@ def test_dma_offsets_checked_against_csr_map(generated, tmp_path):
         lambda m: f"{m.group(1)}{hex(int(m.group(2), 16) + 4)}L)", csr)
     with open(os.path.join(kernel, "csr.h"), "w") as f:
         f.write(csr)
-    with pytest.raises(ValueError, match=r"PCIE_DMA_READER_ENABLE_OFFSET=0x0020 but CSR_PCIE_DMA0_READER_ENABLE is 0x24"):
+    expected = r"PCIE_DMA_READER_ENABLE_OFFSET=0x0020 but CSR_PCIE_DMA0_READER_ENABLE is 0x24"
+    with pytest.raises(ValueError, match=expected):
         driver._check_dma_offsets(kernel)
 
 # Build --------------------------------------------------------------------------------------------
