@@ -17,6 +17,7 @@ at the board's clock. Wall-clock figures of the host tool are not used.
 import argparse
 import ipaddress
 import json
+import logging
 import os
 import socket
 import subprocess
@@ -160,7 +161,6 @@ def finish_tool(proc, json_path, timeout):
 
 # Simulation session -------------------------------------------------------------------------------
 
-UDP_COUNTERS = ["tx_sent", "tx_refused", "tx_mismatch", "rx_received"]
 
 
 class Simulation:
@@ -209,7 +209,10 @@ class Simulation:
         self.log.close()
 
     def counters(self):
-        return {name: self.csr.read(f"udp_{name}") for name in UDP_COUNTERS}
+        """UDPCore's event counters (frames sent, refused, received, dropped by reason, ...)."""
+        names = [n for n in self.csrs if n.startswith("udp_") and
+                 n[4:].startswith(("tx_", "rx_", "arp_"))]
+        return {name[4:]: self.csr.read(name) for name in names}
 
     def wire(self):
         return {
@@ -217,6 +220,7 @@ class Simulation:
             "bytes":   self.csr.read("ethphy_bytes"),
             "cycles":  self.csr.read("ethphy_cycles"),
             "bubbles": self.csr.read("ethphy_bubbles"),
+            "rx_overflows": self.csr.read("ethphy_rx_overflows"),
         }
 
     def wire_idle(self):
@@ -266,6 +270,7 @@ def result_record(payload, sent, received, bad_payload, wire, sys_clk_freq, befo
         "wire_bytes":           wire["bytes"],
         "wire_cycles":          wire["cycles"],
         "wire_bubbles":         wire["bubbles"],
+        "model_rx_overflows":   wire["rx_overflows"],
         "cycles_per_packet":    cpp,
         "goodput_mbytes_per_s": payload * sys_clk_freq / cpp / 1e6 if cpp else 0.0,
         "line_limit_mbytes_per_s": payload * sys_clk_freq / wire_cycles_for(payload) / 1e6,
@@ -467,16 +472,21 @@ def run(args, log=print):
     os.makedirs(build_dir, exist_ok=True)
     tool = build_tool(os.path.join(build_dir, "tool"))
 
-    soc = UDPSimSoC(sys_clk_freq,
-        fpga_mac  = FPGA_MAC,
-        fpga_ip   = args.fpga_ip,
-        host_mac  = TAP_MAC,
-        host_ip   = args.host_ip,
-        fpga_port = args.port,
-        host_port = args.port,
-        mode      = args.mode,
-    )
-    gateware, csrs = build(soc, build_dir, TAP_NAME, args.host_ip, CONTROL_PORT, log=log)
+    # LiteX logs the whole SoC tree at INFO level; the build's own messages say what matters here.
+    logging.disable(logging.INFO)
+    try:
+        soc = UDPSimSoC(sys_clk_freq,
+            fpga_mac  = FPGA_MAC,
+            fpga_ip   = args.fpga_ip,
+            host_mac  = TAP_MAC,
+            host_ip   = args.host_ip,
+            fpga_port = args.port,
+            host_port = args.port,
+            mode      = args.mode,
+        )
+        gateware, csrs = build(soc, build_dir, TAP_NAME, args.host_ip, CONTROL_PORT, log=log)
+    finally:
+        logging.disable(logging.NOTSET)
 
     results = []
     report  = {
@@ -513,6 +523,7 @@ def run(args, log=print):
             json.dump(report, f, indent=2)
         log(f"sim.py udp: results written to {args.json}")
     ok = all(r["lost"] == 0 and r["bad_payload"] == 0 and r["wire_bubbles"] == 0 and
+             r["model_rx_overflows"] == 0 and
              not any(r["kernel_errors"].values()) for r in results)
     if args.mode == "echo":
         ok = ok and report["arp"]["ok"]

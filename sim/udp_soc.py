@@ -46,6 +46,10 @@ PREAMBLE_SFD_LEN = 8
 IFG_LEN          = 12
 WIRE_OVERHEAD    = PREAMBLE_SFD_LEN + eth_fcs_length + IFG_LEN
 MIN_FRAME_LEN    = eth_min_frame_length - eth_fcs_length # 60 bytes before the FCS.
+MAX_FRAME_LEN    = 1514
+
+# Frames the host may queue at once (e.g. the echo client's window) without loss in the model.
+RX_FIFO_DEPTH    = 32768
 
 
 def wire_cycles(frame_len):
@@ -89,7 +93,10 @@ class WirePHYModel(LiteXModule):
     The TAP model ends a frame on the first cycle without `valid`, so a bubble inside a frame would
     split it: the monitor counts such cycles (`bubbles`), which must stay 0.
 
-    RX: frames from the TAP, one byte per cycle, `last` on the byte before the model's idle cycle.
+    RX: the TAP model delivers queued frames back to back with one idle cycle between them,
+    faster than any wire. A FIFO takes them and releases them one byte per cycle with WIRE_OVERHEAD
+    idle cycles after each frame, so the core sees frames at most as fast as a 1 Gb/s cable brings
+    them. Bytes that find the FIFO full are counted (`rx_overflows`), which must stay 0.
 
     Monitor: from `clear`, counts frames, bytes and the cycles from the first byte of the first
     frame to the end of the wire time of the last one.
@@ -97,7 +104,10 @@ class WirePHYModel(LiteXModule):
     dw                = 8
     with_preamble_crc = False # The TAP carries frames without preamble and FCS; their time is modelled.
 
-    def __init__(self, pads, with_csr=True):
+    def __init__(self, pads, rx_fifo_depth=RX_FIFO_DEPTH, with_csr=True):
+        if not isinstance(rx_fifo_depth, int) or rx_fifo_depth < 2 * MAX_FRAME_LEN:
+            raise ValueError(f"rx_fifo_depth must be an integer >= {2 * MAX_FRAME_LEN} (two frames), "
+                             f"not {rx_fifo_depth!r}")
         self.crg    = LiteEthPHYModelCRG()
         self.sink   = sink   = stream.Endpoint(eth_phy_description(8))
         self.source = source = stream.Endpoint(eth_phy_description(8))
@@ -108,6 +118,7 @@ class WirePHYModel(LiteXModule):
         self.cycles  = Signal(64) # o: first byte to end of the last frame's wire time.
         self.bubbles = Signal(32) # o: idle cycles inside frames.
         self.busy    = Signal()   # o: a frame or its wire overhead is in progress.
+        self.rx_overflows = Signal(32) # o: received bytes lost to a full RX FIFO.
 
         # # #
 
@@ -129,11 +140,34 @@ class WirePHYModel(LiteXModule):
 
         # RX Data-Path.
         # -------------
+        rx_valid = Signal()
+        rx_data  = Signal(8)
         self.sync += [
-            source.valid.eq(pads.sink_valid),
-            source.data.eq(pads.sink_data),
+            rx_valid.eq(pads.sink_valid),
+            rx_data.eq(pads.sink_data),
         ]
-        self.comb += source.last.eq(source.valid & ~pads.sink_valid)
+        self.rx_fifo = rx_fifo = stream.SyncFIFO([("data", 8)], rx_fifo_depth)
+        self.comb += [
+            rx_fifo.sink.valid.eq(rx_valid),
+            rx_fifo.sink.data.eq(rx_data),
+            rx_fifo.sink.last.eq(rx_valid & ~pads.sink_valid), # The model idles one cycle after a frame.
+        ]
+        self.sync += If(rx_valid & ~rx_fifo.sink.ready, self.rx_overflows.eq(self.rx_overflows + 1))
+
+        rx_hold = Signal(max=WIRE_OVERHEAD + 1)
+        self.comb += [
+            source.valid.eq(rx_fifo.source.valid & (rx_hold == 0)),
+            source.data.eq(rx_fifo.source.data),
+            source.last.eq(rx_fifo.source.last),
+            rx_fifo.source.ready.eq(source.ready & (rx_hold == 0)),
+        ]
+        self.sync += [
+            If(rx_hold != 0,
+                rx_hold.eq(rx_hold - 1)
+            ).Elif(source.valid & source.ready & source.last,
+                rx_hold.eq(WIRE_OVERHEAD)
+            )
+        ]
 
         # Monitor.
         # --------
@@ -184,6 +218,7 @@ class WirePHYModel(LiteXModule):
         self._bytes   = CSRStatus(32, description="Frame bytes sent (without preamble/FCS).")
         self._cycles  = CSRStatus(64, description="Cycles from the first byte to the end of the last frame's wire time.")
         self._bubbles = CSRStatus(32, description="Idle cycles inside frames (each one splits a frame).")
+        self._rx_overflows = CSRStatus(32, description="Received bytes lost to a full RX FIFO.")
         self._status  = CSRStatus(fields=[
             CSRField("busy", size=1, offset=0, description="A frame or its wire overhead is in progress."),
         ])
@@ -194,6 +229,7 @@ class WirePHYModel(LiteXModule):
             self._cycles.status.eq(self.cycles),
             self._bubbles.status.eq(self.bubbles),
             self._status.fields.busy.eq(self.busy),
+            self._rx_overflows.status.eq(self.rx_overflows),
         ]
 
 # Boards -------------------------------------------------------------------------------------------
@@ -295,8 +331,7 @@ def build(soc, build_dir, tap, host_ip, control_port, jobs=2, log=print):
     builder.build(sim_config=config, run=False, interactive=False, opt_level="O2", jobs=jobs)
 
     gateware = os.path.join(build_dir, "gateware")
-    with open(os.path.join(gateware, "sim.v"), "rb") as f:
-        digest = hashlib.sha256(f.read()).hexdigest()
+    digest = model_digest(gateware)
     stamp = os.path.join(gateware, "obj_dir", "hostlink.sha256")
     vsim  = os.path.join(gateware, "obj_dir", "Vsim")
     cached = os.path.exists(vsim) and os.path.exists(stamp) and open(stamp).read() == digest
@@ -312,6 +347,19 @@ def build(soc, build_dir, tap, host_ip, control_port, jobs=2, log=print):
         with open(stamp, "w") as f:
             f.write(digest)
     return gateware, read_csr_csv(os.path.join(build_dir, "csr.csv"))
+
+
+def model_digest(gateware):
+    """Hash of everything compiled into the model, less comment lines (LiteX dates its output)."""
+    h = hashlib.sha256()
+    names = ["sim.v", "sim_init.cpp", "sim_header.h"] + sorted(
+        n for n in os.listdir(gateware) if n.endswith(".init"))
+    for name in names:
+        with open(os.path.join(gateware, name), "rb") as f:
+            for line in f:
+                if not line.lstrip().startswith(b"//"):
+                    h.update(line)
+    return h.hexdigest()
 
 
 def read_csr_csv(path):
