@@ -1,0 +1,44 @@
+# This file is part of hostlink.
+# Copyright (c) 2026 hostlink developers
+# SPDX-License-Identifier: BSD-2-Clause
+
+"""Checks shared by the PCIe DMA SoCs: each rejects a bad parameter with a message a user can act on.
+
+LitePCIe's PHYs only `assert` their parameters; a user who asks for an impossible lane count gets a bare
+AssertionError from deep inside the PHY. These checks run first, in the target, and say what was given.
+"""
+
+# Limits -------------------------------------------------------------------------------------------
+
+# LitePCIe's DMA descriptor carries a 24-bit length (litepcie/frontend/dma.py: descriptor_layout).
+DMA_DESCRIPTOR_MAX_BYTES = 2**24 - 1
+
+DMA_CHANNELS_MAX = 8
+
+
+# Checks -------------------------------------------------------------------------------------------
+
+def check_choice(name, value, choices):
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(str(c) for c in choices)}, not {value!r}")
+    return value
+
+
+def check_lanes(lanes, supported):
+    return check_choice("PCIe lane count", lanes, supported)
+
+
+def check_data_width(data_width, supported):
+    return check_choice("PCIe data width (bits)", data_width, supported)
+
+
+def check_dma_channels(channels, maximum=DMA_CHANNELS_MAX):
+    if not isinstance(channels, int) or isinstance(channels, bool) or not (1 <= channels <= maximum):
+        raise ValueError(f"DMA channel count must be an integer from 1 to {maximum}, not {channels!r}")
+    return channels
+
+
+def check_dma_length(length, maximum=DMA_DESCRIPTOR_MAX_BYTES):
+    if not isinstance(length, int) or isinstance(length, bool) or not (1 <= length <= maximum):
+        raise ValueError(f"DMA descriptor length must be from 1 to {maximum} bytes, not {length!r}")
+    return length

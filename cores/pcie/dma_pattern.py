@@ -1,0 +1,110 @@
+# This file is part of hostlink.
+# Copyright (c) 2026 hostlink developers
+# SPDX-License-Identifier: BSD-2-Clause
+
+"""Test-pattern source and sink for one DMA channel: measure each direction alone, check every word.
+
+With the DMA's loopback on, host -> FPGA data returns to the host (both directions at once). To measure or
+check one direction alone, the channel's user side needs a source and a sink that never stall:
+
+- `DMAPatternGenerator` feeds the writer (FPGA -> host) with 32-bit little-endian words counting up from 0;
+- `DMAPatternChecker` takes the reader's stream (host -> FPGA), expects the same count, and counts
+  words and mismatches.
+
+The host writes and checks the same pattern: word i of a transfer is i (mod 2**32).
+"""
+
+from migen import *
+
+from litex.gen import *
+
+from litex.soc.interconnect import stream
+from litex.soc.interconnect.csr import *
+
+from litepcie.common import dma_layout
+
+# Helpers ------------------------------------------------------------------------------------------
+
+def _pattern_words(base, n):
+    return Cat(*[(base + i)[:32] for i in range(n)])
+
+# DMA Pattern Generator ----------------------------------------------------------------------------
+
+class DMAPatternGenerator(LiteXModule):
+    def __init__(self, data_width, with_csr=True):
+        if data_width not in (64, 128, 256, 512):
+            raise ValueError(f"DMA pattern data width must be 64, 128, 256 or 512 bits, not {data_width!r}")
+        self.source = stream.Endpoint(dma_layout(data_width))
+        self.enable = Signal()   # i: restarts the count from 0 when set.
+
+        # # #
+
+        words = data_width // 32
+        count = Signal(32)
+        self.comb += [
+            self.source.valid.eq(self.enable),
+            self.source.data.eq(_pattern_words(count, words)),
+        ]
+        self.sync += [
+            If(~self.enable,
+                count.eq(0)
+            ).Elif(self.source.ready,
+                count.eq(count + words)
+            )
+        ]
+        if with_csr:
+            self.add_csr()
+
+    def add_csr(self):
+        self._control = CSRStorage(fields=[
+            CSRField("enable", size=1, values=[
+                ("``0b0``", "Stopped; the count restarts from 0."),
+                ("``0b1``", "Feeds the DMA writer (FPGA -> host) with the count."),
+            ]),
+        ], description="Pattern generator (used when the DMA loopback is off).")
+        self.comb += self.enable.eq(self._control.fields.enable)
+
+# DMA Pattern Checker ------------------------------------------------------------------------------
+
+class DMAPatternChecker(LiteXModule):
+    def __init__(self, data_width, with_csr=True):
+        if data_width not in (64, 128, 256, 512):
+            raise ValueError(f"DMA pattern data width must be 64, 128, 256 or 512 bits, not {data_width!r}")
+        self.sink   = stream.Endpoint(dma_layout(data_width))
+        self.clear  = Signal()     # i: restarts the count from 0 and clears the counters.
+        self.words  = Signal(32)   # o: words received.
+        self.errors = Signal(32)   # o: words that differed from the count.
+
+        # # #
+
+        words    = data_width // 32
+        expected = Signal(32)
+        mismatches = Signal(max=words + 1)
+        self.comb += [
+            self.sink.ready.eq(1),
+            mismatches.eq(Reduce("ADD", [
+                self.sink.data[32*i:32*(i+1)] != (expected + i)[:32] for i in range(words)])),
+        ]
+        self.sync += [
+            If(self.clear,
+                expected.eq(0),
+                self.words.eq(0),
+                self.errors.eq(0),
+            ).Elif(self.sink.valid,
+                expected.eq(expected + words),
+                self.words.eq(self.words + words),
+                self.errors.eq(self.errors + mismatches),
+            )
+        ]
+        if with_csr:
+            self.add_csr()
+
+    def add_csr(self):
+        self._clear  = CSR()
+        self._words  = CSRStatus(32, description="32-bit words received from the DMA reader (host -> FPGA).")
+        self._errors = CSRStatus(32, description="Received words that differed from the expected count.")
+        self.comb += [
+            self.clear.eq(self._clear.re),
+            self._words.status.eq(self.words),
+            self._errors.status.eq(self.errors),
+        ]

@@ -1,0 +1,276 @@
+# This file is part of hostlink.
+# Copyright (c) 2026 hostlink developers
+# SPDX-License-Identifier: BSD-2-Clause
+
+"""cocotb bench: a simulated PCIe DMA SoC against the host model, driven like the Linux driver drives it.
+
+Runs inside the simulator (see run.py). Reads its job list from the JSON file named by the environment
+variable HOSTLINK_SIM_CONFIG and writes results to the file named there. Each job is one transfer:
+
+- "h2c":    loopback off; the reader fetches a host buffer holding the count pattern; the FPGA's checker
+            counts words and mismatches. Done when the hard block has delivered every completion byte.
+- "c2h":    loopback off; the FPGA's generator feeds the writer; done when every byte has landed in host
+            memory, which then must hold the count pattern.
+- "bidir":  loopback on; the reader fetches random data, the writer returns it to a second buffer; done when
+            every byte has landed; the two buffers must be equal.
+
+Throughput is measured in simulated time, from the MMIO write that enables the engines to completion.
+"""
+
+import json
+import os
+import random
+import struct
+import logging
+
+import cocotb
+from cocotb.clock import Clock
+from cocotb.triggers import RisingEdge, Timer, Event
+from cocotb.utils import get_sim_time
+
+from hostlink.sim.pcie.host import HostRootComplex, HostProfile
+from hostlink.sim.pcie.driver import CSRMap, DMADriver, split_descriptors
+
+# Helpers ------------------------------------------------------------------------------------------
+
+def count_pattern(size):
+    words = (size + 3) // 4
+    return struct.pack(f"<{words}I", *[i & 0xffffffff for i in range(words)])[:size]
+
+
+def mps_code(size):
+    return (size // 128 - 1).bit_length()
+
+# Watchers -----------------------------------------------------------------------------------------
+
+class LandingWatch:
+    """Counts bytes the device writes into host buffers; records when a buffer is complete."""
+    def __init__(self, rc):
+        self.buffers = []
+        original = rc.handle_mem_write_tlp
+        async def handle(tlp):
+            await original(tlp)
+            now = get_sim_time("ns")
+            addr, length = tlp.address, len(tlp.get_data())
+            for b in self.buffers:
+                lo, hi = max(addr, b["base"]), min(addr + length, b["base"] + b["size"])
+                if lo < hi:
+                    b["landed"] += hi - lo
+                    if b["landed"] >= b["size"] and b["done"] is None:
+                        b["done"] = now
+                        b["event"].set()
+        rc.handle_mem_write_tlp = handle
+        from cocotbext.pcie.core.tlp import TlpType
+        rc.register_rx_tlp_handler(TlpType.MEM_WRITE,    handle)
+        rc.register_rx_tlp_handler(TlpType.MEM_WRITE_64, handle)
+
+    def watch(self, base, size):
+        b = {"base": base, "size": size, "landed": 0, "done": None, "event": Event()}
+        self.buffers.append(b)
+        return b
+
+# Bench --------------------------------------------------------------------------------------------
+
+class Bench:
+    def __init__(self, dut, config):
+        self.dut     = dut
+        self.config  = config
+        self.profile = HostProfile(**config["host"]).check()
+        self.sys_clk_hz = config["sys_clk_hz"]
+        self.log     = logging.getLogger("hostlink.bench")
+        self.msis    = 0
+        self.msi_event = Event()
+
+    async def setup(self):
+        cfg, profile = self.config, self.profile
+        for name in ("cocotb.pcie", "cocotb"):
+            logging.getLogger(name).setLevel(logging.WARNING)
+        period_ps = round(1e12 / self.sys_clk_hz)
+        cocotb.start_soon(Clock(self.dut.sim_sys_clk, period_ps, unit="ps").start())
+        self.dut.sim_sys_rst.value = 1
+
+        self.rc = HostRootComplex(profile)
+        self.rc.max_payload_size      = mps_code(profile.max_payload_size)
+        self.rc.max_read_request_size = mps_code(profile.max_read_request)
+        self.landing = LandingWatch(self.rc)
+
+        if cfg["device"] == "s7":
+            from hostlink.sim.pcie.s7_device import S7PcieDevice
+            self.dev = S7PcieDevice(self.dut, cfg["hard_block_prefix"],
+                link_speed       = profile.link_speed,
+                link_width       = profile.link_width,
+                data_width       = cfg["data_width"],
+                user_clk_freq    = cfg["user_clk_hz"],
+                tx_backpressure_probability = profile.backpressure,
+                rx_gap_probability          = profile.rx_gaps,
+                seed             = profile.seed,
+            )
+        else:
+            raise ValueError(f"unknown device model {cfg['device']!r}")
+        self.rc.make_port().connect(self.dev)
+
+        for _ in range(20):
+            await RisingEdge(self.dut.sim_sys_clk)
+        self.dut.sim_sys_rst.value = 0
+        for _ in range(50):
+            await RisingEdge(self.dut.sim_sys_clk)
+
+        await self.rc.enumerate()
+        self.function = self.rc.find_device(self.dev.functions[0].pcie_id)
+        await self.function.enable_device()
+        await self.function.set_master()
+        await self.function.alloc_irq_vectors(1, 1)
+        async def on_msi():
+            self.msis += 1
+            self.msi_event.set()
+        self.function.request_irq(0, on_msi)
+        self.driver = DMADriver(self.function.bar_window[0], CSRMap(cfg["csr_json"]))
+        self.rng = random.Random(profile.seed)
+
+    def cycles(self, ns):
+        return round(ns * 1e-9 * self.sys_clk_hz)
+
+    async def wait_msis(self, expected, timeout_ns=50_000):
+        deadline = get_sim_time("ns") + timeout_ns
+        while self.msis < expected and get_sim_time("ns") < deadline:
+            self.msi_event.clear()
+            await cocotb.triggers.First(self.msi_event.wait(), Timer(1000, "ns"))
+        return self.msis
+
+    async def run_job(self, job):
+        kind, size, channels = job["kind"], job["size"], job["channels"]
+        drv = self.driver
+        descriptor_size = job["descriptor_size"]
+        directions = {"h2c": ["h2c"], "c2h": ["c2h"], "bidir": ["h2c", "c2h"]}[kind]
+
+        # Buffers and descriptors per channel.
+        plan = []
+        irq_mask = 0
+        expected_msis = 0
+        for ch in channels:
+            entry = {"channel": ch}
+            if "h2c" in directions:
+                src = self.rc.mem_pool.alloc_region(max(size, 4))
+                data = count_pattern(size) if kind == "h2c" else self.rng.randbytes(size)
+                src[0:size] = data
+                entry["src"], entry["data"] = src, data
+                descs = split_descriptors(src.get_absolute_address(0), size, descriptor_size)
+                await drv.program(ch, "h2c", descs)
+                irq_mask |= drv.irq_bit(ch, "h2c")
+                expected_msis += sum(1 for d in descs if d[2])
+            if "c2h" in directions:
+                dst = self.rc.mem_pool.alloc_region(max(size, 4) + 64)
+                dst[0:size + 64] = b"\xa5" * (size + 64)   # Guard bytes past the end must survive.
+                entry["dst"] = dst
+                entry["watch"] = self.landing.watch(dst.get_absolute_address(0), size)
+                descs = split_descriptors(dst.get_absolute_address(0), size, descriptor_size)
+                await drv.program(ch, "c2h", descs)
+                irq_mask |= drv.irq_bit(ch, "c2h")
+                expected_msis += sum(1 for d in descs if d[2])
+            await drv.set_loopback(ch, kind == "bidir")
+            if kind == "h2c":
+                await drv.clear_checker(ch)
+            plan.append(entry)
+        await drv.enable_irqs(irq_mask)
+
+        # Start: writers first so the loopback never waits for them, generators last.
+        msis_before  = self.msis
+        cpl_before   = self.dev.rx_cpl_bytes
+        t_start = get_sim_time("ns")
+        for entry in plan:
+            if "dst" in entry:
+                await drv.start(entry["channel"], "c2h")
+        for entry in plan:
+            if "src" in entry:
+                await drv.start(entry["channel"], "h2c")
+        if kind == "c2h":
+            for entry in plan:
+                await drv.set_generator(entry["channel"], True)
+
+        # Completion.
+        timeout_ns = 200_000 + size * len(channels) * 8
+        deadline = get_sim_time("ns") + timeout_ns
+        if kind == "h2c":
+            total = size * len(channels)
+            while self.dev.rx_cpl_bytes - cpl_before < total and get_sim_time("ns") < deadline:
+                await Timer(500, "ns")
+            t_end = self.dev.rx_cpl_last_ns if self.dev.rx_cpl_bytes - cpl_before >= total else None
+        else:
+            for entry in plan:
+                w = entry["watch"]
+                while w["done"] is None and get_sim_time("ns") < deadline:
+                    await cocotb.triggers.First(w["event"].wait(), Timer(2000, "ns"))
+            dones = [e["watch"]["done"] for e in plan]
+            t_end = max(dones) if all(d is not None for d in dones) else None
+
+        # MSIs, as the driver's handler sees them.
+        await self.wait_msis(msis_before + expected_msis)
+        msis = self.msis - msis_before
+        vector = await drv.service_irq()
+
+        # Check data.
+        errors = 0
+        for entry in plan:
+            ch = entry["channel"]
+            if kind == "h2c":
+                # Let the last words drain through the PHY's FIFOs into the checker.
+                await Timer(2000, "ns")
+                words, mismatches = await drv.checker_counts(ch)
+                errors += mismatches + abs(words - (size + 3) // 4)
+            if kind == "c2h":
+                await drv.set_generator(ch, False)
+                got = entry["dst"][0:size]
+                errors += sum(1 for a, b in zip(got, count_pattern(size)) if a != b)
+            if kind == "bidir":
+                got = entry["dst"][0:size]
+                errors += sum(1 for a, b in zip(got, entry["data"]) if a != b)
+            if "dst" in entry:
+                guard = entry["dst"][size:size + 64]
+                errors += sum(1 for b in guard if b != 0xa5)
+            for d in directions:
+                await drv.stop(ch, d)
+            await drv.set_loopback(ch, False)
+
+        timed_out = t_end is None
+        cycles = self.cycles(t_end - t_start) if not timed_out else None
+        bytes_per_direction = size * len(channels)
+        rows = []
+        for d in directions:
+            rows.append({
+                "size":          size,
+                "direction":     d if kind != "bidir" else "bidir",
+                "channels":      len(channels),
+                "bytes":         bytes_per_direction,
+                "cycles":        cycles,
+                "gbytes_per_s":  (bytes_per_direction / (cycles / self.sys_clk_hz) / 1e9) if cycles else 0.0,
+                "errors":        errors + (1 if timed_out else 0),
+                "timed_out":     timed_out,
+                "msis":          msis,
+                "msis_expected": expected_msis,
+            })
+            if kind == "bidir":
+                break
+        return rows
+
+# Entry --------------------------------------------------------------------------------------------
+
+@cocotb.test()
+async def dma_bench(dut):
+    with open(os.environ["HOSTLINK_SIM_CONFIG"]) as f:
+        config = json.load(f)
+    bench = Bench(dut, config)
+    await bench.setup()
+    results = {"enumeration": {
+        "vendor_id":  bench.function.vendor_id,
+        "device_id":  bench.function.device_id,
+        "bar0_size":  bench.function.bar_window[0].size if hasattr(bench.function.bar_window[0], "size") else None,
+        "msi_enabled": int(await bench.driver.read("pcie_phy_phy_msi_enable")),
+        "bus_master":  int(await bench.driver.read("pcie_phy_phy_bus_master_enable")),
+        "link_status": int(await bench.driver.read("pcie_phy_phy_link_status")),
+        "max_payload_size": int(await bench.driver.read("pcie_phy_phy_max_payload_size")),
+        "max_request_size": int(await bench.driver.read("pcie_phy_phy_max_request_size")),
+    }, "results": []}
+    for job in config["jobs"]:
+        results["results"].extend(await bench.run_job(job))
+    with open(config["results"], "w") as f:
+        json.dump(results, f, indent=2)

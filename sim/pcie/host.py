@@ -1,0 +1,146 @@
+# This file is part of hostlink.
+# Copyright (c) 2026 hostlink developers
+# SPDX-License-Identifier: BSD-2-Clause
+
+"""Host model: a cocotbext-pcie root complex with the timing of a real host's memory system.
+
+cocotbext-pcie's RootComplex answers a memory read at once, in order, in completions as large as the
+max payload size. A real root complex takes about a microsecond to fetch the data, splits a read into
+completions on read-completion-boundary (64-byte) multiples, and interleaves the completions of different
+reads (tags). `HostProfile` sets each of these; `HostRootComplex` applies them.
+"""
+
+import random
+from dataclasses import dataclass, asdict, field
+
+import cocotb
+from cocotb.triggers import Timer, Event
+from cocotb.utils import get_sim_time
+
+from cocotbext.pcie.core import RootComplex
+from cocotbext.pcie.core.tlp import Tlp
+from cocotbext.pcie.core.utils import PcieId
+
+# Host profile -------------------------------------------------------------------------------------
+
+@dataclass
+class HostProfile:
+    link_speed:          int   = 2       # PCIe generation.
+    link_width:          int   = 4       # Lanes.
+    max_payload_size:    int   = 256     # Bytes (MPS), programmed in the device's control register.
+    max_read_request:    int   = 512     # Bytes (MRRS), likewise.
+    read_latency_ns:     float = 1000.0  # From a read request's arrival to its first completion.
+    completion_size:     str   = "mps"   # "mps": up to MPS, split on 64-byte boundaries; "64": 64-byte only.
+    reorder_completions: bool  = True    # Interleave completions of different tags.
+    backpressure:        float = 0.1     # Probability that the hard block holds off a beat (tx ready low).
+    rx_gaps:             float = 0.05    # Probability of an idle cycle between received beats.
+    seed:                int   = 1
+
+    PROFILES = {}
+
+    def check(self):
+        if self.max_payload_size not in (128, 256, 512, 1024, 2048, 4096):
+            raise ValueError(f"max payload size must be a power of two from 128 to 4096, not {self.max_payload_size!r}")
+        if self.max_read_request not in (128, 256, 512, 1024, 2048, 4096):
+            raise ValueError(f"max read request must be a power of two from 128 to 4096, not {self.max_read_request!r}")
+        if self.completion_size not in ("mps", "64"):
+            raise ValueError(f"completion size must be 'mps' or '64', not {self.completion_size!r}")
+        if not (0 <= self.backpressure < 1) or not (0 <= self.rx_gaps < 1):
+            raise ValueError("back-pressure and gap probabilities must be in [0, 1)")
+        if self.read_latency_ns < 0:
+            raise ValueError(f"read latency must be >= 0 ns, not {self.read_latency_ns!r}")
+        return self
+
+    def as_dict(self):
+        return asdict(self)
+
+
+def host_profile(name="default", **overrides):
+    """Named profiles: 'default' (typical host), 'worst' (64-byte completions only), 'ideal' (no stalls)."""
+    base = {
+        "default": {},
+        "worst":   {"completion_size": "64"},
+        "ideal":   {"backpressure": 0.0, "rx_gaps": 0.0, "reorder_completions": False},
+    }
+    if name not in base:
+        raise ValueError(f"host profile must be one of {', '.join(base)}, not {name!r}")
+    settings = dict(base[name])
+    settings.update({k: v for k, v in overrides.items() if v is not None})
+    return HostProfile(**settings).check()
+
+# Root complex -------------------------------------------------------------------------------------
+
+class _PendingRead:
+    def __init__(self, ready_time, completions):
+        self.ready_time  = ready_time
+        self.completions = completions
+
+
+class HostRootComplex(RootComplex):
+    def __init__(self, profile, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.profile  = profile
+        self.rng      = random.Random(profile.seed)
+        self.pending  = []
+        self.wake     = Event()
+        self.split_on_all_rcb = profile.completion_size == "64"
+        self.reads_served = 0
+        cocotb.start_soon(self._run_completer())
+
+    async def handle_mem_read_tlp(self, tlp):
+        addr = tlp.address
+        if not self.mem_address_space.find_regions(addr, tlp.length*4) or \
+           tlp.length*4 > 0x1000 - (addr & 0xfff):
+            return await super().handle_mem_read_tlp(tlp)
+        data = await self.mem_address_space.read(addr, tlp.length*4)
+        self.pending.append(_PendingRead(
+            ready_time  = get_sim_time("ns") + self.profile.read_latency_ns,
+            completions = self._split(tlp, data)))
+        self.reads_served += 1
+        self.wake.set()
+
+    def _split(self, tlp, data):
+        # Completions on RCB (64-byte) boundaries, each at most MPS (or exactly up to 64 bytes).
+        completions = []
+        m = n = 0
+        addr        = tlp.address + tlp.get_first_be_offset()
+        dw_length   = tlp.length
+        byte_length = tlp.get_be_byte_count()
+        max_dw      = 16 if self.split_on_all_rcb else self.profile.max_payload_size // 4
+        while m < dw_length:
+            cpl = Tlp.create_completion_data_for_tlp(tlp, PcieId(0, 0, 0))
+            cpl_dw = min(dw_length - m, max_dw)
+            if m + cpl_dw < dw_length:
+                # Cut so the next completion starts on an RCB boundary.
+                end = (addr & ~3) + cpl_dw*4
+                end -= end % 64
+                if end > (addr & ~3):
+                    cpl_dw = (end - (addr & ~3)) // 4
+            cpl.byte_count    = byte_length - n
+            cpl.lower_address = addr & 0x7f
+            cpl.set_data(data[m*4:(m + cpl_dw)*4])
+            completions.append(cpl)
+            m    += cpl_dw
+            n    += cpl_dw*4 - (addr & 3)
+            addr += cpl_dw*4 - (addr & 3)
+        return completions
+
+    async def _run_completer(self):
+        while True:
+            if not self.pending:
+                self.wake.clear()
+                await self.wake.wait()
+                continue
+            now   = get_sim_time("ns")
+            ready = [p for p in self.pending if p.ready_time <= now]
+            if not ready:
+                wait = min(p.ready_time for p in self.pending) - now
+                self.wake.clear()
+                await Timer(max(wait, 1), "ns")
+                continue
+            # Completions of one read stay in order; different reads interleave when reordering is on.
+            read = self.rng.choice(ready) if self.profile.reorder_completions else ready[0]
+            cpl  = read.completions.pop(0)
+            if not read.completions:
+                self.pending.remove(read)
+            await self.send(cpl)

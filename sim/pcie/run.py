@@ -1,0 +1,98 @@
+# This file is part of hostlink.
+# Copyright (c) 2026 hostlink developers
+# SPDX-License-Identifier: BSD-2-Clause
+
+"""Build a simulated PCIe DMA SoC with Verilator (cached) and run the cocotb bench on it."""
+
+import hashlib
+import json
+import os
+import shutil
+import sys
+import tempfile
+
+from hostlink.sim.pcie.soc import get_board, generate_sim_soc, STUBS
+from hostlink.sim.pcie.host import HostProfile
+from hostlink.sim.toolchain import verilator_env
+
+BUILD_ROOT = os.environ.get("HOSTLINK_BUILD_DIR",
+    os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "build"))
+
+
+def build_model(board_name, dma_channels=2, build_root=BUILD_ROOT, verbose=False):
+    """Generate the SoC and compile its Verilator model; reuse the model when nothing changed."""
+    board    = get_board(board_name)
+    name     = f"{board.name}_dma{dma_channels}"
+    soc_dir  = os.path.join(build_root, "sim", name)
+    verilog, csr_json = generate_sim_soc(board, dma_channels, soc_dir)
+    digest = hashlib.sha256()
+    for path in (verilog, STUBS):
+        with open(path) as f:
+            # LiteX stamps the generation date in comments: not a change of the design.
+            digest.update("".join(l for l in f if not l.startswith("//")).encode())
+    digest = digest.hexdigest()[:16]
+    model_dir = os.path.join(soc_dir, "verilator")
+    stamp     = os.path.join(model_dir, "hostlink.digest")
+    if not (os.path.exists(stamp) and open(stamp).read() == digest):
+        from cocotb_tools.runner import get_runner
+        os.environ.update(verilator_env())
+        shutil.rmtree(model_dir, ignore_errors=True)
+        runner = get_runner("verilator")
+        runner.build(
+            sources      = [verilog, STUBS],
+            hdl_toplevel = "sim_top",
+            build_dir    = model_dir,
+            build_args   = ["-Wno-fatal", "-Wno-lint", "-Wno-style", "-O3", "--x-assign", "fast",
+                            "--x-initial", "fast", "-CFLAGS", "-O2"],
+            timescale    = ("1ps", "1ps"),
+            log_file     = os.path.join(soc_dir, "verilator_build.log"),
+            verbose      = verbose,
+        )
+        with open(stamp, "w") as f:
+            f.write(digest)
+    return {"board": board, "model_dir": model_dir, "csr_json": csr_json, "soc_dir": soc_dir}
+
+
+def run_jobs(board_name, jobs, profile, dma_channels=2, build_root=BUILD_ROOT, verbose=False):
+    """Run `jobs` (see bench.py) on the board's model against `profile`. Returns the bench's results."""
+    from cocotb_tools.runner import get_runner
+    model = build_model(board_name, dma_channels, build_root, verbose)
+    board = model["board"]
+    os.environ.update(verilator_env())
+    with tempfile.TemporaryDirectory(prefix="hostlink-sim-") as tmp:
+        config_path  = os.path.join(tmp, "config.json")
+        results_path = os.path.join(tmp, "results.json")
+        config = {
+            "board":             board.name,
+            "device":            board.device,
+            "hard_block_prefix": board.hard_block_prefix,
+            "data_width":        board.data_width,
+            "user_clk_hz":       board.user_clk_freq,
+            "sys_clk_hz":        board.sys_clk_freq,
+            "csr_json":          model["csr_json"],
+            "host":              profile.as_dict(),
+            "jobs":              jobs,
+            "results":           results_path,
+        }
+        with open(config_path, "w") as f:
+            json.dump(config, f)
+        runner = get_runner("verilator")
+        runner.test(
+            test_module  = "hostlink.sim.pcie.bench",
+            hdl_toplevel = "sim_top",
+            hdl_toplevel_lang = "verilog",
+            build_dir    = model["model_dir"],
+            test_dir     = tmp,
+            extra_env    = {"HOSTLINK_SIM_CONFIG": config_path, "COCOTB_LOG_LEVEL": "WARNING"},
+            log_file     = None if verbose else os.path.join(tmp, "sim.log"),
+            results_xml  = os.path.join(tmp, "results.xml"),
+        )
+        if not os.path.exists(results_path):
+            log = open(os.path.join(tmp, "sim.log")).read()[-4000:] if not verbose else ""
+            raise RuntimeError(f"the {board.name} simulation ended without results:\n{log}")
+        with open(results_path) as f:
+            results = json.load(f)
+    results["board"]      = board.name
+    results["sys_clk_hz"] = int(board.sys_clk_freq)
+    results["host"]       = profile.as_dict()
+    return results

@@ -1,0 +1,130 @@
+# This file is part of hostlink.
+# Copyright (c) 2026 hostlink developers
+# SPDX-License-Identifier: BSD-2-Clause
+
+"""The simulated PCIe SoCs: each board's own BaseSoC with only its clocking and hard block replaced.
+
+Everything LitePCIe builds around the hard block stays: the PHY's clock-domain crossings, width converters
+and RX aligner, the endpoint, the DMA and its buffering. What changes:
+
+- the CRG: the system clock and reset come from top-level ports `sim_sys_clk` / `sim_sys_rst` (the board's
+  PLL has no simulation model here);
+- the hard block: its ports become top-level ports `pcie_s7_<port>` (hardblock.py) for the device model;
+- the remaining Xilinx clocking primitives of the PHY (IBUFDS_GTE2, BUFG, BUFGCTRL, MMCME2_ADV) drive the
+  PIPE clocks only, which the hard block's model does not use: `xilinx_stubs.v` ties their outputs low.
+"""
+
+import os
+import json
+from dataclasses import dataclass, field
+
+from migen import *
+
+from litex.gen import *
+from litex.build.generic_platform import GenericPlatform, Subsignal, Pins
+from litex.build.sim.common import sim_special_overrides
+from litex.soc.integration.builder import Builder
+
+from litepcie.phy.s7pciephy import S7PCIEPHY
+
+from hostlink.sim.pcie.hardblock import expose_hard_block
+
+STUBS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "xilinx_stubs.v")
+
+# Simulation clocking ------------------------------------------------------------------------------
+
+class SimCRG(LiteXModule):
+    def __init__(self, platform, sys_clk_freq):
+        self.rst    = Signal()
+        self.cd_sys = ClockDomain()
+
+        # # #
+
+        platform.add_extension([("sim_sys", 0, Subsignal("clk", Pins(1)), Subsignal("rst", Pins(1)))])
+        pads = platform.request("sim_sys")
+        self.comb += [
+            self.cd_sys.clk.eq(pads.clk),
+            self.cd_sys.rst.eq(pads.rst | self.rst),
+        ]
+
+# Simulation PHYs ----------------------------------------------------------------------------------
+
+class SimS7PCIEPHY(S7PCIEPHY):
+    """S7PCIEPHY whose `pcie_s7` hard block is replaced by top-level ports for the device model."""
+    HARD_BLOCK_PREFIX = "pcie_s7"
+
+    def do_finalize(self):
+        self.hard_block_ports = expose_hard_block(self, self.platform, self.pcie_phy_params,
+            prefix=self.HARD_BLOCK_PREFIX)
+
+# Simulation platform ------------------------------------------------------------------------------
+
+def make_sim_platform(board_platform_cls):
+    """The board's platform (same IOs, same toolchain hooks) generating plain, vendor-neutral Verilog."""
+    class SimPlatform(board_platform_cls):
+        def get_verilog(self, *args, special_overrides=dict(), **kwargs):
+            # LiteX's simulator lowerings instead of Xilinx primitives (AsyncResetSynchronizer & co.).
+            so = dict(sim_special_overrides)
+            so.update(special_overrides)
+            return GenericPlatform.get_verilog(self, *args, special_overrides=so, **kwargs)
+
+        def build(self, fragment, build_dir, build_name, run=False, **kwargs):
+            os.makedirs(build_dir, exist_ok=True)
+            cwd = os.getcwd()
+            os.chdir(build_dir)   # LiteX writes memory initialisation files to the current directory.
+            try:
+                verilog = self.get_verilog(fragment, name=build_name)
+                verilog.write(build_name + ".v")
+            finally:
+                os.chdir(cwd)
+            return verilog
+    SimPlatform.__name__ = f"Sim{board_platform_cls.__name__}"
+    return SimPlatform
+
+# Boards -------------------------------------------------------------------------------------------
+
+@dataclass
+class SimBoard:
+    name:           str
+    soc_factory:    object   # (dma_channels) -> SoC instance
+    device:         str      # Device model: "s7"
+    link_speed:     int
+    link_width:     int
+    data_width:     int
+    user_clk_freq:  float
+    sys_clk_freq:   float
+    hard_block_prefix: str = "pcie_s7"
+
+
+def _zc706_soc(dma_channels):
+    from hostlink.targets import zc706, zc706_platform
+    platform = make_sim_platform(zc706_platform.Platform)()
+    return zc706.BaseSoC(platform=platform, dma_channels=dma_channels,
+        crg_cls=SimCRG, pcie_phy_cls=SimS7PCIEPHY)
+
+
+BOARDS = {
+    "zc706": SimBoard("zc706", _zc706_soc, device="s7", link_speed=2, link_width=4, data_width=128,
+        user_clk_freq=125e6, sys_clk_freq=125e6),
+}
+
+
+def get_board(name):
+    if name not in BOARDS:
+        raise ValueError(f"board must be one of {', '.join(sorted(BOARDS))}, not {name!r}")
+    return BOARDS[name]
+
+# Generation ---------------------------------------------------------------------------------------
+
+def generate_sim_soc(board, dma_channels, output_dir):
+    """Elaborate the simulated SoC: Verilog and csr.json in `output_dir`. Returns (verilog, csr.json)."""
+    board = get_board(board) if isinstance(board, str) else board
+    soc = board.soc_factory(dma_channels)
+    builder = Builder(soc,
+        output_dir       = output_dir,
+        compile_software = False,
+        compile_gateware = False,
+        csr_json         = os.path.join(output_dir, "csr.json"),
+    )
+    builder.build(build_name="sim_top", run=False)
+    return os.path.join(builder.gateware_dir, "sim_top.v"), os.path.join(output_dir, "csr.json")
