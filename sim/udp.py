@@ -502,6 +502,7 @@ def run(args, log=print):
         "results":        results,
     }
     with NetNamespace("hlsimudp") as netns, tempfile.TemporaryDirectory() as tmpdir:
+        report["namespace"] = netns.name
         log(f"sim.py udp: namespace {netns.name}, TAP {TAP_NAME} {args.host_ip}/24, FPGA {args.fpga_ip}:{args.port}")
         sim = Simulation(netns, gateware, csrs, args.host_ip, os.path.join(build_dir, "sim.log"), args.timeout)
         try:
