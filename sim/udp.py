@@ -19,6 +19,7 @@ import ipaddress
 import json
 import logging
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -39,7 +40,6 @@ DEFAULT_HOST_IP   = "10.0.0.1"
 DEFAULT_PORT      = 1234
 DEFAULT_PAYLOADS  = [18, 512, 1472]
 DEFAULT_COUNT     = 1000
-FPGA_MAC          = "02:00:0a:00:00:32" # Locally administered; only ever seen inside the namespace.
 TAP_MAC           = "aa:b6:24:69:77:21" # Fixed by LiteX's ethernet simulator module.
 TAP_NAME          = "hltap0"
 CONTROL_PORT      = 2430                # serial2tcp, on the namespace's loopback.
@@ -447,6 +447,12 @@ def print_summary(results, board, sys_clk_freq, mode):
         print("(echo mode: the host paces the traffic, so cycles/packet measure the host, not the core)")
 
 
+def _exit_on_signal(signum, frame):
+    # SIGTERM/SIGHUP would otherwise end the process without its cleanup: the simulator and
+    # the namespace would outlive it.
+    raise SystemExit(128 + signum)
+
+
 def main(argv=None):
     args = parser().parse_args(argv)
     try:
@@ -461,13 +467,24 @@ def main(argv=None):
     if reason is not None:
         print(f"sim.py udp: cannot run: {reason}", file=sys.stderr)
         return 2
-    return run(args)
+    handled  = (signal.SIGTERM, signal.SIGHUP)
+    previous = {sig: signal.signal(sig, _exit_on_signal) for sig in handled}
+    try:
+        return run(args)
+    except KeyboardInterrupt:
+        print("sim.py udp: interrupted; simulator stopped and namespace deleted", file=sys.stderr)
+        return 130
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def run(args, log=print):
-    from hostlink.sim.udp_soc import UDPSimSoC, WIRE_OVERHEAD, board_sys_clk_freq, build
+    from hostlink.sim.udp_soc import UDPSimSoC, WIRE_OVERHEAD, board_config, build
 
-    sys_clk_freq, clk_source = board_sys_clk_freq(args.board)
+    board        = board_config(args.board)
+    sys_clk_freq = board["sys_clk_freq"]
+    fpga_mac     = board["fpga_mac"]
     build_dir = os.path.abspath(args.build_dir or os.path.join("build", "sim_udp", f"{args.board}_{args.mode}"))
     os.makedirs(build_dir, exist_ok=True)
     tool = build_tool(os.path.join(build_dir, "tool"))
@@ -476,7 +493,7 @@ def run(args, log=print):
     logging.disable(logging.INFO)
     try:
         soc = UDPSimSoC(sys_clk_freq,
-            fpga_mac  = FPGA_MAC,
+            fpga_mac  = fpga_mac,
             fpga_ip   = args.fpga_ip,
             host_mac  = TAP_MAC,
             host_ip   = args.host_ip,
@@ -493,7 +510,8 @@ def run(args, log=print):
         "board":          args.board,
         "mode":           args.mode,
         "sys_clk_freq":   sys_clk_freq,
-        "sys_clk_source": clk_source,
+        "board_config_source": board["source"],
+        "fpga_mac":       fpga_mac,
         "fpga_ip":        args.fpga_ip,
         "host_ip":        args.host_ip,
         "port":           args.port,
@@ -509,8 +527,8 @@ def run(args, log=print):
             sim.start()
             if args.mode == "echo":
                 learnt = resolve_fpga_mac(netns, tool, args.fpga_ip, args.port % 65535 + 1, args.timeout)
-                report["arp"] = {"fpga_mac": FPGA_MAC, "learnt": learnt,
-                                 "ok": learnt is not None and mac_to_int(learnt) == mac_to_int(FPGA_MAC)}
+                report["arp"] = {"fpga_mac": fpga_mac, "learnt": learnt,
+                                 "ok": learnt is not None and mac_to_int(learnt) == mac_to_int(fpga_mac)}
             for payload in args.payload:
                 log(f"sim.py udp: {args.count} packets of {payload} bytes ({args.mode})")
                 runner = run_generator if args.mode == "generator" else run_echo

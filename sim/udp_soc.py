@@ -236,26 +236,33 @@ class WirePHYModel(LiteXModule):
 
 BOARDS = ["colorlight_i5", "kc705"]
 
-# The clock UDPCore needs for line rate on a 1 Gb/s PHY (one byte per cycle).
-LINE_RATE_CLK_FREQ = 125e6
+# Used for a board whose target module is not there (yet): the clock UDPCore needs for line rate on
+# a 1 Gb/s PHY (one byte per cycle) and a locally administered MAC.
+FALLBACK_CONFIG = {"sys_clk_freq": 125e6, "fpga_mac": "02:00:0a:00:00:32"}
 
 
-def board_sys_clk_freq(board):
-    """The board target's default sys clock, read from `hostlink.targets.<board>`'s BaseSoC.
+def board_config(board):
+    """The board target's core configuration: {sys_clk_freq, fpga_mac, source}.
 
-    Returns (frequency, where it came from). Until the target exists, the sim runs at the clock
-    UDPCore needs for line rate, and says so.
+    Read from the defaults of `hostlink.targets.<board>.BaseSoC`, so the simulation runs the core
+    at the board's clock with the board's MAC. The addresses stay the simulation's own: they live
+    only inside its namespace, and the host MAC is the TAP device's.
     """
     if board not in BOARDS:
         raise ValueError(f"board must be one of {', '.join(BOARDS)}, not {board!r}")
     try:
         target = importlib.import_module(f"hostlink.targets.{board}")
-    except ImportError:
-        return LINE_RATE_CLK_FREQ, "UDPCore's line-rate clock (hostlink.targets.{} not importable)".format(board)
-    default = inspect.signature(target.BaseSoC.__init__).parameters.get("sys_clk_freq")
-    if default is None or default.default is inspect.Parameter.empty:
-        raise ValueError(f"hostlink.targets.{board}.BaseSoC has no default sys_clk_freq to simulate with")
-    return float(default.default), f"hostlink.targets.{board}.BaseSoC"
+    except ImportError as e:
+        return dict(FALLBACK_CONFIG, source=f"built-in defaults (hostlink.targets.{board}: {e})")
+    params = inspect.signature(target.BaseSoC.__init__).parameters
+    config = {}
+    for name in FALLBACK_CONFIG:
+        if name not in params or params[name].default is inspect.Parameter.empty:
+            raise ValueError(f"hostlink.targets.{board}.BaseSoC has no default {name} to simulate with")
+        config[name] = params[name].default
+    config["sys_clk_freq"] = float(config["sys_clk_freq"])
+    config["source"] = f"hostlink.targets.{board}.BaseSoC"
+    return config
 
 # SoC ----------------------------------------------------------------------------------------------
 
