@@ -34,13 +34,11 @@ def random_config(seed):
 DEFAULT_CONFIG = dict(fpga_mac=0x10e2d5000001, host_mac=0x10e2d5000002,
                       fpga_ip=0xc0a80132, host_ip=0xc0a80164, fpga_port=1234, host_port=1234)
 
-# Several address configurations (fixed seeds), including all-ones-heavy and low ones, so the
-# checksum base covers very different values, plus the default one.
-CONFIGS = [DEFAULT_CONFIG] + [random_config(seed) for seed in (1, 2, 3)] + [
+# Several address configurations (fixed seeds) and an all-ones one, so the checksum base takes
+# very different values; test_udp_checksum covers every base.
+CONFIGS = [DEFAULT_CONFIG] + [random_config(seed) for seed in (1, 2)] + [
     dict(fpga_mac=0xfeffffffffff, host_mac=0xfeffffffffff, fpga_ip=0xdfffffff, host_ip=0xdffffffe,
          fpga_port=0xffff, host_port=0xffff),
-    dict(fpga_mac=0x020000000000, host_mac=0x020000000001, fpga_ip=0x01000001, host_ip=0x01000002,
-         fpga_port=1, host_port=1),
 ]
 
 

@@ -13,6 +13,25 @@ from litex.soc.interconnect import stream
 
 from hostlink.cores.udp.common import *
 
+DYNAMIC_OFFSETS = {IPV4_TOTAL_LENGTH_OFFSET, IPV4_TOTAL_LENGTH_OFFSET + 1, IPV4_CHECKSUM_OFFSET,
+                   IPV4_CHECKSUM_OFFSET + 1, UDP_LENGTH_OFFSET, UDP_LENGTH_OFFSET + 1}
+
+# Helpers ------------------------------------------------------------------------------------------
+
+def greater_than(signal, constant):
+    """`signal > constant` as plain logic, MSB first: a comparison with a constant needs no carry
+    chain, and Yosys maps it to a few LUT4s instead of one CCU2C per two bits."""
+    result = Constant(0)
+    for i in range(len(signal)):
+        bit = (constant >> i) & 1
+        if bit:
+            result = signal[i] & result
+        else:
+            result = signal[i] | result
+    if constant >= 2**len(signal):
+        return Constant(0)
+    return result
+
 # UDP Transmitter ----------------------------------------------------------------------------------
 
 class UDPTransmitter(LiteXModule):
@@ -56,38 +75,63 @@ class UDPTransmitter(LiteXModule):
 
         # Data-Path.
         # ----------
-        length       = Signal(max=max(max_payload + 1, 2))
-        count        = Signal(max=HEADER_LEN + max_payload + 1)
-        total_length = Signal(16)
-        udp_length   = Signal(16)
-        difference   = Signal(17)
-        checksum     = Signal(16)
-        header_byte  = Signal(8)
-        last_byte    = Signal()
-        self.comb += [
-            total_length.eq(length + IPV4_HEADER_LEN + UDP_HEADER_LEN),
-            udp_length.eq(length + UDP_HEADER_LEN),
-            # One's-complement subtraction: the two's-complement difference, minus the borrow.
-            difference.eq(checksum_base - total_length),
-            checksum.eq(difference[:16] - difference[16]),
-            last_byte.eq(count == (length + HEADER_LEN - 1)),
-        ]
+        length      = Signal(max=max(max_payload + 1, 2))
+        count       = Signal(max=max(HEADER_LEN, max_payload + 1))
+        index       = Signal(bits_for(HEADER_LEN - 1))
+        static_byte = Signal(8)
+        field       = Signal(16)
+        header_byte = Signal(8)
+        last_byte   = Signal()
+        self.comb += index.eq(count)
 
-        # The static bytes become a LUT indexed by the low bits of the byte counter; the three
-        # length-dependent fields override it at their offsets.
-        dynamic = {
-            IPV4_TOTAL_LENGTH_OFFSET + 0 : total_length[8:16],
-            IPV4_TOTAL_LENGTH_OFFSET + 1 : total_length[0:8],
-            IPV4_CHECKSUM_OFFSET     + 0 : checksum[8:16],
-            IPV4_CHECKSUM_OFFSET     + 1 : checksum[0:8],
-            UDP_LENGTH_OFFSET        + 0 : udp_length[8:16],
-            UDP_LENGTH_OFFSET        + 1 : udp_length[0:8],
-        }
-        cases = {}
-        for i, value in enumerate(header):
-            cases[i] = header_byte.eq(dynamic.get(i, value))
-        cases["default"] = header_byte.eq(0)
-        self.comb += Case(count[:bits_for(HEADER_LEN - 1)], cases)
+        # The static bytes are a constant LUT indexed by the byte counter (0 at the dynamic fields).
+        cases = {i: static_byte.eq(0 if i in DYNAMIC_OFFSETS else v) for i, v in enumerate(header)}
+        cases["default"] = static_byte.eq(0)
+        self.comb += Case(index, cases)
+
+        # The three dynamic fields are each a constant plus or minus the length, so one adder
+        # serves them, its operands picked by the field the counter is in:
+        #   Total Length = length + 28,  UDP Length = length + 8,
+        #   checksum     = base - Total Length - borrow (one's-complement subtraction)
+        #                = K + ~length + (1 - borrow), K = base - 28, borrow = Total Length > base,
+        # the borrow being a comparison of the length against a constant.
+        # Lengths stay below 2**w, so only the low w bits need an adder: above them the lengths
+        # are 0 and the checksum is K's high bits, minus 1 unless the low part carried.
+        w         = bits_for(max_payload + IPV4_HEADER_LEN + UDP_HEADER_LEN)
+        k         = (checksum_base - IPV4_HEADER_LEN - UDP_HEADER_LEN) & 0xffff
+        k_low     = k & (2**w - 1)
+        k_high    = k >> w
+        no_borrow = Signal()
+        if checksum_base >= IPV4_HEADER_LEN + UDP_HEADER_LEN:
+            self.comb += no_borrow.eq(~greater_than(length, checksum_base - IPV4_HEADER_LEN - UDP_HEADER_LEN))
+        in_tl = Signal()
+        in_cs = Signal()
+        in_ul = Signal()
+        low   = Signal(w + 1)
+        wide  = Signal(w)
+        inv   = Signal(w) # ~length in exactly w bits: inside a wider sum Verilog would widen it first.
+        self.comb += [
+            wide.eq(length),
+            inv.eq(~wide),
+            in_tl.eq(index[1:] == IPV4_TOTAL_LENGTH_OFFSET // 2),
+            in_cs.eq(index[1:] == IPV4_CHECKSUM_OFFSET // 2),
+            in_ul.eq(index[1:] == UDP_LENGTH_OFFSET // 2),
+            If(in_cs,
+                low.eq(k_low + inv + no_borrow),
+                field.eq(Cat(low[:w], Mux(low[w], k_high, (k_high - 1) % 2**(16 - w))))
+            ).Else(
+                low.eq(length + Mux(in_tl, IPV4_HEADER_LEN + UDP_HEADER_LEN, UDP_HEADER_LEN)),
+                field.eq(low[:w])
+            ),
+            # Every field starts at an even offset: big-endian, high byte first.
+            If(in_tl | in_cs | in_ul,
+                header_byte.eq(Mux(index[0], field[:8], field[8:]))
+            ).Else(
+                header_byte.eq(static_byte)
+            ),
+            # In the payload the counter restarts at 1, so the last byte is where it equals length.
+            last_byte.eq(count == length),
+        ]
 
         # LiteEth's FCS inserter finds the end of the frame from last_be (one byte per beat here).
         self.comb += source.last_be.eq(source.last)
@@ -99,7 +143,7 @@ class UDPTransmitter(LiteXModule):
             NextValue(count, 0),
             If(sink.valid,
                 NextValue(length, sink.length),
-                If(sink.length > max_payload,
+                If(greater_than(sink.length, max_payload),
                     self.refused.eq(1),
                     NextState("DISCARD")
                 ).Else(
@@ -110,13 +154,13 @@ class UDPTransmitter(LiteXModule):
         fsm.act("HEADER",
             source.valid.eq(1),
             source.data.eq(header_byte),
-            source.last.eq((count == HEADER_LEN - 1) & (length == 0)),
+            source.last.eq((index == HEADER_LEN - 1) & (length == 0)),
             # A zero-length request's single beat (still valid since its acceptance) carries no
             # payload: it is consumed with the last header byte.
             sink.ready.eq(source.ready & source.last),
             If(source.ready,
                 NextValue(count, count + 1),
-                If(count == HEADER_LEN - 1,
+                If(index == HEADER_LEN - 1,
                     If(length == 0,
                         self.sent.eq(1),
                         If(sink.last,
@@ -126,6 +170,7 @@ class UDPTransmitter(LiteXModule):
                             NextState("DISCARD")
                         )
                     ).Else(
+                        NextValue(count, 1),
                         NextState("PAYLOAD")
                     )
                 )

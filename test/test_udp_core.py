@@ -1,0 +1,226 @@
+# This file is part of hostlink.
+# Copyright (c) 2026 hostlink developers
+# SPDX-License-Identifier: BSD-2-Clause
+
+"""UDPCore on LiteEth's MAC core with a byte-level PHY model: generator at line rate, ARP,
+echo, refused requests, CSRs and parameter checks."""
+
+import pytest
+
+from migen import *
+
+from scapy.all import Ether, ARP, IP, UDP, Raw, raw
+
+from litex.soc.interconnect.csr import CSRStatus, CSRStorage
+
+from hostlink.cores.udp import UDPCore, PacketGenerator
+from hostlink.cores.udp.common import *
+from hostlink.cores.udp.arp import arp_reply_frame
+from hostlink.cores.udp.testing import PHYModel, PHYTxMonitor, PHYRxDriver, StreamSink
+
+FPGA_MAC, FPGA_IP, FPGA_PORT = "10:e2:d5:00:00:01", "192.168.1.50", 1234
+HOST_MAC, HOST_IP, HOST_PORT = "10:e2:d5:00:00:02", "192.168.1.100", 4321
+ADDRESSES = dict(fpga_mac=FPGA_MAC, fpga_ip=FPGA_IP, host_mac=HOST_MAC, host_ip=HOST_IP,
+                 fpga_port=FPGA_PORT, host_port=HOST_PORT)
+CLOCKS = {"sys": 10, "eth_tx": 10, "eth_rx": 10}
+
+# Ethernet overhead per frame beyond the bytes the core hands the MAC: preamble+SFD, FCS, gap.
+WIRE_OVERHEAD = 8 + 4 + 12
+
+
+def make_core(**kwargs):
+    phy  = PHYModel()
+    core = UDPCore(phy, 125e6, **ADDRESSES, **kwargs)
+    core.submodules += phy
+    return core, phy
+
+
+def expected_frame(payload, padded=False):
+    frame = raw(Ether(src=FPGA_MAC, dst=HOST_MAC) /
+               IP(src=FPGA_IP, dst=HOST_IP, id=0, flags="DF", ttl=64) /
+               UDP(sport=FPGA_PORT, dport=HOST_PORT, chksum=0) / Raw(load=payload))
+    # The MAC pads short frames to the 60-byte minimum.
+    return frame + bytes(max(0, 60 - len(frame))) if padded else frame
+
+
+def host_frame(payload, dport=FPGA_PORT):
+    return raw(Ether(src=HOST_MAC, dst=FPGA_MAC) / IP(src=HOST_IP, dst=FPGA_IP) /
+               UDP(sport=HOST_PORT, dport=dport) / Raw(load=payload))
+
+
+def run(core, generators, cycles):
+    def timeout():
+        for _ in range(cycles):
+            yield
+    run_simulation(core, generators + [timeout()], clocks=CLOCKS)
+
+
+def counter(core, name):
+    return (yield core.counters[name])
+
+# Generator ----------------------------------------------------------------------------------------
+
+# Lengths stay short: migen simulates the whole MAC slowly. The full 1472-byte case runs in
+# test_udp_transmitter's Verilator tests and in ./sim.py udp.
+@pytest.mark.parametrize("length", [0, 1, 18, 61])
+def test_generator_back_to_back_at_line_rate(length):
+    count = 3
+    core, phy = make_core(generator_defaults=dict(count=count, payload_length=length, start=True), with_csr=False)
+    mon = PHYTxMonitor(phy)
+    wire = max(HEADER_LEN + length, 60) + WIRE_OVERHEAD
+    values = {}
+    def check():
+        for _ in range(count * wire + 200):
+            yield
+        values["sent"] = yield from counter(core, "tx_sent")
+        values["cycles"] = (yield core.gen_cycles)
+    run(core, [mon.generator(), check()], count * wire + 220)
+    assert [bytes(f) for f in mon.frames] == \
+           [expected_frame(generator_payload(i, length), padded=True) for i in range(count)]
+    # Only the MAC's own gap between frames: the line is never idle longer than the standard gap.
+    for a, b in zip(mon.starts, mon.starts[1:]):
+        assert b - a == wire
+    assert values["sent"] == count
+
+
+def test_generator_gap_and_stop():
+    core, phy = make_core(generator_defaults=dict(count=0, payload_length=40, gap=300, start=True), with_csr=False)
+    mon = PHYTxMonitor(phy)
+    def stop():
+        for _ in range(800):
+            yield
+        yield core.gen_stop.eq(1)
+        yield
+        yield core.gen_stop.eq(0)
+    run(core, [mon.generator(), stop()], 1500)
+    # count=0 runs until stop; a 300-cycle gap separates the requests.
+    assert len(mon.frames) == 3
+    assert mon.starts[1] - mon.starts[0] == (HEADER_LEN + 40) + 1 + 300
+    assert [bytes(f) for f in mon.frames] == [expected_frame(generator_payload(i, 40)) for i in range(3)]
+
+
+def test_generator_length_above_maximum_is_refused_and_counted():
+    # A 576-byte MTU (548-byte payloads) keeps the refused request short to simulate.
+    core, phy = make_core(generator_defaults=dict(count=1, payload_length=549, start=True), with_csr=False, mtu=576)
+    mon = PHYTxMonitor(phy)
+    values = {}
+    def check():
+        for _ in range(700):
+            yield
+        values["refused"] = yield from counter(core, "tx_refused")
+        values["sent"]    = yield from counter(core, "tx_sent")
+    run(core, [mon.generator(), check()], 720)
+    assert mon.frames == [] and values == {"refused": 1, "sent": 0}
+
+
+def test_generator_payload_pattern():
+    gen = PacketGenerator()
+    snk = StreamSink(gen.source, fields=("data", "length"), backpressure=0.3, seed=9)
+    def drive():
+        yield gen.count.eq(300)
+        yield gen.length.eq(7)
+        yield gen.start.eq(1)
+        yield
+        yield gen.start.eq(0)
+        for _ in range(4000):
+            yield
+    run_simulation(gen, [drive(), snk.generator()])
+    assert len(snk.packets) == 300
+    for seq, p in enumerate(snk.packets):
+        assert bytes(b["data"] for b in p) == generator_payload(seq, 7)
+
+# ARP ----------------------------------------------------------------------------------------------
+
+def arp_request(target_ip=FPGA_IP, dst="ff:ff:ff:ff:ff:ff", op=1):
+    return raw(Ether(src=HOST_MAC, dst=dst) /
+               ARP(op=op, hwsrc=HOST_MAC, psrc=HOST_IP, hwdst="00:00:00:00:00:00", pdst=target_ip))
+
+
+def test_arp_requests_for_our_ip_are_answered():
+    core, phy = make_core(with_csr=False)
+    mon, drv = PHYTxMonitor(phy), PHYRxDriver(phy)
+    drv.send(arp_request())                          # Broadcast request: answered.
+    drv.send(arp_request(target_ip="192.168.1.51"))  # Another IP: ignored.
+    drv.send(arp_request(op=2))                      # A reply, not a request: ignored.
+    drv.send(arp_request(), bad_fcs=True)            # Bad FCS: ignored.
+    drv.send(arp_request(dst=FPGA_MAC))              # Unicast request (cache refresh): answered.
+    values = {}
+    def check():
+        for _ in range(800):
+            yield
+        values["replies"] = yield from counter(core, "arp_replies")
+    run(core, [mon.generator(), drv.generator(), check()], 820)
+    reply = arp_reply_frame(mac_to_int(FPGA_MAC), ip_to_int(FPGA_IP), mac_to_int(HOST_MAC), ip_to_int(HOST_IP))
+    assert [bytes(f) for f in mon.frames] == [reply + bytes(18)] * 2
+    parsed = Ether(mon.frames[0])
+    assert parsed[ARP].op == 2 and parsed[ARP].psrc == FPGA_IP and parsed[ARP].hwsrc == FPGA_MAC
+    assert parsed[ARP].pdst == HOST_IP and parsed[ARP].hwdst == HOST_MAC
+    assert values["replies"] == 2
+
+
+def test_no_arp_removes_the_responder():
+    core, phy = make_core(with_csr=False, with_arp=False)
+    assert not hasattr(core, "arp") and "arp_replies" not in core.counters
+    mon, drv = PHYTxMonitor(phy), PHYRxDriver(phy)
+    drv.send(arp_request())
+    run(core, [mon.generator(), drv.generator()], 400)
+    assert mon.frames == []
+
+# Echo ---------------------------------------------------------------------------------------------
+
+def test_echo_sends_each_valid_payload_back():
+    core, phy = make_core(mode="echo", with_csr=False)
+    mon, drv = PHYTxMonitor(phy), PHYRxDriver(phy)
+    payloads = [b"", b"a", bytes(range(18)), bytes(range(91))]
+    for p in payloads:
+        drv.send(host_frame(p))
+        drv.send(host_frame(b"wrong port", dport=FPGA_PORT + 1))
+    values = {}
+    def check():
+        for _ in range(1100):
+            yield
+        values["received"] = yield from counter(core, "rx_received")
+        values["port"]     = yield from counter(core, "rx_drop_port")
+        values["sent"]     = yield from counter(core, "tx_sent")
+    run(core, [mon.generator(), drv.generator(), check()], 1120)
+    assert [bytes(f)[:HEADER_LEN + len(p)] for f, p in zip(mon.frames, payloads)] == \
+           [expected_frame(p) for p in payloads]
+    assert values == {"received": len(payloads), "port": len(payloads), "sent": len(payloads)}
+
+# CSRs and parameters ------------------------------------------------------------------------------
+
+def test_csrs_present_and_reset_to_generator_defaults():
+    core, _ = make_core(generator_defaults=dict(count=10, payload_length=512, gap=40))
+    csrs = {c.name: c for c in core.get_csrs()}
+    for name in ["clk_freq", "gen_control", "gen_count", "gen_length", "gen_gap", "gen_status", "gen_sent",
+                 "gen_cycles", "tx_sent", "tx_refused", "tx_mismatch", "rx_received", "arp_replies"] + \
+                [f"rx_drop_{r}" for r, _ in RX_DROP_REASONS]:
+        assert name in csrs, name
+    assert csrs["gen_count"].storage.reset.value == 10
+    assert csrs["gen_length"].storage.reset.value == 512
+    assert csrs["gen_gap"].storage.reset.value == 40
+    assert csrs["clk_freq"].status.reset.value == 125_000_000
+
+
+def test_echo_mode_has_no_generator_csrs():
+    core, _ = make_core(mode="echo")
+    names = {c.name for c in core.get_csrs()}
+    assert "rx_received" in names and not any(n.startswith("gen_") for n in names)
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    (dict(mode="loopback"), "mode must be 'generator' or 'echo', not 'loopback'"),
+    (dict(generator_defaults=dict(count=-1)), "generator_defaults\\['count'\\] must be an integer in 0..4294967295, not -1"),
+    (dict(generator_defaults=dict(size=3)), "generator_defaults: unknown keys \\['size'\\]"),
+    (dict(generator_defaults=dict(start=1)), "generator_defaults\\['start'\\] must be True or False, not 1"),
+    (dict(mode="echo", generator_defaults={}), "generator_defaults only applies to mode='generator'"),
+    (dict(mtu=9000), "mtu must be an integer in 576..1500, not 9000"),
+])
+def test_core_rejects_bad_parameters(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        make_core(**kwargs)
+
+
+def test_core_rejects_bad_clock():
+    with pytest.raises(ValueError, match="sys_clk_freq must be a positive number of Hz, not 0"):
+        UDPCore(PHYModel(), 0, **ADDRESSES)
