@@ -82,6 +82,7 @@ class UDPTransmitter(LiteXModule):
         field       = Signal(16)
         header_byte = Signal(8)
         last_byte   = Signal()
+        empty       = Signal()
         self.comb += index.eq(count)
 
         # The static bytes are a constant LUT indexed by the byte counter (0 at the dynamic fields).
@@ -101,9 +102,7 @@ class UDPTransmitter(LiteXModule):
         k         = (checksum_base - IPV4_HEADER_LEN - UDP_HEADER_LEN) & 0xffff
         k_low     = k & (2**w - 1)
         k_high    = k >> w
-        no_borrow = Signal()
-        if checksum_base >= IPV4_HEADER_LEN + UDP_HEADER_LEN:
-            self.comb += no_borrow.eq(~greater_than(length, checksum_base - IPV4_HEADER_LEN - UDP_HEADER_LEN))
+        no_borrow = Signal() # Latched with the length: Total Length <= base.
         in_tl = Signal()
         in_cs = Signal()
         in_ul = Signal()
@@ -143,6 +142,9 @@ class UDPTransmitter(LiteXModule):
             NextValue(count, 0),
             If(sink.valid,
                 NextValue(length, sink.length),
+                NextValue(empty,  sink.length == 0),
+                NextValue(no_borrow, ~greater_than(sink.length, checksum_base - IPV4_HEADER_LEN - UDP_HEADER_LEN)
+                    if checksum_base >= IPV4_HEADER_LEN + UDP_HEADER_LEN else 0),
                 If(greater_than(sink.length, max_payload),
                     self.refused.eq(1),
                     NextState("DISCARD")
@@ -154,14 +156,14 @@ class UDPTransmitter(LiteXModule):
         fsm.act("HEADER",
             source.valid.eq(1),
             source.data.eq(header_byte),
-            source.last.eq((index == HEADER_LEN - 1) & (length == 0)),
+            source.last.eq((index == HEADER_LEN - 1) & empty),
             # A zero-length request's single beat (still valid since its acceptance) carries no
             # payload: it is consumed with the last header byte.
             sink.ready.eq(source.ready & source.last),
             If(source.ready,
                 NextValue(count, count + 1),
                 If(index == HEADER_LEN - 1,
-                    If(length == 0,
+                    If(empty,
                         self.sent.eq(1),
                         If(sink.last,
                             NextState("IDLE")
