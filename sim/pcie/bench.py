@@ -85,6 +85,7 @@ class Bench:
         cfg, profile = self.config, self.profile
         for name in ("cocotb.pcie", "cocotb"):
             logging.getLogger(name).setLevel(logging.WARNING)
+
         period_ps = round(1e12 / self.sys_clk_hz)
         cocotb.start_soon(Clock(self.dut.sim_sys_clk, period_ps, unit="ps").start())
         self.dut.sim_sys_rst.value = 1
@@ -259,6 +260,19 @@ async def dma_bench(dut):
     with open(os.environ["HOSTLINK_SIM_CONFIG"]) as f:
         config = json.load(f)
     bench = Bench(dut, config)
+    if os.environ.get("HOSTLINK_SIM_DEBUG"):
+        async def spy():
+            names = os.environ["HOSTLINK_SIM_DEBUG"].split(",")
+            seen = {}
+            for _ in range(3000):
+                if get_sim_time('ns') < 3000: await Timer(3000, 'ns')
+                await RisingEdge(dut.sim_sys_clk)
+                for n in names:
+                    v = str(getattr(dut, n).value)
+                    if seen.get(n) != v:
+                        print("spy", get_sim_time("ns"), n, v, flush=True)
+                        seen[n] = v
+        cocotb.start_soon(spy())
     await bench.setup()
     results = {"enumeration": {
         "vendor_id":  bench.function.vendor_id,
@@ -270,7 +284,13 @@ async def dma_bench(dut):
         "max_payload_size": int(await bench.driver.read("pcie_phy_phy_max_payload_size")),
         "max_request_size": int(await bench.driver.read("pcie_phy_phy_max_request_size")),
     }, "results": []}
+    scratch_reset = await bench.driver.read("ctrl_scratch")
+    await bench.driver.write("ctrl_scratch", 0xdeadbeef)
+    results["enumeration"]["scratch"] = [scratch_reset, await bench.driver.read("ctrl_scratch")]
+    bench.log.warning("enumerated: %s", results["enumeration"])
     for job in config["jobs"]:
+        bench.log.warning("job %s", job)
         results["results"].extend(await bench.run_job(job))
+        bench.log.warning("result %s", results["results"][-1])
     with open(config["results"], "w") as f:
         json.dump(results, f, indent=2)

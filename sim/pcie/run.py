@@ -8,6 +8,7 @@ import hashlib
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 
@@ -17,6 +18,34 @@ from hostlink.sim.toolchain import verilator_env
 
 BUILD_ROOT = os.environ.get("HOSTLINK_BUILD_DIR",
     os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "build"))
+
+
+def compile_model(model_dir, top, sources, log_file, verbose=False):
+    """Verilator model with cocotb's VPI main, like cocotb's runner builds it, with our own flags.
+
+    cocotb's runner adds --public-flat-rw, which makes every signal of the SoC writable from VPI: that
+    stops Verilator from optimising, and the bench only needs the top-level ports (--public-depth 1).
+    """
+    import cocotb_tools.config
+    libs = cocotb_tools.config.libs_dir
+    main = os.path.join(cocotb_tools.config.share_dir, "lib", "verilator", "verilator.cpp")
+    env  = dict(os.environ, **verilator_env())
+    os.makedirs(model_dir, exist_ok=True)
+    debug = bool(os.environ.get("HOSTLINK_SIM_DEBUG"))
+    commands = [
+        ["verilator", "-cc", "--exe", "-Mdir", model_dir, "--top-module", top, "--prefix", "Vtop",
+         "-o", top, "--vpi", *(["--public-flat-rw"] if debug else ["--public-depth", "1"]),
+         "-LDFLAGS", f"-Wl,-rpath,{libs} -L{libs} -lcocotbvpi_verilator",
+         "-Wno-fatal", "-Wno-lint", "-Wno-style", "-O3", "--x-assign", "fast", "--x-initial", "fast",
+         "--timescale", "1ps/1ps", main, *sources],
+        ["make", "-j", str(os.cpu_count() or 1), "-C", model_dir, "-f", "Vtop.mk"],
+    ]
+    with open(log_file, "w") as log:
+        for cmd in commands:
+            result = subprocess.run(cmd, env=env, stdout=None if verbose else log,
+                stderr=subprocess.STDOUT, text=True)
+            if result.returncode != 0:
+                raise RuntimeError(f"Verilator build failed ({' '.join(cmd[:2])} ...): see {log_file}")
 
 
 def build_model(board_name, dma_channels=2, build_root=BUILD_ROOT, verbose=False):
@@ -34,23 +63,11 @@ def build_model(board_name, dma_channels=2, build_root=BUILD_ROOT, verbose=False
     model_dir = os.path.join(soc_dir, "verilator")
     stamp     = os.path.join(model_dir, "hostlink.digest")
     if not (os.path.exists(stamp) and open(stamp).read() == digest):
-        from cocotb_tools.runner import get_runner
-        os.environ.update(verilator_env())
-        shutil.rmtree(model_dir, ignore_errors=True)
-        runner = get_runner("verilator")
-        runner.build(
-            sources      = [verilog, STUBS],
-            hdl_toplevel = "sim_top",
-            build_dir    = model_dir,
-            build_args   = ["-Wno-fatal", "-Wno-lint", "-Wno-style", "-O3", "--x-assign", "fast",
-                            "--x-initial", "fast", "-CFLAGS", "-O2"],
-            timescale    = ("1ps", "1ps"),
-            log_file     = os.path.join(soc_dir, "verilator_build.log"),
-            verbose      = verbose,
-        )
+        compile_model(model_dir, "sim_top", [verilog, STUBS],
+            log_file=os.path.join(soc_dir, "verilator_build.log"), verbose=verbose)
         with open(stamp, "w") as f:
             f.write(digest)
-    return {"board": board, "model_dir": model_dir, "csr_json": csr_json, "soc_dir": soc_dir}
+    return {"board": board, "model_dir": model_dir, "csr_json": csr_json, "soc_dir": soc_dir, "verilog": verilog}
 
 
 def run_jobs(board_name, jobs, profile, dma_channels=2, build_root=BUILD_ROOT, verbose=False):
@@ -76,6 +93,11 @@ def run_jobs(board_name, jobs, profile, dma_channels=2, build_root=BUILD_ROOT, v
         }
         with open(config_path, "w") as f:
             json.dump(config, f)
+        # $readmemh() paths are relative to the simulator's working directory.
+        gateware_dir = os.path.dirname(model["verilog"])
+        for name in os.listdir(gateware_dir):
+            if name.endswith(".init"):
+                shutil.copy(os.path.join(gateware_dir, name), tmp)
         runner = get_runner("verilator")
         runner.test(
             test_module  = "hostlink.sim.pcie.bench",

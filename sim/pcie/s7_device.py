@@ -40,6 +40,9 @@ from cocotbext.pcie.core.tlp import Tlp, TlpType
 
 # Constants ----------------------------------------------------------------------------------------
 
+import os
+DEBUG = bool(os.environ.get("HOSTLINK_SIM_DEBUG"))
+
 LTSSM_L0 = 0x16
 
 _MEM_REQUESTS = {TlpType.MEM_READ, TlpType.MEM_READ_64, TlpType.MEM_WRITE, TlpType.MEM_WRITE_64}
@@ -140,6 +143,7 @@ class S7PcieDevice(Device):
             await super().upstream_recv(tlp)
 
     def _enqueue_rx(self, tlp, bar_hit):
+        if DEBUG: print("to user", get_sim_time("ns"), repr(tlp)[:200], flush=True)
         raw = bytes(tlp.pack())
         dwords = [int.from_bytes(raw[i:i+4], "big") for i in range(0, len(raw), 4)]
         self.rx_queue.append((tlp, dwords, bar_hit))
@@ -214,6 +218,7 @@ class S7PcieDevice(Device):
             await RisingEdge(self.clk)
             # Sampled at the edge, as cocotbext-axi does: the values the flops saw.
             if tready.value:
+                if DEBUG: print("rx beat accepted", get_sim_time("ns"), hex(beat[0]), hex(beat[2]), flush=True)
                 for tlp in beat[4]:
                     tlp.release_fc()
                     if tlp.fmt_type in _COMPLETIONS:
@@ -294,7 +299,9 @@ class S7PcieDevice(Device):
                 if tlast.value:
                     raw = b"".join(dw.to_bytes(4, "big") for dw in dwords)
                     dwords = []
-                    self.tx_queue.put_nowait(Tlp.unpack(bytearray(raw)))
+                    tlp = Tlp.unpack(bytearray(raw))
+                    if DEBUG: print("from user", get_sim_time("ns"), repr(tlp)[:200], flush=True)
+                    self.tx_queue.put_nowait(tlp)
 
     async def _run_tx_send(self):
         while True:

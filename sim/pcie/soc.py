@@ -59,6 +59,17 @@ class SimS7PCIEPHY(S7PCIEPHY):
 
 # Simulation platform ------------------------------------------------------------------------------
 
+def _comb_blocks_run_at_time_zero(path):
+    # Migen writes a combinational signal with a constant value as `always @(*) begin x <= 1; end`.
+    # Such a block reads nothing, so by IEEE 1364 it never runs: x keeps its declared initial value
+    # (Verilator does exactly that; a real synthesizer folds the constant). SystemVerilog's always_comb
+    # runs once at time zero and then like always @(*), which is what the design means.
+    with open(path) as f:
+        text = f.read()
+    with open(path, "w") as f:
+        f.write(text.replace("always @(*) begin", "always_comb begin"))
+
+
 def make_sim_platform(board_platform_cls):
     """The board's platform (same IOs, same toolchain hooks) generating plain, vendor-neutral Verilog."""
     class SimPlatform(board_platform_cls):
@@ -75,6 +86,7 @@ def make_sim_platform(board_platform_cls):
             try:
                 verilog = self.get_verilog(fragment, name=build_name)
                 verilog.write(build_name + ".v")
+                _comb_blocks_run_at_time_zero(build_name + ".v")
             finally:
                 os.chdir(cwd)
             return verilog

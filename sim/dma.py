@@ -1,0 +1,162 @@
+# This file is part of hostlink.
+# Copyright (c) 2026 hostlink developers
+# SPDX-License-Identifier: BSD-2-Clause
+
+"""./sim.py dma: a PCIe DMA SoC in cycle-level simulation against a modelled host.
+
+Throughput is in simulated time at the SoC's system clock: it does not depend on this machine's speed.
+"""
+
+import argparse
+import json
+import sys
+
+from hostlink.cores.pcie.config import DMA_DESCRIPTOR_MAX_BYTES, check_dma_channels
+from hostlink.sim.pcie.host import host_profile
+from hostlink.sim.pcie.soc import BOARDS, get_board
+from hostlink.sim.pcie.driver import TABLE_DEPTH
+
+DIRECTIONS = ("h2c", "c2h", "bidir")
+
+# Argument parsing ---------------------------------------------------------------------------------
+
+def parse_size(text):
+    """'4096', '4K', '64K', '1M', '1.5M' -> bytes (K = 1024)."""
+    text = text.strip()
+    scale = {"K": 1024, "M": 1024**2, "G": 1024**3}.get(text[-1:].upper(), 1)
+    number = text[:-1] if scale != 1 else text
+    try:
+        value = float(number) * scale
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"size {text!r} is not a number of bytes (e.g. 4096, 4K, 1M)")
+    if value != int(value) or value < 1:
+        raise argparse.ArgumentTypeError(f"size {text!r} must be a whole number of bytes >= 1")
+    return int(value)
+
+
+def parse_sizes(text):
+    return [parse_size(t) for t in text.split(",") if t.strip()]
+
+
+def parse_directions(text):
+    directions = [t.strip() for t in text.split(",") if t.strip()]
+    for d in directions:
+        if d not in DIRECTIONS:
+            raise argparse.ArgumentTypeError(f"direction must be among {', '.join(DIRECTIONS)}, not {d!r}")
+    return directions
+
+
+def probability(text):
+    value = float(text)
+    if not 0 <= value < 1:
+        raise argparse.ArgumentTypeError(f"probability must be in [0, 1), not {text!r}")
+    return value
+
+
+def build_parser():
+    p = argparse.ArgumentParser(prog="sim.py dma", description=__doc__.strip().splitlines()[0])
+    p.add_argument("--board",        default="zc706", help=f"Board: {', '.join(sorted(BOARDS))} (default zc706).")
+    p.add_argument("--sizes",        default="4K,64K,1M", type=parse_sizes, help="Transfer sizes, e.g. 4K,64K,1M.")
+    p.add_argument("--directions",   default="h2c,c2h,bidir", type=parse_directions,
+        help="h2c (host to FPGA), c2h (FPGA to host), bidir (both at once, through the loopback).")
+    p.add_argument("--dma-channels", default=2, type=int, help="DMA channels in the SoC (1 to 8).")
+    p.add_argument("--channels",     default=1, type=int, help="Channels running at once (<= --dma-channels).")
+    p.add_argument("--descriptor-size", default="64K", type=parse_size,
+        help="Bytes per descriptor (grown if a transfer needs more than the 256-entry table).")
+    p.add_argument("--json",         metavar="PATH", help="Write the results as JSON to PATH.")
+    p.add_argument("--verbose",      action="store_true", help="Show the simulator's output.")
+    host = p.add_argument_group("host profile (defaults: the board's link, MPS 256, MRRS 512, 1 us reads)")
+    host.add_argument("--profile",   default="default", choices=["default", "worst", "ideal"],
+        help="default: completions up to MPS on 64-byte boundaries, reordered, random back-pressure; "
+             "worst: 64-byte completions only; ideal: no stalls, in order.")
+    host.add_argument("--mps",             type=int,   help="Max payload size in bytes (default 256).")
+    host.add_argument("--mrrs",            type=int,   help="Max read request size in bytes (default 512).")
+    host.add_argument("--read-latency-ns", type=float, help="Read request to first completion (default 1000).")
+    host.add_argument("--completion-size", choices=["mps", "64"], help="Completion split (default mps).")
+    host.add_argument("--no-reorder",      action="store_true", help="Keep completions of different tags in order.")
+    host.add_argument("--backpressure",    type=probability, help="P(hard block holds a TX beat) (default 0.1).")
+    host.add_argument("--rx-gaps",         type=probability, help="P(idle cycle between RX beats) (default 0.05).")
+    host.add_argument("--seed",            type=int, help="Random seed of the host model (default 1).")
+    return p
+
+
+def profile_from_args(args, board):
+    return host_profile(args.profile,
+        link_speed          = board.link_speed,
+        link_width          = board.link_width,
+        max_payload_size    = args.mps,
+        max_read_request    = args.mrrs,
+        read_latency_ns     = args.read_latency_ns,
+        completion_size     = args.completion_size,
+        reorder_completions = False if args.no_reorder else None,
+        backpressure        = args.backpressure,
+        rx_gaps             = args.rx_gaps,
+        seed                = args.seed,
+    )
+
+# Jobs ---------------------------------------------------------------------------------------------
+
+def make_jobs(sizes, directions, channels, descriptor_size):
+    jobs = []
+    for size in sizes:
+        # The table holds 256 descriptors: larger transfers get larger descriptors.
+        per_descriptor = max(descriptor_size, -(-size // TABLE_DEPTH))
+        if per_descriptor > DMA_DESCRIPTOR_MAX_BYTES:
+            raise ValueError(f"a {size}-byte transfer needs descriptors over the {DMA_DESCRIPTOR_MAX_BYTES}-byte limit")
+        for d in directions:
+            jobs.append({"kind": d, "size": size, "channels": list(range(channels)),
+                         "descriptor_size": per_descriptor})
+    return jobs
+
+
+def format_table(results):
+    lines = []
+    host = results["host"]
+    lines.append(f"board {results['board']}, sys_clk {results['sys_clk_hz']/1e6:.1f} MHz, "
+                 f"Gen{host['link_speed']} x{host['link_width']}, MPS {host['max_payload_size']}, "
+                 f"MRRS {host['max_read_request']}, read latency {host['read_latency_ns']:.0f} ns, "
+                 f"completions {host['completion_size']}, reorder {host['reorder_completions']}, "
+                 f"back-pressure {host['backpressure']}, rx gaps {host['rx_gaps']}")
+    lines.append("figures in simulated time (cycles at sys_clk)")
+    lines.append(f"{'size':>10} {'direction':>9} {'ch':>3} {'bytes':>10} {'cycles':>10} {'GB/s':>7} {'errors':>6} {'MSI':>7}")
+    for r in results["results"]:
+        cycles = r["cycles"] if r["cycles"] is not None else "timeout"
+        lines.append(f"{r['size']:>10} {r['direction']:>9} {r['channels']:>3} {r['bytes']:>10} {cycles:>10} "
+                     f"{r['gbytes_per_s']:>7.3f} {r['errors']:>6} {r['msis']:>3}/{r['msis_expected']:<3}")
+    return "\n".join(lines)
+
+# Main ---------------------------------------------------------------------------------------------
+
+def run(board_name, sizes, directions=DIRECTIONS, dma_channels=2, channels=1, descriptor_size=65536,
+        profile=None, verbose=False):
+    from hostlink.sim.pcie.run import run_jobs
+    board = get_board(board_name)
+    check_dma_channels(dma_channels)
+    if not 1 <= channels <= dma_channels:
+        raise ValueError(f"channels running at once must be from 1 to {dma_channels}, not {channels!r}")
+    profile = profile or host_profile("default", link_speed=board.link_speed, link_width=board.link_width)
+    jobs = make_jobs(sizes, directions, channels, descriptor_size)
+    return run_jobs(board.name, jobs, profile, dma_channels=dma_channels, verbose=verbose)
+
+
+def main(argv=None):
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        board   = get_board(args.board)
+        profile = profile_from_args(args, board)
+        results = run(board.name, args.sizes, args.directions, args.dma_channels, args.channels,
+            args.descriptor_size, profile, args.verbose)
+    except ValueError as error:
+        parser.error(str(error))
+    print(format_table(results))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=2)
+        print(f"results written to {args.json}")
+    return 0 if all(r["errors"] == 0 for r in results["results"]) else 1
+
+
+def demo():
+    """./sim.py with no arguments: a DMA loopback at a few sizes on the default board."""
+    return main(["--board", "zc706", "--sizes", "4K,64K,256K", "--directions", "bidir,h2c,c2h"])
