@@ -10,6 +10,7 @@ completions on read-completion-boundary (64-byte) multiples, and interleaves the
 reads (tags). `HostProfile` sets each of these; `HostRootComplex` applies them.
 """
 
+import math
 import random
 from dataclasses import dataclass, asdict, field
 
@@ -136,7 +137,7 @@ class HostRootComplex(RootComplex):
             if not ready:
                 wait = min(p.ready_time for p in self.pending) - now
                 self.wake.clear()
-                await Timer(max(wait, 1), "ns")
+                await Timer(max(math.ceil(wait * 1000), 1), "ps")
                 continue
             # Completions of one read stay in order; different reads interleave when reordering is on.
             read = self.rng.choice(ready) if self.profile.reorder_completions else ready[0]

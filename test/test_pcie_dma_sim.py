@@ -1,0 +1,161 @@
+# This file is part of hostlink.
+# Copyright (c) 2026 hostlink developers
+# SPDX-License-Identifier: BSD-2-Clause
+
+"""The ZC706 DMA SoC in cycle-level simulation against the host model (see sim/pcie/).
+
+One simulator run per host profile carries many transfers (building the Verilator model and enumerating
+take most of the time); each test then asserts on its own rows.
+"""
+
+import subprocess
+import sys
+import os
+
+import pytest
+
+from hostlink.sim.dma import make_jobs, parse_size, main as dma_main
+from hostlink.sim.pcie.host import host_profile
+from hostlink.sim.pcie.driver import split_descriptors
+from hostlink.sim.pcie.soc import get_board
+from hostlink.cores.pcie.config import DMA_DESCRIPTOR_MAX_BYTES
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# One bus word (16 bytes on the 128-bit datapath) to 1 MiB, with sizes that are not powers of two.
+LOOPBACK_SIZES = [16, 48, 4100, 12304, 65536 + 4096 + 16, 1 << 20]
+SINGLE_SIZES   = [16, 4100, 65536 + 48]
+
+
+def _jobs():
+    jobs = []
+    for size in LOOPBACK_SIZES:
+        jobs.append({"kind": "bidir", "size": size, "channels": [0], "descriptor_size": 65536})
+    for size in SINGLE_SIZES:
+        for kind in ("h2c", "c2h"):
+            jobs.append({"kind": kind, "size": size, "channels": [0], "descriptor_size": 65536})
+    # Many descriptors, an MSI asked for every third one (and the last).
+    jobs.append({"kind": "bidir", "size": 40960, "channels": [0], "descriptor_size": 4096, "irq_every": 3})
+    # Both channels at once, each with its own data.
+    jobs.append({"kind": "bidir", "size": 32768 + 64, "channels": [0, 1], "descriptor_size": 8192})
+    return jobs
+
+
+@pytest.fixture(scope="module")
+def default_run():
+    from hostlink.sim.pcie.run import run_jobs
+    profile = host_profile("default", seed=7)
+    return run_jobs("zc706", _jobs(), profile, dma_channels=2)
+
+
+@pytest.fixture(scope="module")
+def worst_run():
+    from hostlink.sim.pcie.run import run_jobs
+    profile = host_profile("worst", seed=11)
+    jobs = [{"kind": k, "size": 20000, "channels": [0], "descriptor_size": 8192} for k in ("h2c", "c2h", "bidir")]
+    return run_jobs("zc706", jobs, profile, dma_channels=2)
+
+
+def _rows(run, direction, size, channels=1):
+    rows = [r for r in run["results"] if r["direction"] == direction and r["size"] == size and r["channels"] == channels]
+    assert rows, f"no {direction} row for {size} bytes on {channels} channel(s)"
+    return rows
+
+# Enumeration and CSR access -----------------------------------------------------------------------
+
+def test_enumeration_and_csr_access(default_run):
+    e = default_run["enumeration"]
+    assert e["vendor_id"] == 0x10ee
+    assert e["bar0_size"] == 1 << 20
+    assert e["msi_enabled"] == 1
+    assert e["bus_master"] == 1
+    link = e["link_status"]
+    assert link & 1 == 1                 # Link up.
+    assert (link >> 1) & 1 == 1          # 5.0 GT/s.
+    assert (link >> 2) & 3 == 0b10       # x4.
+    assert e["max_payload_size"] == 256
+    assert e["max_request_size"] == 512
+    # The identification/scratch register reads its reset value, then what the host wrote.
+    assert e["scratch"] == [0x12345678, 0xdeadbeef]
+
+# Data integrity -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("size", LOOPBACK_SIZES)
+def test_loopback_every_byte(default_run, size):
+    (row,) = _rows(default_run, "bidir", size)
+    assert not row["timed_out"]
+    assert row["errors"] == 0
+    assert row["msis"] == row["msis_expected"] == 2
+
+
+@pytest.mark.parametrize("size", SINGLE_SIZES)
+@pytest.mark.parametrize("direction", ["h2c", "c2h"])
+def test_single_direction(default_run, size, direction):
+    (row,) = _rows(default_run, direction, size)
+    assert not row["timed_out"]
+    assert row["errors"] == 0
+    assert row["msis"] == row["msis_expected"] == 1
+    assert row["cycles"] > 0
+
+
+def test_msi_per_descriptor_that_asks(default_run):
+    (row,) = _rows(default_run, "bidir", 40960)
+    assert row["errors"] == 0
+    # 10 descriptors per direction, MSI on the 3rd, 6th, 9th and the last: 4 per direction.
+    assert row["msis_expected"] == 8
+    assert row["msis"] == 8
+
+
+def test_two_channels_at_once(default_run):
+    (row,) = _rows(default_run, "bidir", 32768 + 64, channels=2)
+    assert row["errors"] == 0
+    assert row["bytes"] == 2 * (32768 + 64)
+
+
+@pytest.mark.parametrize("direction", ["h2c", "c2h", "bidir"])
+def test_worst_case_host_64_byte_completions(worst_run, direction):
+    (row,) = _rows(worst_run, direction, 20000)
+    assert worst_run["host"]["completion_size"] == "64"
+    assert row["errors"] == 0
+    assert not row["timed_out"]
+
+# Bad input ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("length", [0, DMA_DESCRIPTOR_MAX_BYTES + 1])
+def test_dma_length_out_of_range(length):
+    with pytest.raises(ValueError, match=f"DMA descriptor length must be from 1 to {DMA_DESCRIPTOR_MAX_BYTES} bytes, not {length}"):
+        split_descriptors(0x1000, length, descriptor_size=length)
+
+
+def test_size_parsing():
+    assert parse_size("4K") == 4096
+    assert parse_size("1M") == 1 << 20
+    assert parse_size("100") == 100
+    for bad in ["0", "-4K", "1.5", "four"]:
+        with pytest.raises(Exception, match=repr(bad)):
+            parse_size(bad)
+
+
+def test_transfer_needing_oversize_descriptors_is_refused():
+    with pytest.raises(ValueError, match="over the 16777215-byte limit"):
+        make_jobs([256 * DMA_DESCRIPTOR_MAX_BYTES + 256], ["h2c"], 1, 65536)
+
+
+def test_unknown_board_is_refused():
+    with pytest.raises(ValueError, match="board must be one of .*, not 'zc999'"):
+        get_board("zc999")
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--board", "zc999"],                     "board must be one of"),
+    (["--sizes", "0"],                         "must be a whole number of bytes >= 1"),
+    (["--channels", "3"],                      "channels running at once must be from 1 to 2, not 3"),
+    (["--dma-channels", "9"],                  "DMA channel count must be an integer from 1 to 8, not 9"),
+    (["--mps", "300"],                         "max payload size must be a power of two"),
+    (["--directions", "sideways"],             "direction must be among h2c, c2h, bidir"),
+])
+def test_cli_rejects_bad_arguments(args, message):
+    result = subprocess.run([sys.executable, os.path.join(ROOT, "sim.py"), "dma", *args],
+        capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2
+    assert message in result.stderr
