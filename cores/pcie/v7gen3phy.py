@@ -1,0 +1,647 @@
+# This file is part of hostlink.
+# Copyright (c) 2026 hostlink developers
+# SPDX-License-Identifier: BSD-2-Clause
+
+"""LitePCIe PHY for the Virtex-7 Gen3 Integrated Block for PCI Express (`pcie3_7x`, Xilinx PG023).
+
+The XC7VX690T (VC709) has only this Gen3 block; LitePCIe's S7PCIEPHY wraps the Gen2 `pcie_7x`. The
+`pcie3_7x` user interface is the UltraScale one (four AXI4-Stream interfaces: requester request RQ,
+requester completion RC, completer request CQ, completer completion CC, with descriptors instead of TLP
+headers), so this PHY reuses LitePCIe's UltraScale adapters (`litepcie/phy/xilinx_us/*_adapt_*.v`, which
+translate descriptors to and from TLP headers) and offers the same interface as LitePCIe's USPCIEPHY:
+`req_sink`/`cmp_sink` towards the host, `req_source`/`cmp_source` from it, `msi`, `id`, `bar0_mask`,
+`max_request_size`, `max_payload_size`.
+
+What differs from the UltraScale block and is handled here:
+
+- the PIPE clocks: the 7-series Gen3 block is generated with its PIPE clock module outside the core, so
+  the user design derives them from the block's `pipe_txoutclk_out` (an MMCM: 125 MHz PIPE clock at Gen1/2,
+  250 MHz at Gen3 selected glitch-free by `pipe_pclk_sel_out`, 125 MHz DRP clock, the core clock userclk1
+  and the user clock userclk2);
+- MSI: `cfg_interrupt_msi_int` is a 32-bit one-hot pulse per vector, answered by `..._msi_sent` or
+  `..._msi_fail`; LitePCIe's MSI stream becomes one pulse per message, re-sent on failure;
+- configuration status: widths of the 7-series block (2 functions, not 4), no `pcie_rq_tag_av`;
+- every bit of the 22-bit `m_axis_cq_tready` / `m_axis_rc_tready` is driven with the same value (PG023).
+"""
+
+import os
+
+from migen import *
+from migen.genlib.cdc import MultiReg
+
+from litex.gen import *
+
+from litex.soc.interconnect import stream
+from litex.soc.interconnect.csr import *
+
+from litepcie.common import phy_layout, msi_layout, get_bar_mask
+from litepcie.phy.common import PHYTXDatapath, PHYRXDatapath
+
+import litepcie.phy
+
+from hostlink.cores.pcie.config import check_choice
+
+# Constants ----------------------------------------------------------------------------------------
+
+LANES       = [1, 2, 4, 8]
+DATA_WIDTHS = [64, 128, 256]
+SPEEDS      = {"gen1": "2.5_GT/s", "gen2": "5.0_GT/s", "gen3": "8.0_GT/s"}
+
+# (speed, lanes) -> data widths at a 250 MHz user clock, the combinations PG023 offers at 250 MHz.
+_WIDTHS_AT_250MHZ = {
+    ("gen1", 1): 64, ("gen1", 2): 64, ("gen1", 4): 64,  ("gen1", 8): 64,
+    ("gen2", 1): 64, ("gen2", 2): 64, ("gen2", 4): 64,  ("gen2", 8): 128,
+    ("gen3", 1): 64, ("gen3", 2): 64, ("gen3", 4): 128, ("gen3", 8): 256,
+}
+
+# The LitePCIe Linux driver matches the UltraScale Gen3 device IDs (0x8030 + lanes): the user interface is
+# the same, so the driver is too.
+XILINX_VENDOR_ID = 0x10ee
+
+def device_id(nlanes):
+    return 0x8030 + nlanes
+
+US_ADAPTERS = os.path.join(os.path.dirname(litepcie.phy.__file__), "xilinx_us")
+
+# V7Gen3PCIEPHY ------------------------------------------------------------------------------------
+
+class V7Gen3PCIEPHY(LiteXModule):
+    endianness    = "little"
+    qword_aligned = False
+
+    def __init__(self, platform, pads, speed="gen3", data_width=256, cd="sys",
+        pcie_data_width = None,
+        bar0_size       = 0x100000,
+        msi_vectors     = 1,
+        with_csr        = True,
+    ):
+        # Parameters -------------------------------------------------------------------------------
+        nlanes = len(pads.tx_p)
+        if pcie_data_width is None:
+            pcie_data_width = _WIDTHS_AT_250MHZ.get((speed, nlanes), data_width)
+        check_choice("PCIe speed", speed, list(SPEEDS))
+        check_choice("PCIe lane count", nlanes, LANES)
+        check_choice("PCIe data width (bits)", data_width, DATA_WIDTHS)
+        check_choice("PCIe hard block data width (bits)", pcie_data_width, DATA_WIDTHS)
+        if pcie_data_width != _WIDTHS_AT_250MHZ[(speed, nlanes)]:
+            raise ValueError(f"pcie3_7x at {speed} x{nlanes} and a 250 MHz user clock has a "
+                f"{_WIDTHS_AT_250MHZ[(speed, nlanes)]}-bit interface, not {pcie_data_width!r}")
+        if not isinstance(bar0_size, int) or bar0_size < 0x100000 or bar0_size & (bar0_size - 1):
+            raise ValueError(f"BAR0 size must be a power of two of at least 1 MiB, not {bar0_size!r}")
+        check_choice("MSI vector count", msi_vectors, [1, 2, 4, 8, 16, 32])
+
+        # Streams ----------------------------------------------------------------------------------
+        self.req_sink   = stream.Endpoint(phy_layout(data_width))  # i (FPGA -> host requests)
+        self.cmp_sink   = stream.Endpoint(phy_layout(data_width))  # i (FPGA -> host completions)
+        self.req_source = stream.Endpoint(phy_layout(data_width))  # o (host -> FPGA requests)
+        self.cmp_source = stream.Endpoint(phy_layout(data_width))  # o (host -> FPGA completions)
+        self.msi        = stream.Endpoint(msi_layout())            # i (dat: MSI vector)
+
+        # Status (sys domain) ----------------------------------------------------------------------
+        self.link_up           = Signal()    # o
+        self.link_rate         = Signal(3)   # o 0b001: 2.5, 0b010: 5.0, 0b100: 8.0 GT/s
+        self.link_width        = Signal(4)   # o 0b0001 .. 0b1000: x1 .. x8
+        self.ltssm             = Signal(6)   # o
+        self.phy_down          = Signal()    # o
+        self.phy_status        = Signal(2)   # o
+        self.msi_enable        = Signal()    # o
+        self.bus_master_enable = Signal()    # o
+
+        # Parameters/Locals ------------------------------------------------------------------------
+        self.platform         = platform
+        self.speed            = speed
+        self.nlanes           = nlanes
+        self.data_width       = data_width
+        self.pcie_data_width  = pcie_data_width
+        self.bar0_size        = bar0_size
+        self.bar0_mask        = get_bar_mask(bar0_size)
+        self.msi_vectors      = msi_vectors
+        self.id               = Signal(16)
+        self.max_request_size = Signal(16)
+        self.max_payload_size = Signal(16)
+        self.config           = {}
+        self.external_hard_ip = False
+
+        # # #
+
+        self.cd_pcie = ClockDomain()
+
+        # Clocking / Reset -------------------------------------------------------------------------
+        pcie_refclk = Signal()
+        pcie_rst_n  = Signal(reset=1)
+        if hasattr(pads, "rst_n"):
+            self.comb += pcie_rst_n.eq(pads.rst_n)
+        self.specials += Instance("IBUFDS_GTE2",
+            i_CEB = 0,
+            i_I   = pads.clk_p,
+            i_IB  = pads.clk_n,
+            o_O   = pcie_refclk,
+        )
+        platform.add_period_constraint(pads.clk_p, 1e9/100e6)
+        self.pipe = pipe = _PIPEClocking(nlanes)
+
+        # TX (FPGA -> host) CDC / data width conversion --------------------------------------------
+        self.cc_datapath = PHYTXDatapath(data_width, pcie_data_width, cd)
+        self.rq_datapath = PHYTXDatapath(data_width, pcie_data_width, cd)
+        self.comb += [
+            self.cmp_sink.connect(self.cc_datapath.sink),
+            self.req_sink.connect(self.rq_datapath.sink),
+        ]
+        s_axis_cc = self.cc_datapath.source
+        s_axis_rq = self.rq_datapath.source
+
+        # RX (host -> FPGA) CDC / data width conversion --------------------------------------------
+        self.cq_datapath = PHYRXDatapath(data_width, pcie_data_width, cd)
+        self.rc_datapath = PHYRXDatapath(data_width, pcie_data_width, cd)
+        self.comb += [
+            self.cq_datapath.source.connect(self.req_source),
+            self.rc_datapath.source.connect(self.cmp_source),
+        ]
+        m_axis_cq = self.cq_datapath.sink
+        m_axis_rc = self.rc_datapath.sink
+
+        # MSI CDC (FPGA -> host) -------------------------------------------------------------------
+        if cd == "pcie":
+            cfg_msi = self.msi
+        else:
+            self.msi_cdc = msi_cdc = stream.ClockDomainCrossing(msi_layout(),
+                cd_from = cd, cd_to = "pcie", with_common_rst = True)
+            self.comb += self.msi.connect(msi_cdc.sink)
+            cfg_msi = msi_cdc.source
+
+        # Adapters (TLP <-> descriptors) -----------------------------------------------------------
+        dw, kw = pcie_data_width, pcie_data_width//32
+        a = {name: Signal(width, name=f"{name}_a") for name, width in [
+            ("s_axis_rq_tdata", dw), ("s_axis_rq_tkeep", kw), ("s_axis_rq_tlast", 1),
+            ("s_axis_rq_tready", 1), ("s_axis_rq_tuser", 60), ("s_axis_rq_tvalid", 1),
+            ("m_axis_rc_tdata", dw), ("m_axis_rc_tkeep", kw), ("m_axis_rc_tlast", 1),
+            ("m_axis_rc_tready", 4), ("m_axis_rc_tuser", 75), ("m_axis_rc_tvalid", 1),
+            ("m_axis_cq_tdata", dw), ("m_axis_cq_tkeep", kw), ("m_axis_cq_tlast", 1),
+            ("m_axis_cq_tready", 4), ("m_axis_cq_tuser", 85), ("m_axis_cq_tvalid", 1),
+            ("s_axis_cc_tdata", dw), ("s_axis_cc_tkeep", kw), ("s_axis_cc_tlast", 1),
+            ("s_axis_cc_tready", 1), ("s_axis_cc_tuser", 33), ("s_axis_cc_tvalid", 1),
+        ]}
+        user_clk, user_reset = ClockSignal("pcie"), ResetSignal("pcie")
+        m_axis_rc_tuser = Signal(22)
+        m_axis_cq_tuser = Signal(22)
+        m_axis_rc_tlast = Signal()
+        m_axis_cq_tlast = Signal()
+        self.specials += [
+            Instance("s_axis_rq_adapt", p_DATA_WIDTH=dw, p_KEEP_WIDTH=dw//8,
+                i_user_clk=user_clk, i_user_reset=user_reset,
+                i_s_axis_rq_tdata=s_axis_rq.dat, i_s_axis_rq_tkeep=s_axis_rq.be,
+                i_s_axis_rq_tlast=s_axis_rq.last, o_s_axis_rq_tready=s_axis_rq.ready,
+                i_s_axis_rq_tuser=0, i_s_axis_rq_tvalid=s_axis_rq.valid,
+                **{f"{d}_{n}_a": a[n] for d, n in [("o", "s_axis_rq_tdata"), ("o", "s_axis_rq_tkeep"),
+                    ("o", "s_axis_rq_tlast"), ("i", "s_axis_rq_tready"), ("o", "s_axis_rq_tuser"),
+                    ("o", "s_axis_rq_tvalid")]}),
+            Instance("m_axis_rc_adapt", p_DATA_WIDTH=dw, p_KEEP_WIDTH=dw//8,
+                i_user_clk=user_clk, i_user_reset=user_reset,
+                o_m_axis_rc_tdata=m_axis_rc.dat, o_m_axis_rc_tkeep=m_axis_rc.be,
+                o_m_axis_rc_tlast=m_axis_rc_tlast, i_m_axis_rc_tready=Replicate(m_axis_rc.ready, 4),
+                o_m_axis_rc_tuser=m_axis_rc_tuser, o_m_axis_rc_tvalid=m_axis_rc.valid,
+                # The 7-series RC tuser is 75 bits, the adapter's port 85 (UltraScale+ width).
+                i_m_axis_rc_tuser_a=Cat(a["m_axis_rc_tuser"], Constant(0, 10)),
+                **{f"{d}_{n}_a": a[n] for d, n in [("i", "m_axis_rc_tdata"), ("i", "m_axis_rc_tkeep"),
+                    ("i", "m_axis_rc_tlast"), ("o", "m_axis_rc_tready"), ("i", "m_axis_rc_tvalid")]}),
+            Instance("m_axis_cq_adapt", p_DATA_WIDTH=dw, p_KEEP_WIDTH=dw//8,
+                i_user_clk=user_clk, i_user_reset=user_reset,
+                o_m_axis_cq_tdata=m_axis_cq.dat, o_m_axis_cq_tkeep=m_axis_cq.be,
+                o_m_axis_cq_tlast=m_axis_cq_tlast, i_m_axis_cq_tready=Replicate(m_axis_cq.ready, 4),
+                o_m_axis_cq_tuser=m_axis_cq_tuser, o_m_axis_cq_tvalid=m_axis_cq.valid,
+                **{f"{d}_{n}_a": a[n] for d, n in [("i", "m_axis_cq_tdata"), ("i", "m_axis_cq_tkeep"),
+                    ("i", "m_axis_cq_tlast"), ("o", "m_axis_cq_tready"), ("i", "m_axis_cq_tuser"),
+                    ("i", "m_axis_cq_tvalid")]}),
+            Instance("s_axis_cc_adapt", p_DATA_WIDTH=dw, p_KEEP_WIDTH=dw//8,
+                i_user_clk=user_clk, i_user_reset=user_reset,
+                i_s_axis_cc_tdata=s_axis_cc.dat, i_s_axis_cc_tkeep=s_axis_cc.be,
+                i_s_axis_cc_tlast=s_axis_cc.last, o_s_axis_cc_tready=s_axis_cc.ready,
+                i_s_axis_cc_tuser=0, i_s_axis_cc_tvalid=s_axis_cc.valid,
+                **{f"{d}_{n}_a": a[n] for d, n in [("o", "s_axis_cc_tdata"), ("o", "s_axis_cc_tkeep"),
+                    ("o", "s_axis_cc_tlast"), ("i", "s_axis_cc_tready"), ("o", "s_axis_cc_tuser"),
+                    ("o", "s_axis_cc_tvalid")]}),
+        ]
+        self.comb += [
+            m_axis_cq.first.eq(m_axis_cq_tuser[14]),
+            m_axis_cq.last.eq(m_axis_cq_tlast),
+            m_axis_rc.first.eq(m_axis_rc_tuser[14]),
+            m_axis_rc.last.eq(m_axis_rc_tlast),
+        ]
+
+        # MSI (pcie domain) ------------------------------------------------------------------------
+        msi_enable   = Signal(2)
+        msi_mmenable = Signal(6)
+        msi_sent     = Signal()
+        msi_fail     = Signal()
+        msi_int      = Signal(32)
+        # A function may only use the vectors the host granted (Multiple Message Enable): the others
+        # alias to the highest granted one.
+        granted  = Signal(6)
+        vector   = Signal(5)
+        self.comb += [
+            granted.eq(1 << msi_mmenable[:3]),
+            vector.eq(Mux(cfg_msi.dat < granted, cfg_msi.dat, granted - 1)),
+        ]
+        self.msi_fsm = msi_fsm = ClockDomainsRenamer("pcie")(FSM(reset_state="IDLE"))
+        msi_fsm.act("IDLE",
+            If(cfg_msi.valid,
+                If(msi_enable[0],
+                    msi_int.eq(1 << vector),
+                    NextState("WAIT"),
+                ).Else(
+                    # MSI off: the DMA's interrupt status registers still record the event.
+                    cfg_msi.ready.eq(1),
+                )
+            )
+        )
+        msi_fsm.act("WAIT",
+            If(msi_sent,
+                cfg_msi.ready.eq(1),
+                NextState("IDLE"),
+            ).Elif(msi_fail,
+                NextState("IDLE"),
+            )
+        )
+
+        # Configuration status ---------------------------------------------------------------------
+        def convert_size(command, size, max_size):
+            cases = {}
+            value = 128
+            for i in range(6):
+                cases[i] = size.eq(value)
+                value = min(value*2, max_size)
+            return Case(command, cases)
+
+        cfg_max_payload     = Signal(3)
+        cfg_max_read_req    = Signal(3)
+        cfg_function_status = Signal(8)
+        bus_number          = Signal(8)
+        device_number       = Signal(5)
+        function_number     = Signal(3)
+        self.comb += [
+            convert_size(cfg_max_read_req, self.max_request_size, max_size=512),
+            convert_size(cfg_max_payload,  self.max_payload_size, max_size=512),
+            self.id.eq(Cat(function_number, device_number, bus_number)),
+        ]
+
+        def resync(sig, clk="sys"):
+            _sig = Signal.like(sig)
+            self.specials += MultiReg(_sig, sig, clk)
+            return _sig
+
+        cfg_function_status_sys = Signal(8)
+        msi_enable_sys          = Signal(2)
+        self.comb += [
+            self.bus_master_enable.eq(cfg_function_status_sys[2]),
+            self.msi_enable.eq(msi_enable_sys[0]),
+        ]
+
+        # Hard IP ----------------------------------------------------------------------------------
+        self.pcie_phy_params = dict(
+            # PCI Express interface.
+            i_sys_clk                       = pcie_refclk,
+            i_sys_reset                     = ~pcie_rst_n,
+            o_pci_exp_txp                   = pads.tx_p,
+            o_pci_exp_txn                   = pads.tx_n,
+            i_pci_exp_rxp                   = pads.rx_p,
+            i_pci_exp_rxn                   = pads.rx_n,
+
+            # PIPE clocks (PG023: "PIPE clock module in example design").
+            i_pipe_pclk_in                  = pipe.pclk,
+            i_pipe_rxusrclk_in              = pipe.pclk,
+            i_pipe_rxoutclk_in              = 0,
+            i_pipe_dclk_in                  = pipe.dclk,
+            i_pipe_userclk1_in              = pipe.userclk1,
+            i_pipe_userclk2_in              = pipe.userclk2,
+            i_pipe_oobclk_in                = pipe.pclk,
+            i_pipe_mmcm_lock_in             = pipe.locked,
+            o_pipe_txoutclk_out             = pipe.txoutclk,
+            o_pipe_rxoutclk_out             = Open(nlanes),
+            o_pipe_pclk_sel_out             = pipe.pclk_sel,
+            o_pipe_gen3_out                 = Open(),
+            i_pipe_mmcm_rst_n               = 1,
+            o_mmcm_lock                     = Open(),
+
+            # Common.
+            o_user_clk                      = ClockSignal("pcie"),
+            o_user_reset                    = ResetSignal("pcie"),
+            o_user_lnk_up                   = resync(self.link_up),
+            o_user_app_rdy                  = Open(),
+
+            # Requester request (FPGA -> host).
+            i_s_axis_rq_tdata               = a["s_axis_rq_tdata"],
+            i_s_axis_rq_tkeep               = a["s_axis_rq_tkeep"],
+            i_s_axis_rq_tlast               = a["s_axis_rq_tlast"],
+            o_s_axis_rq_tready              = a["s_axis_rq_tready"],
+            i_s_axis_rq_tuser               = a["s_axis_rq_tuser"],
+            i_s_axis_rq_tvalid              = a["s_axis_rq_tvalid"],
+            o_pcie_rq_seq_num               = Open(4),
+            o_pcie_rq_seq_num_vld           = Open(),
+            o_pcie_rq_tag                   = Open(6),
+            o_pcie_rq_tag_vld               = Open(),
+            o_pcie_tfc_nph_av               = Open(2),
+            o_pcie_tfc_npd_av               = Open(2),
+
+            # Requester completion (host -> FPGA).
+            o_m_axis_rc_tdata               = a["m_axis_rc_tdata"],
+            o_m_axis_rc_tkeep               = a["m_axis_rc_tkeep"],
+            o_m_axis_rc_tlast               = a["m_axis_rc_tlast"],
+            i_m_axis_rc_tready              = Replicate(a["m_axis_rc_tready"][0], 22),
+            o_m_axis_rc_tuser               = a["m_axis_rc_tuser"],
+            o_m_axis_rc_tvalid              = a["m_axis_rc_tvalid"],
+
+            # Completer request (host -> FPGA).
+            o_m_axis_cq_tdata               = a["m_axis_cq_tdata"],
+            o_m_axis_cq_tkeep               = a["m_axis_cq_tkeep"],
+            o_m_axis_cq_tlast               = a["m_axis_cq_tlast"],
+            i_m_axis_cq_tready              = Replicate(a["m_axis_cq_tready"][0], 22),
+            o_m_axis_cq_tuser               = a["m_axis_cq_tuser"],
+            o_m_axis_cq_tvalid              = a["m_axis_cq_tvalid"],
+            i_pcie_cq_np_req                = 1,
+            o_pcie_cq_np_req_count          = Open(6),
+
+            # Completer completion (FPGA -> host).
+            i_s_axis_cc_tdata               = a["s_axis_cc_tdata"],
+            i_s_axis_cc_tkeep               = a["s_axis_cc_tkeep"],
+            i_s_axis_cc_tlast               = a["s_axis_cc_tlast"],
+            o_s_axis_cc_tready              = a["s_axis_cc_tready"],
+            i_s_axis_cc_tuser               = a["s_axis_cc_tuser"],
+            i_s_axis_cc_tvalid              = a["s_axis_cc_tvalid"],
+
+            # Configuration status.
+            o_cfg_phy_link_down             = resync(self.phy_down),
+            o_cfg_phy_link_status           = resync(self.phy_status),
+            o_cfg_negotiated_width          = resync(self.link_width),
+            o_cfg_current_speed             = resync(self.link_rate),
+            o_cfg_max_payload               = resync(cfg_max_payload),
+            o_cfg_max_read_req              = resync(cfg_max_read_req),
+            o_cfg_function_status           = resync(cfg_function_status_sys),
+            o_cfg_ltssm_state               = resync(self.ltssm),
+            o_cfg_function_power_state      = Open(6),
+            o_cfg_vf_status                 = Open(12),
+            o_cfg_vf_power_state            = Open(18),
+            o_cfg_link_power_state          = Open(2),
+            o_cfg_err_cor_out               = Open(),
+            o_cfg_err_nonfatal_out          = Open(),
+            o_cfg_err_fatal_out             = Open(),
+            o_cfg_ltr_enable                = Open(),
+            o_cfg_rcb_status                = Open(2),
+            o_cfg_dpa_substate_change       = Open(2),
+            o_cfg_obff_enable               = Open(2),
+            o_cfg_pl_status_change          = Open(),
+            o_cfg_tph_requester_enable      = Open(2),
+            o_cfg_tph_st_mode               = Open(6),
+            o_cfg_vf_tph_requester_enable   = Open(6),
+            o_cfg_vf_tph_st_mode            = Open(18),
+
+            # Configuration management: unused, the host configures the function.
+            i_cfg_mgmt_addr                 = 0,
+            i_cfg_mgmt_write                = 0,
+            i_cfg_mgmt_write_data           = 0,
+            i_cfg_mgmt_byte_enable          = 0,
+            i_cfg_mgmt_read                 = 0,
+            o_cfg_mgmt_read_data            = Open(32),
+            o_cfg_mgmt_read_write_done      = Open(),
+            i_cfg_mgmt_type1_cfg_reg_access = 0,
+
+            # Messages, flow control, per-function status: unused.
+            o_cfg_msg_received              = Open(),
+            o_cfg_msg_received_data         = Open(8),
+            o_cfg_msg_received_type         = Open(5),
+            i_cfg_msg_transmit              = 0,
+            i_cfg_msg_transmit_type         = 0,
+            i_cfg_msg_transmit_data         = 0,
+            o_cfg_msg_transmit_done         = Open(),
+            o_cfg_fc_ph                     = Open(8),
+            o_cfg_fc_pd                     = Open(12),
+            o_cfg_fc_nph                    = Open(8),
+            o_cfg_fc_npd                    = Open(12),
+            o_cfg_fc_cplh                   = Open(8),
+            o_cfg_fc_cpld                   = Open(12),
+            i_cfg_fc_sel                    = 0,
+            i_cfg_per_func_status_control   = 0,
+            o_cfg_per_func_status_data      = Open(16),
+            i_cfg_per_function_number       = 0,
+            i_cfg_per_function_output_request = 0,
+            o_cfg_per_function_update_done  = Open(),
+
+            # Configuration control.
+            i_cfg_dsn                       = 0,
+            i_cfg_power_state_change_ack    = 1,
+            o_cfg_power_state_change_interrupt = Open(),
+            i_cfg_err_cor_in                = 0,
+            i_cfg_err_uncor_in              = 0,
+            o_cfg_flr_in_process            = Open(2),
+            i_cfg_flr_done                  = 0,
+            o_cfg_vf_flr_in_process         = Open(6),
+            i_cfg_vf_flr_done               = 0,
+            i_cfg_link_training_enable      = 1,
+            o_cfg_hot_reset_out             = Open(),
+            i_cfg_config_space_enable       = 1,
+            i_cfg_req_pm_transition_l23_ready = 0,
+            i_cfg_hot_reset_in              = 0,
+            i_cfg_ds_port_number            = 0,
+            i_cfg_ds_bus_number             = bus_number,
+            i_cfg_ds_device_number          = device_number,
+            i_cfg_ds_function_number        = function_number,
+            i_cfg_subsys_vend_id            = XILINX_VENDOR_ID,
+
+            # Interrupts: MSI only.
+            i_cfg_interrupt_int             = 0,
+            i_cfg_interrupt_pending         = 0,
+            o_cfg_interrupt_sent            = Open(),
+            o_cfg_interrupt_msi_enable      = msi_enable,
+            o_cfg_interrupt_msi_vf_enable   = Open(6),
+            o_cfg_interrupt_msi_mmenable    = msi_mmenable,
+            o_cfg_interrupt_msi_mask_update = Open(),
+            o_cfg_interrupt_msi_data        = Open(32),
+            i_cfg_interrupt_msi_select      = 0,
+            i_cfg_interrupt_msi_int         = msi_int,
+            i_cfg_interrupt_msi_pending_status = 0,
+            o_cfg_interrupt_msi_sent        = msi_sent,
+            o_cfg_interrupt_msi_fail        = msi_fail,
+            i_cfg_interrupt_msi_attr        = 0,
+            i_cfg_interrupt_msi_tph_present = 0,
+            i_cfg_interrupt_msi_tph_type    = 0,
+            i_cfg_interrupt_msi_tph_st_tag  = 0,
+            i_cfg_interrupt_msi_function_number = 0,
+        )
+        self.specials += MultiReg(msi_enable, msi_enable_sys, "sys")
+
+        if with_csr:
+            self.add_csr()
+
+    # CSRs -----------------------------------------------------------------------------------------
+    def add_csr(self):
+        self._link_status = CSRStatus(fields=[
+            CSRField("status", size=1, values=[
+                ("``0b0``", "Link Down."),
+                ("``0b1``", "Link Up."),
+            ]),
+            CSRField("phy_down", size=1, values=[
+                ("``0b0``", "PHY Link Up."),
+                ("``0b1``", "PHY Link Down."),
+            ]),
+            CSRField("phy_status", size=2, values=[
+                ("``0b00``", "No receivers detected."),
+                ("``0b01``", "Link training in progress."),
+                ("``0b10``", "Link up, DL initialization in progress."),
+                ("``0b11``", "Link up, DL initialization completed."),
+            ]),
+            CSRField("rate", size=3, values=[
+                ("``0b001``", "2.5 GT/s."),
+                ("``0b010``", "5.0 GT/s."),
+                ("``0b100``", "8.0 GT/s."),
+            ]),
+            CSRField("width", size=4, values=[
+                ("``0b0001``", "1-Lane link."),
+                ("``0b0010``", "2-Lane link."),
+                ("``0b0100``", "4-Lane link."),
+                ("``0b1000``", "8-Lane link."),
+            ]),
+            CSRField("ltssm", size=6, description="LTSSM state."),
+        ])
+        self._msi_enable        = CSRStatus(description="MSI Enable Status. ``1``: MSI is enabled.")
+        self._bus_master_enable = CSRStatus(description="Bus Mastering Status. ``1``: Bus Mastering enabled.")
+        self._max_request_size  = CSRStatus(16, description="Negotiated Max Read Request Size (in bytes).")
+        self._max_payload_size  = CSRStatus(16, description="Negotiated Max Payload Size (in bytes).")
+        fields = self._link_status.fields
+        self.comb += [
+            fields.status.eq(self.link_up),
+            fields.phy_down.eq(self.phy_down),
+            fields.phy_status.eq(self.phy_status),
+            fields.rate.eq(self.link_rate),
+            fields.width.eq(self.link_width),
+            fields.ltssm.eq(self.ltssm),
+            self._msi_enable.status.eq(self.msi_enable),
+            self._bus_master_enable.status.eq(self.bus_master_enable),
+            self._max_request_size.status.eq(self.max_request_size),
+            self._max_payload_size.status.eq(self.max_payload_size),
+        ]
+
+    # Hard IP sources ------------------------------------------------------------------------------
+    def update_config(self, config):
+        self.config.update(config)
+
+    def ip_config(self):
+        """The `pcie3_7x` configuration (Vivado IP parameters) for this PHY."""
+        bar0_mb = self.bar0_size // 0x100000
+        config = {
+            "Component_Name"               : "pcie3_7x_0",
+            "mode_selection"               : "Advanced",
+            "PL_LINK_CAP_MAX_LINK_WIDTH"   : f"X{self.nlanes}",
+            "PL_LINK_CAP_MAX_LINK_SPEED"   : SPEEDS[self.speed],
+            "axisten_if_width"             : f"{self.pcie_data_width}_bit",
+            "axisten_freq"                 : 250,
+            "AXISTEN_IF_RC_STRADDLE"       : "false",
+            # LitePCIe chooses the tags of its read requests. Corundum's pcie3_7x setup notes that the
+            # IP's client-tag option appears inverted; "false" there gives user-chosen tags.
+            "axisten_if_enable_client_tag" : "false",
+            "PF0_DEVICE_ID"                : f"{device_id(self.nlanes):04x}",
+            "PF0_SUBSYSTEM_VENDOR_ID"      : f"{XILINX_VENDOR_ID:04x}",
+            "PF0_SUBSYSTEM_ID"             : "0007",
+            "PF0_CLASS_CODE"               : "058000",
+            "pf0_bar0_scale"               : "Megabytes",
+            "pf0_bar0_size"                : bar0_mb,
+            "PF0_INTERRUPT_PIN"            : "NONE",
+            "PF0_MSI_CAP_MULTIMSGCAP"      : f"{self.msi_vectors}_vector" + ("s" if self.msi_vectors > 1 else ""),
+            "pf0_dev_cap_max_payload"      : "512_bytes",
+            "aspm_support"                 : "No_ASPM",
+        }
+        config.update(self.config)
+        return config
+
+    def add_sources(self, platform, phy_path=None, phy_filename=None):
+        if phy_filename is not None:
+            platform.add_ip(os.path.join(phy_path, phy_filename))
+        else:
+            ip_tcl = ["create_ip -vendor xilinx.com -name pcie3_7x -module_name pcie3_7x_0",
+                      "set obj [get_ips pcie3_7x_0]",
+                      "set_property -dict [list \\"]
+            # LiteX formats these lines with str.format(): braces are doubled.
+            for key, value in self.ip_config().items():
+                ip_tcl.append(f"CONFIG.{key} {{{{{value}}}}} \\")
+            ip_tcl += ["] $obj", "synth_ip $obj"]
+            platform.toolchain.pre_synthesis_commands += ip_tcl
+        self.add_adapter_sources(platform)
+
+    def add_adapter_sources(self, platform):
+        platform.add_source(os.path.join(US_ADAPTERS, "axis_iff.v"))
+        for name in ["s_axis_rq_adapt", "m_axis_rc_adapt", "m_axis_cq_adapt", "s_axis_cc_adapt"]:
+            platform.add_source(os.path.join(US_ADAPTERS, f"{name}_{self.pcie_data_width}b.v"))
+
+    def use_external_hard_ip(self, hard_ip_path, hard_ip_filename):
+        self.external_hard_ip = True
+        self.add_sources(self.platform, hard_ip_path, hard_ip_filename)
+
+    # Finalize -------------------------------------------------------------------------------------
+    def do_finalize(self):
+        if not self.external_hard_ip:
+            self.add_sources(self.platform)
+        self.specials += Instance("pcie3_7x_0", **self.pcie_phy_params)
+
+# PIPE clocking ------------------------------------------------------------------------------------
+
+class _PIPEClocking(LiteXModule):
+    """The PIPE clocks of the 7-series Gen3 block, from its 100 MHz TXOUTCLK (PG023, "PIPE clock").
+
+    MMCM at 1000 MHz VCO: 125 MHz (PIPE clock at Gen1/Gen2, DRP clock), 250 MHz (PIPE clock at Gen3),
+    500 MHz core clock (userclk1) and 250 MHz user clock (userclk2) for the x8 Gen3 256-bit setting;
+    narrower links run the core clock at 250 MHz.
+    """
+    def __init__(self, nlanes):
+        self.txoutclk = Signal()         # i
+        self.pclk_sel = Signal(nlanes)   # i (per lane, 1: Gen3 rate)
+        self.pclk     = Signal()         # o
+        self.dclk     = Signal()         # o
+        self.userclk1 = Signal()         # o
+        self.userclk2 = Signal()         # o
+        self.locked   = Signal()         # o
+
+        # # #
+
+        clk125, clk250, clkuser1, clkuser2, clkfb = Signal(), Signal(), Signal(), Signal(), Signal()
+        self.specials += Instance("MMCME2_ADV",
+            p_BANDWIDTH          = "OPTIMIZED",
+            p_CLKIN1_PERIOD      = 10.0,
+            p_DIVCLK_DIVIDE      = 1,
+            p_CLKFBOUT_MULT_F    = 10,
+            p_CLKOUT0_DIVIDE_F   = 8,
+            p_CLKOUT1_DIVIDE     = 4,
+            p_CLKOUT2_DIVIDE     = 2 if nlanes == 8 else 4,
+            p_CLKOUT3_DIVIDE     = 4,
+            p_STARTUP_WAIT       = "FALSE",
+            i_CLKIN1   = self.txoutclk,
+            i_CLKIN2   = 0,
+            i_CLKINSEL = 1,
+            i_CLKFBIN  = clkfb,
+            o_CLKFBOUT = clkfb,
+            i_RST      = 0,
+            i_PWRDWN   = 0,
+            i_DCLK     = 0, i_DEN = 0, i_DWE = 0, i_DADDR = 0, i_DI = 0,
+            i_PSCLK    = 0, i_PSEN = 0, i_PSINCDEC = 0,
+            o_CLKOUT0  = clk125,
+            o_CLKOUT1  = clk250,
+            o_CLKOUT2  = clkuser1,
+            o_CLKOUT3  = clkuser2,
+            o_LOCKED   = self.locked,
+        )
+        # The PIPE clock switches to 250 MHz only when every lane asks for it, through a glitch-free
+        # BUFGCTRL; the selection crosses into the PIPE clock domain first.
+        pclk_sel_sync = Signal(nlanes)
+        pclk_sel      = Signal()
+        self.clock_domains.cd_pipe = ClockDomain(reset_less=True)
+        self.comb += self.cd_pipe.clk.eq(self.pclk)
+        self.specials += MultiReg(self.pclk_sel, pclk_sel_sync, "pipe")
+        self.sync.pipe += If(pclk_sel_sync == (2**nlanes - 1), pclk_sel.eq(1)
+            ).Elif(pclk_sel_sync == 0, pclk_sel.eq(0))
+        self.specials += [
+            Instance("BUFGCTRL",
+                i_CE0 = 1, i_CE1 = 1, i_IGNORE0 = 0, i_IGNORE1 = 0,
+                i_I0  = clk125, i_I1 = clk250,
+                i_S0  = ~pclk_sel, i_S1 = pclk_sel,
+                o_O   = self.pclk),
+            Instance("BUFG", i_I=clk125,   o_O=self.dclk),
+            Instance("BUFG", i_I=clkuser1, o_O=self.userclk1),
+            Instance("BUFG", i_I=clkuser2, o_O=self.userclk2),
+        ]
