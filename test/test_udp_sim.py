@@ -12,6 +12,7 @@ the generator's pattern, and every echo must come back intact.
 
 import json
 import os
+import signal
 import subprocess
 import sys
 
@@ -54,7 +55,10 @@ def run_sim(tmp_dir, name, args):
                        capture_output=True, text=True, timeout=600)
     assert os.path.exists(json_path), r.stdout + r.stderr
     with open(json_path) as f:
-        return r.returncode, json.load(f), r.stdout
+        report = json.load(f)
+    if r.returncode != 0:
+        print(r.stdout + r.stderr)  # Shown by pytest when an assertion on the run fails.
+    return r.returncode, report, r.stdout
 
 
 @pytest.fixture(scope="module")
@@ -179,6 +183,36 @@ def test_runs_leave_no_namespace(gen, echo):
     for _, report, _ in (gen, echo):
         assert report["namespace"].startswith("hlsimudp-")
         assert report["namespace"] not in netns_names()
+
+
+@pytest.mark.parametrize("signame", ["SIGINT", "SIGTERM"])
+def test_interrupted_run_stops_the_simulator_and_deletes_its_namespace(gen, gen_dir, signame):
+    # A run far too long to finish, stopped once traffic flows; as Ctrl-C does, SIGINT goes to the
+    # whole process group (simulator and host tool included).
+    p = subprocess.Popen([sys.executable, SIM_PY, "udp", "--payload", "1472", "--count", "10000000",
+                          "--build-dir", os.path.join(gen_dir, "build")],
+                         start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        out = ""
+        while "packets of 1472 bytes" not in out:
+            line = p.stdout.readline()
+            assert line, out
+            out += line
+        name = out.split("namespace ")[1].split(",")[0]
+        assert name in netns_names()
+        if signame == "SIGINT":
+            os.killpg(p.pid, signal.SIGINT)
+        else:
+            p.terminate()
+        rest, _ = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+    assert p.returncode == (130 if signame == "SIGINT" else 128 + signal.SIGTERM)
+    assert name not in netns_names()
+    left = subprocess.run(["ip", "netns", "pids", name], capture_output=True, text=True)
+    assert left.stdout.strip() == ""
 
 
 def test_namespace_is_deleted_on_error():
