@@ -17,7 +17,6 @@ import textwrap
 
 import pytest
 
-from hostlink.cores.udp.common import generator_payload
 from hostlink.sim.netns import NetNamespace, unavailable_reason
 
 HERE      = os.path.dirname(os.path.abspath(__file__))
