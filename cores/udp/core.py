@@ -137,6 +137,10 @@ class UDPCore(LiteXModule):
 
         # Payload source: generator or echo.
         # ----------------------------------
+        # A register stage in front of the transmitter keeps the payload source's logic and the
+        # transmitter's request decode on separate timing paths (full throughput).
+        self.tx_buffer = tx_buffer = stream.PipeValid(udp_payload_layout)
+        self.comb += tx_buffer.source.connect(tx.sink)
         self.gen_start  = Signal()   # i: pulse.
         self.gen_stop   = Signal()   # i: pulse.
         self.gen_count  = Signal(32, reset=defaults["count"])
@@ -153,7 +157,7 @@ class UDPCore(LiteXModule):
                 gen.count.eq(self.gen_count),
                 gen.length.eq(self.gen_length),
                 gen.gap.eq(self.gen_gap),
-                gen.source.connect(tx.sink),
+                gen.source.connect(tx_buffer.sink),
                 rx.source.ready.eq(1),
             ]
             self.sync += [
@@ -164,7 +168,7 @@ class UDPCore(LiteXModule):
                 )
             ]
         else:
-            self.comb += rx.source.connect(tx.sink)
+            self.comb += rx.source.connect(tx_buffer.sink)
 
         # Status counters.
         # ----------------
