@@ -74,7 +74,7 @@ def build_parser():
     host.add_argument("--read-latency-ns", type=float, help="Read request to first completion (default 1000).")
     host.add_argument("--completion-size", choices=["mps", "64"], help="Completion split (default mps).")
     host.add_argument("--no-reorder",      action="store_true", help="Keep completions of different tags in order.")
-    host.add_argument("--backpressure",    type=probability, help="P(hard block holds a TX beat) (default 0.1).")
+    host.add_argument("--backpressure",    type=probability, help="P(hard block holds a TX beat) (default 0.02).")
     host.add_argument("--rx-gaps",         type=probability, help="P(idle cycle between RX beats) (default 0.05).")
     host.add_argument("--seed",            type=int, help="Random seed of the host model (default 1).")
     return p

@@ -86,7 +86,7 @@ class Bench:
         for name in ("cocotb.pcie", "cocotb"):
             logging.getLogger(name).setLevel(logging.WARNING)
 
-        period_ps = round(1e12 / self.sys_clk_hz)
+        period_ps = 2 * round(0.5e12 / self.sys_clk_hz)   # Whole picoseconds, even for a 50% duty cycle.
         cocotb.start_soon(Clock(self.dut.sim_sys_clk, period_ps, unit="ps").start())
         self.dut.sim_sys_rst.value = 1
 
@@ -105,6 +105,16 @@ class Bench:
                 tx_backpressure_probability = profile.backpressure,
                 rx_gap_probability          = profile.rx_gaps,
                 seed             = profile.seed,
+            )
+        elif cfg["device"] == "us":
+            from hostlink.sim.pcie.v7gen3 import make_v7gen3_device
+            self.dev = make_v7gen3_device(self.dut, cfg["hard_block_prefix"],
+                link_speed    = profile.link_speed,
+                link_width    = profile.link_width,
+                data_width    = cfg["data_width"],
+                user_clk_freq = cfg["user_clk_hz"],
+                backpressure  = profile.backpressure,
+                seed          = profile.seed,
             )
         else:
             raise ValueError(f"unknown device model {cfg['device']!r}")

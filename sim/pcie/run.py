@@ -85,7 +85,7 @@ def run_jobs(board_name, jobs, profile, dma_channels=2, build_root=BUILD_ROOT, v
             "hard_block_prefix": board.hard_block_prefix,
             "data_width":        board.data_width,
             "user_clk_hz":       board.user_clk_freq,
-            "sys_clk_hz":        board.sys_clk_freq,
+            "sys_clk_hz":        board.sys_clk_hz(),
             "csr_json":          model["csr_json"],
             "host":              profile.as_dict(),
             "jobs":              jobs,
@@ -115,6 +115,6 @@ def run_jobs(board_name, jobs, profile, dma_channels=2, build_root=BUILD_ROOT, v
         with open(results_path) as f:
             results = json.load(f)
     results["board"]      = board.name
-    results["sys_clk_hz"] = int(board.sys_clk_freq)
+    results["sys_clk_hz"] = int(board.sys_clk_hz())
     results["host"]       = profile.as_dict()
     return results

@@ -118,7 +118,7 @@ class S7PcieDevice(Device):
         self.rx_cpl_last_ns = None  # When the last of them was accepted.
 
         self.clk = self._port("user_clk_out")
-        cocotb.start_soon(Clock(self.clk, round(1e12 / user_clk_freq), unit="ps").start())
+        cocotb.start_soon(Clock(self.clk, 2 * round(0.5e12 / user_clk_freq), unit="ps").start())
         cocotb.start_soon(self._run_reset_and_status())
         cocotb.start_soon(self._run_rx())
         cocotb.start_soon(self._run_tx())

@@ -99,13 +99,16 @@ def make_sim_platform(board_platform_cls):
 class SimBoard:
     name:           str
     soc_factory:    object   # (dma_channels) -> SoC instance
-    device:         str      # Device model: "s7"
+    device:         str      # Device model: "s7" (sim/pcie/s7_device.py) or "us" (cocotbext-pcie's).
     link_speed:     int
     link_width:     int
     data_width:     int
     user_clk_freq:  float
-    sys_clk_freq:   float
+    sys_clk_freq:   object   # Hz, or a function returning the target's default (kept in one place).
     hard_block_prefix: str = "pcie_s7"
+
+    def sys_clk_hz(self):
+        return self.sys_clk_freq() if callable(self.sys_clk_freq) else self.sys_clk_freq
 
 
 def _zc706_soc(dma_channels):
@@ -115,9 +118,21 @@ def _zc706_soc(dma_channels):
         crg_cls=SimCRG, pcie_phy_cls=SimS7PCIEPHY)
 
 
+def _zc706_sys_clk_freq():
+    from hostlink.targets import zc706
+    return zc706.SYS_CLK_FREQ
+
+
+def _vc709_soc(dma_channels):
+    from hostlink.sim.pcie.v7gen3 import vc709_soc   # v7gen3 builds on this module.
+    return vc709_soc(dma_channels)
+
+
 BOARDS = {
     "zc706": SimBoard("zc706", _zc706_soc, device="s7", link_speed=2, link_width=4, data_width=128,
-        user_clk_freq=125e6, sys_clk_freq=125e6),
+        user_clk_freq=125e6, sys_clk_freq=_zc706_sys_clk_freq),
+    "vc709": SimBoard("vc709", _vc709_soc, device="us", link_speed=3, link_width=8, data_width=256,
+        user_clk_freq=250e6, sys_clk_freq=250e6, hard_block_prefix="pcie3_7x"),
 }
 
 

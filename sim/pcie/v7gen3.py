@@ -1,0 +1,176 @@
+# This file is part of hostlink.
+# Copyright (c) 2026 hostlink developers
+# SPDX-License-Identifier: BSD-2-Clause
+
+"""Simulation of the VC709 SoC: V7Gen3PCIEPHY with `pcie3_7x` replaced by cocotbext-pcie's UltraScale model.
+
+The 7-series Gen3 block has the UltraScale Gen3 user interface (RQ/RC/CQ/CC AXI4-Stream with descriptors,
+`cfg_*` status and MSI ports), which cocotbext-pcie's `UltraScalePcieDevice` models. Everything of the PHY
+but the hard block is simulated: the clock-domain crossings, LitePCIe's UltraScale adapters (compiled
+with the SoC), the MSI state machine and the configuration resynchronisation.
+
+Where the 7-series ports are narrower than the UltraScale model's (`cfg_function_status`: 2 functions,
+not 4; `cfg_interrupt_msi_enable`, `..._mmenable`), `V7Gen3PcieDevice` drives them itself.
+"""
+
+import os
+from unittest import mock
+
+import cocotb
+from cocotb.clock import Clock
+from cocotb.triggers import RisingEdge
+from cocotb.utils import get_sim_time
+
+from hostlink.cores.pcie.v7gen3phy import V7Gen3PCIEPHY, XILINX_VENDOR_ID, device_id
+from hostlink.sim.pcie.hardblock import expose_hard_block
+from hostlink.sim.pcie.soc import make_sim_platform, SimCRG
+
+HARD_BLOCK_PREFIX = "pcie3_7x"
+
+# Simulation PHY -----------------------------------------------------------------------------------
+
+class SimV7Gen3PCIEPHY(V7Gen3PCIEPHY):
+    """V7Gen3PCIEPHY whose `pcie3_7x_0` hard block is replaced by top-level ports for the device model."""
+    def do_finalize(self):
+        self.add_adapter_sources(self.platform)
+        self.hard_block_ports = expose_hard_block(self, self.platform, self.pcie_phy_params,
+            prefix=HARD_BLOCK_PREFIX)
+
+# Simulation platform ------------------------------------------------------------------------------
+
+def make_v7gen3_sim_platform(board_platform_cls):
+    """The board's simulation platform, whose Verilog also carries the PHY's Verilog sources.
+
+    The Verilator build compiles one file; LitePCIe's adapters are Verilog modules the PHY adds with
+    `platform.add_source()`, so they are appended to it.
+    """
+    base = make_sim_platform(board_platform_cls)
+
+    class V7Gen3SimPlatform(base):
+        def build(self, fragment, build_dir, build_name, run=False, **kwargs):
+            verilog = base.build(self, fragment, build_dir, build_name, run=run, **kwargs)
+            with open(os.path.join(build_dir, build_name + ".v"), "a") as out:
+                for source in self.sources:
+                    filename, language = source[0], source[1]
+                    if language not in ("verilog", "systemverilog"):
+                        raise ValueError(f"simulation cannot compile {filename!r} ({language})")
+                    with open(filename) as f:
+                        out.write(f"\n// From {os.path.basename(filename)}\n")
+                        out.write(f.read())
+            return verilog
+    V7Gen3SimPlatform.__name__ = base.__name__
+    return V7Gen3SimPlatform
+
+
+def vc709_soc(dma_channels):
+    from hostlink.targets import vc709, vc709_platform
+    platform = make_v7gen3_sim_platform(vc709_platform.Platform)()
+    return vc709.BaseSoC(platform=platform, dma_channels=dma_channels,
+        crg_cls=SimCRG, pcie_phy_cls=SimV7Gen3PCIEPHY)
+
+# Device model -------------------------------------------------------------------------------------
+
+def _ultrascale_model():
+    from cocotbext.pcie.xilinx.us import us_model
+    return us_model
+
+
+class _Clock(Clock):
+    # cocotbext-pcie 0.2.16 still passes cocotb 1.x's `units=`; cocotb 2 only takes `unit=`.
+    def __init__(self, signal, period, units=None, unit="step", **kwargs):
+        super().__init__(signal, period, unit=units or unit, **kwargs)
+
+
+def make_v7gen3_device(dut, prefix=HARD_BLOCK_PREFIX, *, link_speed=3, link_width=8, data_width=256,
+        user_clk_freq=250e6, bar0_size=0x100000, msi_vectors=1, max_payload_size=512, backpressure=0.0,
+        seed=1):
+    """`pcie3_7x` user-interface model bound to the top-level ports `<prefix>_<port>` of the DUT."""
+    from cocotbext.axi import AxiStreamBus
+    us_model = _ultrascale_model()
+
+    def port(name):
+        return getattr(dut, f"{prefix}_{name}", None)
+
+    class V7Gen3PcieDevice(us_model.UltraScalePcieDevice):
+        def __init__(self):
+            with mock.patch.object(us_model, "Clock", _Clock):
+                super().__init__(
+                    pcie_generation    = link_speed,
+                    pcie_link_width    = link_width,
+                    user_clk_frequency = user_clk_freq,
+                    alignment          = "dword",
+                    rc_straddle        = False,
+                    max_payload_size   = max_payload_size,
+                    enable_client_tag  = True,
+                    pf0_msi_enable     = True,
+                    pf0_msi_count      = msi_vectors,
+
+                    user_clk           = port("user_clk"),
+                    user_reset         = port("user_reset"),
+                    user_lnk_up        = port("user_lnk_up"),
+
+                    rq_bus             = AxiStreamBus.from_prefix(dut, f"{prefix}_s_axis_rq"),
+                    rc_bus             = AxiStreamBus.from_prefix(dut, f"{prefix}_m_axis_rc"),
+                    cq_bus             = AxiStreamBus.from_prefix(dut, f"{prefix}_m_axis_cq"),
+                    cc_bus             = AxiStreamBus.from_prefix(dut, f"{prefix}_s_axis_cc"),
+
+                    cfg_phy_link_down      = port("cfg_phy_link_down"),
+                    cfg_phy_link_status    = port("cfg_phy_link_status"),
+                    cfg_negotiated_width   = port("cfg_negotiated_width"),
+                    cfg_current_speed      = port("cfg_current_speed"),
+                    cfg_max_payload        = port("cfg_max_payload"),
+                    cfg_max_read_req       = port("cfg_max_read_req"),
+
+                    cfg_interrupt_msi_int  = port("cfg_interrupt_msi_int"),
+                    cfg_interrupt_msi_sent = port("cfg_interrupt_msi_sent"),
+                    cfg_interrupt_msi_fail = port("cfg_interrupt_msi_fail"),
+                )
+            self.functions[0].vendor_id = XILINX_VENDOR_ID
+            self.functions[0].device_id = device_id(link_width)
+            self.functions[0].class_code = 0x058000
+            self.functions[0].configure_bar(0, bar0_size)
+            self.rx_cpl_bytes   = 0      # Completion payload bytes accepted by the user logic.
+            self.rx_cpl_last_ns = None   # When the last of them was accepted.
+            if backpressure:
+                import random
+                rng = random.Random(seed)
+                self.rq_sink.set_pause_generator(iter(lambda: rng.random() < backpressure, None))
+                self.cc_sink.set_pause_generator(iter(lambda: rng.random() < backpressure, None))
+            self._rc = AxiStreamBus.from_prefix(dut, f"{prefix}_m_axis_rc")
+            cocotb.start_soon(self._run_7series_status())
+            cocotb.start_soon(self._run_rc_count())
+
+        async def _run_7series_status(self):
+            function_status = port("cfg_function_status")
+            msi_enable      = port("cfg_interrupt_msi_enable")
+            msi_mmenable    = port("cfg_interrupt_msi_mmenable")
+            f = self.functions[0]
+            while True:
+                await RisingEdge(self.user_clk)
+                if function_status is not None:
+                    function_status.value = (0x07 if f.bus_master_enable else 0) | \
+                                            (0x08 if f.interrupt_disable else 0)
+                if msi_enable is not None:
+                    msi_enable.value = int(bool(f.msi_cap.msi_enable))
+                if msi_mmenable is not None:
+                    msi_mmenable.value = f.msi_cap.msi_multiple_message_enable & 0x7
+
+        async def _run_rc_count(self):
+            # Counted where the user logic accepts the beats (tvalid and tready at a clock edge): the
+            # descriptor's dword count on the first beat, booked when the last one is accepted.
+            bus, first, pending = self._rc, True, 0
+            while True:
+                await RisingEdge(self.user_clk)
+                try:
+                    if not (int(bus.tvalid.value) and int(bus.tready.value)):
+                        continue
+                    if first:
+                        pending = ((int(bus.tdata.value) >> 32) & 0x7ff) * 4
+                    first = bool(int(bus.tlast.value))
+                except ValueError:
+                    continue
+                if first:
+                    self.rx_cpl_bytes  += pending
+                    self.rx_cpl_last_ns = get_sim_time("ns")
+
+    return V7Gen3PcieDevice()
