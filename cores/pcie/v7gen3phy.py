@@ -149,6 +149,12 @@ class V7Gen3PCIEPHY(LiteXModule):
         ]
         s_axis_cc = self.cc_datapath.source
         s_axis_rq = self.rq_datapath.source
+        if pcie_data_width == 256:
+            # LitePCIe's 256-bit RQ adapter only takes 4-DW headers; LitePCIe sends 3-DW ones for host
+            # addresses below 4 GiB (it forces 4 DWs only on UltraScale parts).
+            self.rq_expander = ClockDomainsRenamer("pcie")(TLPHeader4DWExpander(pcie_data_width))
+            self.comb += s_axis_rq.connect(self.rq_expander.sink)
+            s_axis_rq = self.rq_expander.source
 
         # RX (host -> FPGA) CDC / data width conversion --------------------------------------------
         self.cq_datapath = PHYRXDatapath(data_width, pcie_data_width, cd)
@@ -541,6 +547,7 @@ class V7Gen3PCIEPHY(LiteXModule):
             "PF0_SUBSYSTEM_VENDOR_ID"      : f"{XILINX_VENDOR_ID:04x}",
             "PF0_SUBSYSTEM_ID"             : "0007",
             "PF0_CLASS_CODE"               : "058000",
+            "pf0_bar0_64bit"               : "false",
             "pf0_bar0_scale"               : "Megabytes",
             "pf0_bar0_size"                : bar0_mb,
             "PF0_INTERRUPT_PIN"            : "NONE",
@@ -580,6 +587,81 @@ class V7Gen3PCIEPHY(LiteXModule):
             self.add_sources(self.platform)
         self.specials += Instance("pcie3_7x_0", **self.pcie_phy_params)
 
+# 3-DW to 4-DW request headers ---------------------------------------------------------------------
+
+class TLPHeader4DWExpander(LiteXModule):
+    """Rewrites memory requests with a 3-DW header (32-bit address) into the 4-DW form (64-bit address).
+
+    Little-endian LitePCIe TLP stream, DW0 in dat[0:32]. The address moves from DW2 to DW3, DW2 becomes the
+    (zero) upper address, fmt bit 29 says "4-DW header", and the payload moves up one DW: each output beat
+    takes the last DW of the previous input beat, and a packet whose last input beat has its last DW valid
+    ends with one extra beat. 4-DW requests pass unchanged.
+    """
+    def __init__(self, data_width=256):
+        if data_width not in [128, 256]:
+            raise ValueError(f"header expander data width must be 128 or 256 bits, not {data_width!r}")
+        self.sink   = sink   = stream.Endpoint(phy_layout(data_width))  # i
+        self.source = source = stream.Endpoint(phy_layout(data_width))  # o
+
+        # # #
+
+        n = data_width//32
+        dws  = [sink.dat[32*i:32*(i + 1)] for i in range(n)]
+        bes  = [sink.be[4*i:4*(i + 1)]    for i in range(n)]
+        carry_dat = Signal(32)
+        carry_be  = Signal(4)
+        shifting  = Signal()   # Inside a packet whose header was expanded.
+        extra     = Signal()   # One beat left holding the last DW.
+
+        expand   = Signal()
+        shifted  = Signal()
+        overflow = Signal()
+        self.comb += [
+            expand.eq(sink.first & ~sink.dat[29]),
+            shifted.eq(expand | (shifting & ~sink.first)),
+            overflow.eq(bes[n - 1] != 0),
+        ]
+
+        # Data-Path.
+        self.comb += [
+            If(extra,
+                source.valid.eq(1),
+                source.dat.eq(carry_dat),
+                source.be.eq(carry_be),
+                source.last.eq(1),
+            ).Else(
+                source.valid.eq(sink.valid),
+                source.first.eq(sink.first),
+                sink.ready.eq(source.ready),
+                If(expand,
+                    source.dat.eq(Cat(dws[0] | (1 << 29), dws[1], Constant(0, 32), dws[2], *dws[3:n - 1])),
+                    source.be.eq(Cat(bes[0], bes[1], Constant(0xf, 4), bes[2], *bes[3:n - 1])),
+                ).Elif(shifted,
+                    source.dat.eq(Cat(carry_dat, *dws[:n - 1])),
+                    source.be.eq(Cat(carry_be, *bes[:n - 1])),
+                ).Else(
+                    source.dat.eq(sink.dat),
+                    source.be.eq(sink.be),
+                ),
+                source.last.eq(sink.last & ~(shifted & overflow)),
+            )
+        ]
+
+        # Control-Path.
+        self.sync += [
+            If(extra,
+                If(source.ready,
+                    extra.eq(0),
+                    shifting.eq(0),
+                )
+            ).Elif(sink.valid & sink.ready,
+                carry_dat.eq(dws[n - 1]),
+                carry_be.eq(bes[n - 1]),
+                shifting.eq(shifted & ~sink.last),
+                extra.eq(shifted & sink.last & overflow),
+            )
+        ]
+
 # PIPE clocking ------------------------------------------------------------------------------------
 
 class _PIPEClocking(LiteXModule):
@@ -601,6 +683,7 @@ class _PIPEClocking(LiteXModule):
         # # #
 
         clk125, clk250, clkuser1, clkuser2, clkfb = Signal(), Signal(), Signal(), Signal(), Signal()
+        # Same MMCME2_ADV ports as LiteX's S7MMCM: CLKINSEL left open selects CLKIN1 (pulled up).
         self.specials += Instance("MMCME2_ADV",
             p_BANDWIDTH          = "OPTIMIZED",
             p_CLKIN1_PERIOD      = 10.0,
@@ -610,16 +693,11 @@ class _PIPEClocking(LiteXModule):
             p_CLKOUT1_DIVIDE     = 4,
             p_CLKOUT2_DIVIDE     = 2 if nlanes == 8 else 4,
             p_CLKOUT3_DIVIDE     = 4,
-            p_STARTUP_WAIT       = "FALSE",
             i_CLKIN1   = self.txoutclk,
-            i_CLKIN2   = 0,
-            i_CLKINSEL = 1,
             i_CLKFBIN  = clkfb,
             o_CLKFBOUT = clkfb,
             i_RST      = 0,
             i_PWRDWN   = 0,
-            i_DCLK     = 0, i_DEN = 0, i_DWE = 0, i_DADDR = 0, i_DI = 0,
-            i_PSCLK    = 0, i_PSEN = 0, i_PSINCDEC = 0,
             o_CLKOUT0  = clk125,
             o_CLKOUT1  = clk250,
             o_CLKOUT2  = clkuser1,
