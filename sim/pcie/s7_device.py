@@ -283,12 +283,18 @@ class S7PcieDevice(Device):
         tkeep  = self._port("s_axis_tx_tkeep")
         tlast  = self._port("s_axis_tx_tlast")
         tready.value = 0
+        driven = 0
         dwords = []
         while True:
             ready = not self.tx_queue.full()
             if ready and self.tx_backpressure_probability:
                 ready = self.rng.random() >= self.tx_backpressure_probability
-            tready.value = int(ready)
+            if int(ready) != driven:
+                driven = int(ready)
+                tready.value = driven
+            if ready and not dwords and not tvalid.value:
+                # Idle: sleep until the user logic offers a TLP (saves a wake-up per cycle).
+                await RisingEdge(tvalid)
             await RisingEdge(self.clk)
             if ready and tvalid.value:
                 data = int(tdata.value)
@@ -318,6 +324,8 @@ class S7PcieDevice(Device):
         rdy.value = 0
         f = self.functions[0]
         while True:
+            if not req.value:
+                await RisingEdge(req)
             await RisingEdge(self.clk)
             fire = bool(req.value) and f.msi_cap.msi_enable
             number = int(di.value) if di is not None else 0
