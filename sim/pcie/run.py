@@ -16,8 +16,8 @@ from hostlink.sim.pcie.soc import get_board, generate_sim_soc, STUBS
 from hostlink.sim.pcie.host import HostProfile
 from hostlink.sim.toolchain import verilator_env
 
-BUILD_ROOT = os.environ.get("HOSTLINK_BUILD_DIR",
-    os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "build"))
+REPO       = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BUILD_ROOT = os.environ.get("HOSTLINK_BUILD_DIR", os.path.join(REPO, "build"))
 
 
 def compile_model(model_dir, top, sources, log_file, verbose=False):
@@ -48,12 +48,35 @@ def compile_model(model_dir, top, sources, log_file, verbose=False):
                 raise RuntimeError(f"Verilator build failed ({' '.join(cmd[:2])} ...): see {log_file}")
 
 
+def _gateware_sources_digest(board, dma_channels):
+    """What the simulated SoC is elaborated from: our gateware and targets, and the pinned libraries."""
+    from importlib.metadata import version
+    digest = hashlib.sha256(f"{board.name}/{dma_channels}".encode())
+    for package in ("litex", "litepcie", "migen"):
+        digest.update(f"{package}=={version(package)}".encode())
+    for top in ("cores", "targets", os.path.join("sim", "pcie")):
+        for folder, _, files in sorted(os.walk(os.path.join(REPO, top))):
+            for name in sorted(files):
+                if name.endswith((".py", ".v")):
+                    with open(os.path.join(folder, name), "rb") as f:
+                        digest.update(name.encode() + f.read())
+    return digest.hexdigest()[:16]
+
+
 def build_model(board_name, dma_channels=2, build_root=BUILD_ROOT, verbose=False):
-    """Generate the SoC and compile its Verilator model; reuse the model when nothing changed."""
+    """Generate the SoC and compile its Verilator model; reuse both when nothing they depend on changed."""
     board    = get_board(board_name)
     name     = f"{board.name}_dma{dma_channels}"
     soc_dir  = os.path.join(build_root, "sim", name)
-    verilog, csr_json = generate_sim_soc(board, dma_channels, soc_dir)
+    sources  = _gateware_sources_digest(board, dma_channels)
+    sources_stamp = os.path.join(soc_dir, "sources.digest")
+    verilog  = os.path.join(soc_dir, "gateware", "sim_top.v")
+    csr_json = os.path.join(soc_dir, "csr.json")
+    if not (os.path.exists(sources_stamp) and open(sources_stamp).read() == sources
+            and os.path.exists(verilog) and os.path.exists(csr_json)):
+        verilog, csr_json = generate_sim_soc(board, dma_channels, soc_dir)
+        with open(sources_stamp, "w") as f:
+            f.write(sources)
     digest = hashlib.sha256()
     for path in (verilog, STUBS):
         with open(path) as f:

@@ -16,6 +16,8 @@ and RX aligner, the endpoint, the DMA and its buffering. What changes:
 
 import os
 import json
+import logging
+import contextlib
 from dataclasses import dataclass, field
 
 from migen import *
@@ -146,12 +148,22 @@ def get_board(name):
 def generate_sim_soc(board, dma_channels, output_dir):
     """Elaborate the simulated SoC: Verilog and csr.json in `output_dir`. Returns (verilog, csr.json)."""
     board = get_board(board) if isinstance(board, str) else board
-    soc = board.soc_factory(dma_channels)
-    builder = Builder(soc,
-        output_dir       = output_dir,
-        compile_software = False,
-        compile_gateware = False,
-        csr_json         = os.path.join(output_dir, "csr.json"),
-    )
-    builder.build(build_name="sim_top", run=False)
+    os.makedirs(output_dir, exist_ok=True)
+    # LiteX reports its elaboration on the root logger and stdout: keep that in a file, not on the console.
+    log_path = os.path.join(output_dir, "elaboration.log")
+    root     = logging.getLogger()
+    with open(log_path, "w") as log, contextlib.redirect_stdout(log):
+        saved_handlers = root.handlers[:]
+        root.handlers[:] = [logging.StreamHandler(log)]
+        try:
+            soc = board.soc_factory(dma_channels)
+            builder = Builder(soc,
+                output_dir       = output_dir,
+                compile_software = False,
+                compile_gateware = False,
+                csr_json         = os.path.join(output_dir, "csr.json"),
+            )
+            builder.build(build_name="sim_top", run=False)
+        finally:
+            root.handlers[:] = saved_handlers
     return os.path.join(builder.gateware_dir, "sim_top.v"), os.path.join(output_dir, "csr.json")
