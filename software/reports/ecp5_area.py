@@ -132,10 +132,11 @@ def soc_area(name, kwargs, build_dir):
 # Main ---------------------------------------------------------------------------------------------
 
 def print_table(rows):
-    print(f"{'design':48} {'LUT4':>6} {'FF':>6} {'EBR':>4} {'Fmax sys (MHz)':>15}")
+    print(f"{'design':48} {'LUT4':>6} {'FF':>6} {'EBR':>4} {'Fmax sys (MHz)':>15} {'Fmax eth_rx (MHz)':>18}")
     for r in rows:
         fmax = "-" if r.get("fmax_mhz") is None else f"{r['fmax_mhz']:.1f}"
-        print(f"{r['design']:48} {r['lut4']:>6} {r['ff']:>6} {r['ebr']:>4} {fmax:>15}")
+        eth  = "-" if r.get("eth_rx_fmax_mhz") is None else f"{r['eth_rx_fmax_mhz']:.1f}"
+        print(f"{r['design']:48} {r['lut4']:>6} {r['ff']:>6} {r['ebr']:>4} {fmax:>15} {eth:>18}")
 
 
 def main(argv=None):
