@@ -19,8 +19,8 @@ DYNAMIC_OFFSETS = {IPV4_TOTAL_LENGTH_OFFSET, IPV4_TOTAL_LENGTH_OFFSET + 1, IPV4_
 # Helpers ------------------------------------------------------------------------------------------
 
 def greater_than(signal, constant):
-    """`signal > constant` as plain logic, MSB first: a comparison with a constant needs no carry
-    chain, and Yosys maps it to a few LUT4s instead of one CCU2C per two bits."""
+    """`signal > constant` as plain logic built bit by bit from the LSB: a comparison with a
+    constant needs no carry chain, and Yosys maps it to a few LUT4s instead of a CCU2C chain."""
     result = Constant(0)
     for i in range(len(signal)):
         bit = (constant >> i) & 1
@@ -90,8 +90,8 @@ class UDPTransmitter(LiteXModule):
         cases["default"] = static_byte.eq(0)
         self.comb += Case(index, cases)
 
-        # The three dynamic fields are each a constant plus or minus the length, so one adder
-        # serves them, its operands picked by the field the counter is in:
+        # The three dynamic fields are each a constant plus or minus the length: small adders
+        # whose constant is picked by the field the counter is in:
         #   Total Length = length + 28,  UDP Length = length + 8,
         #   checksum     = base - Total Length - borrow (one's-complement subtraction)
         #                = K + ~length + (1 - borrow), K = base - 28, borrow = Total Length > base,
