@@ -151,7 +151,9 @@ def main(argv=None):
     build_dir = os.path.abspath(args.build_dir)
     try:
         tools = find_yowasp()
-        use_yowasp_toolchain(os.path.join(build_dir, "yowasp-bin"))
+        if not args.no_soc:
+            # LiteX's flow calls the tools by their plain names.
+            use_yowasp_toolchain(os.path.join(build_dir, "yowasp-bin"))
     except OSError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
