@@ -164,6 +164,13 @@ def test_full_buffer_drops_as_overflow_without_corrupting_queued_payloads():
     assert counts["overflow"] == 2 and counts["received"] == 2
 
 
+def test_back_to_back_maximum_payloads_all_forwarded():
+    """The default buffer takes a maximum payload while the previous one drains (echo at wire rate)."""
+    payloads = [bytes([i]) * MAX_PAYLOAD for i in range(3)]
+    got, counts = run_rx([(udp(p), False) for p in payloads])
+    assert got == payloads and counts["overflow"] == 0
+
+
 def test_packet_queue_limit_drops_as_overflow():
     payloads = [bytes([i]) * 3 for i in range(5)]
     frames = [(on_wire(udp(p)), False) for p in payloads]

@@ -22,10 +22,11 @@ class UDPReceiver(LiteXModule):
     A frame that fails any check is dropped and counted once, under its first failing check
     (`drop` has one bit per entry of `RX_DROP_REASONS`). A frame is only known good at its last
     byte (truncation, bad FCS), so payloads go to a buffer and are forwarded once committed:
-    nothing of a dropped frame ever reaches `source`. The sink never back-pressures the MAC except
-    for one cycle at the end of each header and of each good frame.
+    nothing of a dropped frame ever reaches `source`. The default buffer holds two maximum
+    payloads, so one can arrive while the previous drains (echo at wire rate). The sink never
+    back-pressures the MAC except for one cycle at the end of each header and of each good frame.
     """
-    def __init__(self, fpga_mac, fpga_ip, fpga_port, max_payload=1472, buffer_depth=2048, max_packets=16):
+    def __init__(self, fpga_mac, fpga_ip, fpga_port, max_payload=1472, buffer_depth=4096, max_packets=16):
         fpga_mac  = mac_to_int(fpga_mac, "fpga_mac")
         fpga_ip   = ip_to_int(fpga_ip, "fpga_ip")
         fpga_port = check_port(fpga_port, "fpga_port")
