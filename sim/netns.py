@@ -12,7 +12,9 @@ it can route anywhere else.
 
 import os
 import shutil
+import signal
 import subprocess
+import time
 import uuid
 
 # Availability -------------------------------------------------------------------------------------
@@ -23,6 +25,8 @@ def unavailable_reason():
         return "network namespaces and TAP devices need root (run as root, e.g. in CI)"
     if shutil.which("ip") is None:
         return "'ip' (iproute2) is missing: apt-get install iproute2"
+    if shutil.which("setpriv") is None:
+        return "'setpriv' (util-linux) is missing: apt-get install util-linux"
     if not os.path.exists("/dev/net/tun"):
         return "/dev/net/tun is missing: this kernel or container has no TUN/TAP support"
     name = f"hlcheck-{uuid.uuid4().hex[:8]}"
@@ -63,11 +67,32 @@ class NetNamespace:
         self.delete()
         return False
 
+    def pids(self):
+        r = subprocess.run(["ip", "netns", "pids", self.name], capture_output=True, text=True)
+        return [int(p) for p in r.stdout.split()]
+
     def delete(self):
+        """Ends every process still in the namespace, then deletes it.
+
+        The namespace only outlives its name while a process runs in it; any such process was
+        started here (the name is unique to this object), so it is ended rather than left behind
+        with the TAP device.
+        """
         if not self.created:
             return
-        # Deleting the name also removes the namespace once its last process has exited; callers
-        # stop their processes first, so the TAP device goes away with it.
+        for sig, wait in ((signal.SIGTERM, 2.0), (signal.SIGKILL, 2.0)):
+            pids = self.pids()
+            for pid in pids:
+                try:
+                    os.kill(pid, sig)
+                except ProcessLookupError:
+                    pass
+            deadline = time.monotonic() + wait
+            while pids and time.monotonic() < deadline:
+                time.sleep(0.02)
+                pids = self.pids()
+            if not pids:
+                break
         subprocess.run(["ip", "netns", "del", self.name], capture_output=True)
         self.created = False
 
@@ -80,7 +105,13 @@ class NetNamespace:
         return subprocess.run(self.command(argv), check=check, **kwargs)
 
     def popen(self, argv, **kwargs):
-        return subprocess.Popen(self.command(argv), **kwargs)
+        """Starts a process in the namespace that dies with its parent (e.g. on SIGKILL).
+
+        util-linux's setpriv sets the parent-death signal and execs the command, so the process
+        keeps its pid and parent. (A Python preexec_fn would do the same but runs fork hooks in
+        which a signal arriving at the wrong moment leaves the interpreter's locks held.)
+        """
+        return subprocess.Popen(self.command(["setpriv", "--pdeathsig", "KILL"] + list(argv)), **kwargs)
 
     def snmp(self):
         """The namespace's /proc/net/snmp as {"Ip": {...}, "Udp": {...}, ...} of ints."""

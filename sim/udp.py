@@ -139,8 +139,14 @@ def start_tool(netns, argv):
     proc = netns.popen(list(argv) + ["--ready-fd", w, "--quiet"], pass_fds=(w,),
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     os.close(w)
-    with os.fdopen(r) as ready:
-        line = ready.readline()
+    try:
+        with os.fdopen(r) as ready:
+            line = ready.readline()
+    except BaseException:
+        # Interrupted before the tool was handed over: nobody else would stop it.
+        proc.kill()
+        proc.wait()
+        raise
     if line != "ready\n":
         out, err = proc.communicate()
         raise RuntimeError(f"hostlink-udp did not start: {err.strip() or out.strip()}")

@@ -15,6 +15,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -81,10 +82,10 @@ def echo_dir(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def echo(echo_dir):
-    # The echo core buffers one maximum-size payload, so the host waits for each echo (window 1)
-    # before sending the next: back-to-back 1472-byte requests would overflow its receive buffer.
+    # Eight requests in flight: they reach the core back to back at wire pace (payloads under
+    # 4 bytes carry no sequence number, so the run sends those one at a time).
     return run_sim(echo_dir, "echo", ["--mode", "echo", "--payload", ",".join(map(str, ECHO_PAYLOADS)),
-                                      "--count", str(ECHO_COUNT), "--window", "1"] + ECHO_ADDRESSES)
+                                      "--count", str(ECHO_COUNT), "--window", "8"] + ECHO_ADDRESSES)
 
 # Generator ----------------------------------------------------------------------------------------
 
@@ -164,9 +165,9 @@ def test_echo_every_echo_correct(echo):
         assert all(v == 0 for v in r["kernel_errors"].values()), (r["payload"], r["kernel_errors"])
 
 
-def test_echo_with_requests_in_flight(echo, echo_dir):
-    rc, report, out = run_sim(echo_dir, "window", ["--mode", "echo", "--payload", "18,256", "--count", "30",
-                                              "--window", "4"] + ECHO_ADDRESSES)
+def test_echo_one_request_at_a_time(echo, echo_dir):
+    rc, report, out = run_sim(echo_dir, "window", ["--mode", "echo", "--payload", "18,1472", "--count", "30",
+                                                   "--window", "1"] + ECHO_ADDRESSES)
     assert rc == 0 and "reusing the Verilator model" in out
     for r in report["results"]:
         assert r["echoed_ok"] == 30 and r["lost"] == 0
@@ -179,10 +180,32 @@ def netns_names():
     return [l.split()[0] for l in out.splitlines() if l.strip()]
 
 
+def processes_under(directory):
+    """Running processes whose command line names a file under `directory` (simulator, tool)."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmdline = f.read().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if directory in cmdline and "sim.py" not in cmdline:
+            found.append(cmdline)
+    return found
+
+
 def test_runs_leave_no_namespace(gen, echo):
     for _, report, _ in (gen, echo):
         assert report["namespace"].startswith("hlsimudp-")
         assert report["namespace"] not in netns_names()
+
+
+def test_processes_in_a_deleted_namespace_are_ended():
+    needs_tap()
+    with NetNamespace("hlsimudp") as ns:
+        sleeper = ns.popen(["sleep", "600"])
+        assert ns.pids() == [sleeper.pid]
+    assert sleeper.wait(timeout=5) == -signal.SIGTERM
 
 
 @pytest.mark.parametrize("signame", ["SIGINT", "SIGTERM"])
@@ -211,8 +234,35 @@ def test_interrupted_run_stops_the_simulator_and_deletes_its_namespace(gen, gen_
             p.wait()
     assert p.returncode == (130 if signame == "SIGINT" else 128 + signal.SIGTERM)
     assert name not in netns_names()
-    left = subprocess.run(["ip", "netns", "pids", name], capture_output=True, text=True)
-    assert left.stdout.strip() == ""
+    assert processes_under(gen_dir) == []
+
+
+def test_killed_run_leaves_no_process(gen, gen_dir):
+    # SIGKILL leaves no chance to clean up: the simulator and the tool die with their parent, and
+    # only the namespace's name remains, empty, for the next cleanup.
+    p = subprocess.Popen([sys.executable, SIM_PY, "udp", "--payload", "1472", "--count", "10000000",
+                          "--build-dir", os.path.join(gen_dir, "build")],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    out = ""
+    while "packets of 1472 bytes" not in out:
+        line = p.stdout.readline()
+        assert line, out
+        out += line
+    name = out.split("namespace ")[1].split(",")[0]
+    # The line comes just before the host tool starts; a child only dies with its parent once it
+    # has set its parent-death signal, so let the run get going first.
+    time.sleep(1)
+    p.kill()
+    p.wait()
+    try:
+        for _ in range(100):
+            if not processes_under(gen_dir):
+                break
+            time.sleep(0.05)
+        assert processes_under(gen_dir) == []
+        assert subprocess.run(["ip", "netns", "pids", name], capture_output=True, text=True).stdout == ""
+    finally:
+        subprocess.run(["ip", "netns", "del", name], capture_output=True)
 
 
 def test_namespace_is_deleted_on_error():
