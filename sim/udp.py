@@ -167,8 +167,6 @@ def finish_tool(proc, json_path, timeout):
 
 # Simulation session -------------------------------------------------------------------------------
 
-
-
 class Simulation:
     """The Verilator model running in a namespace, with its control connection."""
     def __init__(self, netns, gateware, csrs, host_ip, log_path, timeout):
