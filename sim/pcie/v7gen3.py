@@ -82,21 +82,29 @@ class _Clock(Clock):
 
 
 def make_v7gen3_device(dut, prefix=HARD_BLOCK_PREFIX, *, link_speed=3, link_width=8, data_width=256,
-        user_clk_freq=250e6, bar0_size=0x100000, msi_vectors=1, max_payload_size=512, backpressure=0.0,
-        seed=1):
-    """`pcie3_7x` user-interface model bound to the top-level ports `<prefix>_<port>` of the DUT."""
+        device_speed=3, device_width=8, user_clk_freq=250e6, bar0_size=0x100000, msi_vectors=1,
+        max_payload_size=512, backpressure=0.0, seed=1):
+    """`pcie3_7x` user-interface model bound to the top-level ports `<prefix>_<port>` of the DUT.
+
+    `device_speed`/`device_width` are the block's configuration (Gen3 x8 for 256 bits at 250 MHz),
+    `link_speed`/`link_width` the host's; the link trains to the lower of each.
+    """
     from cocotbext.axi import AxiStreamBus
     us_model = _ultrascale_model()
 
     def port(name):
         return getattr(dut, f"{prefix}_{name}", None)
 
+    if len(port("s_axis_rq_tdata")) != data_width:
+        raise ValueError(f"the SoC's pcie3_7x interface is {len(port('s_axis_rq_tdata'))} bits wide, "
+                         f"not {data_width!r}")
+
     class V7Gen3PcieDevice(us_model.UltraScalePcieDevice):
         def __init__(self):
             with mock.patch.object(us_model, "Clock", _Clock):
                 super().__init__(
-                    pcie_generation    = link_speed,
-                    pcie_link_width    = link_width,
+                    pcie_generation    = device_speed,
+                    pcie_link_width    = device_width,
                     user_clk_frequency = user_clk_freq,
                     alignment          = "dword",
                     rc_straddle        = False,
@@ -115,7 +123,6 @@ def make_v7gen3_device(dut, prefix=HARD_BLOCK_PREFIX, *, link_speed=3, link_widt
                     cc_bus             = AxiStreamBus.from_prefix(dut, f"{prefix}_s_axis_cc"),
 
                     cfg_phy_link_down      = port("cfg_phy_link_down"),
-                    cfg_phy_link_status    = port("cfg_phy_link_status"),
                     cfg_negotiated_width   = port("cfg_negotiated_width"),
                     cfg_current_speed      = port("cfg_current_speed"),
                     cfg_max_payload        = port("cfg_max_payload"),
@@ -129,6 +136,10 @@ def make_v7gen3_device(dut, prefix=HARD_BLOCK_PREFIX, *, link_speed=3, link_widt
             self.functions[0].device_id = device_id(link_width)
             self.functions[0].class_code = 0x058000
             self.functions[0].configure_bar(0, bar0_size)
+            # cocotbext-pcie leaves the Link Status register at zero; a trained link reports its rate
+            # and width there, and the block copies them to cfg_current_speed/cfg_negotiated_width.
+            self.functions[0].pcie_cap.current_link_speed    = min(link_speed, device_speed)
+            self.functions[0].pcie_cap.negotiated_link_width = min(link_width, device_width)
             self.rx_cpl_bytes   = 0      # Completion payload bytes accepted by the user logic.
             self.rx_cpl_last_ns = None   # When the last of them was accepted.
             if backpressure:
@@ -144,6 +155,7 @@ def make_v7gen3_device(dut, prefix=HARD_BLOCK_PREFIX, *, link_speed=3, link_widt
             function_status = port("cfg_function_status")
             msi_enable      = port("cfg_interrupt_msi_enable")
             msi_mmenable    = port("cfg_interrupt_msi_mmenable")
+            phy_link_status = port("cfg_phy_link_status")
             f = self.functions[0]
             while True:
                 await RisingEdge(self.user_clk)
@@ -152,6 +164,8 @@ def make_v7gen3_device(dut, prefix=HARD_BLOCK_PREFIX, *, link_speed=3, link_widt
                                             (0x08 if f.interrupt_disable else 0)
                 if msi_enable is not None:
                     msi_enable.value = int(bool(f.msi_cap.msi_enable))
+                if phy_link_status is not None:
+                    phy_link_status.value = 0b11   # Link up, data link layer initialised.
                 if msi_mmenable is not None:
                     msi_mmenable.value = f.msi_cap.msi_multiple_message_enable & 0x7
 

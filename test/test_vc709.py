@@ -1,0 +1,300 @@
+# This file is part of hostlink.
+# Copyright (c) 2026 hostlink developers
+# SPDX-License-Identifier: BSD-2-Clause
+
+"""The VC709 target and its pcie3_7x PHY: platform pins, elaboration, CSR map, generated Vivado sources,
+bad input, CLI, the 3-DW to 4-DW header expander, and a short DMA simulation against the UltraScale model."""
+
+import json
+import os
+import random
+import subprocess
+import sys
+
+import pytest
+
+from migen import *
+
+from litex.soc.integration.builder import Builder
+
+from hostlink.targets import vc709, vc709_platform
+from hostlink.cores.pcie.v7gen3phy import V7Gen3PCIEPHY, TLPHeader4DWExpander
+
+REPO   = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TARGET = os.path.join(REPO, "targets", "vc709.py")
+
+PHY_REGISTERS = ["link_status", "msi_enable", "bus_master_enable", "max_request_size", "max_payload_size"]
+DMA_REGISTERS = ["writer_enable", "reader_enable", "writer_table_value", "reader_table_value", "loopback_enable"]
+
+# Helpers ------------------------------------------------------------------------------------------
+
+def elaborate(output_dir, **kwargs):
+    soc     = vc709.BaseSoC(**kwargs)
+    builder = Builder(soc, output_dir=str(output_dir), compile_gateware=False, compile_software=False,
+        csr_json=os.path.join(str(output_dir), "csr.json"))
+    builder.build(run=False)
+    with open(os.path.join(str(output_dir), "csr.json")) as f:
+        return soc, json.load(f)
+
+def env_without_vivado():
+    env  = dict(os.environ)
+    keep = [d for d in env.get("PATH", "").split(os.pathsep)
+            if d and not os.path.exists(os.path.join(d, "vivado"))]
+    env["PATH"] = os.pathsep.join(keep)
+    return env
+
+@pytest.fixture(scope="module")
+def default_build(tmp_path_factory):
+    output_dir = tmp_path_factory.mktemp("vc709_default")
+    soc, csr   = elaborate(output_dir)
+    return soc, csr, output_dir
+
+# Platform -----------------------------------------------------------------------------------------
+
+def _io(name, number=0):
+    for io in vc709_platform._io:
+        if io[0] == name and io[1] == number:
+            return io
+    raise KeyError(name)
+
+def _subsignal_pins(io, name):
+    for sub in io[2:]:
+        if getattr(sub, "name", None) == name:
+            return next(c for c in sub.constraints if hasattr(c, "identifiers")).identifiers
+    raise KeyError(name)
+
+def test_platform_pcie_x8_pins():
+    io = _io("pcie_x8")
+    assert _subsignal_pins(io, "clk_p") == ["AB8"]
+    assert _subsignal_pins(io, "clk_n") == ["AB7"]
+    assert _subsignal_pins(io, "rst_n") == ["AV35"]
+    assert _subsignal_pins(io, "rx_p") == ["Y4", "AA6", "AB4", "AC6", "AD4", "AE6", "AF4", "AG6"]
+    assert _subsignal_pins(io, "tx_p") == ["W2", "AA2", "AC2", "AE2", "AG2", "AH4", "AJ2", "AK4"]
+    # Narrower links use the first lanes of the same wiring.
+    assert _subsignal_pins(_io("pcie_x4"), "rx_p") == ["Y4", "AA6", "AB4", "AC6"]
+    assert all(len(set(_subsignal_pins(io, s))) == 8 for s in ["rx_p", "rx_n", "tx_p", "tx_n"])
+
+def test_platform_clock_and_leds():
+    assert _subsignal_pins(_io("clk200"), "p") == ["H19"]
+    assert _subsignal_pins(_io("clk200"), "n") == ["G18"]
+    leds = [_io("user_led", i)[2].identifiers[0] for i in range(8)]
+    assert leds == ["AM39", "AN39", "AR37", "AT37", "AR35", "AP41", "AP42", "AU39"]
+    assert vc709_platform.Platform().device == "xc7vx690t-ffg1761-2"
+
+# Elaboration and CSR map --------------------------------------------------------------------------
+
+def test_csr_map_has_phy_and_dma_registers(default_build):
+    soc, csr, _ = default_build
+    registers = csr["csr_registers"]
+    for reg in PHY_REGISTERS:
+        assert f"pcie_phy_phy_{reg}" in registers
+    for ch in range(2):
+        for reg in DMA_REGISTERS:
+            assert f"pcie_dma{ch}_{reg}" in registers
+    assert "pcie_dma2_writer_enable" not in registers
+    assert csr["constants"]["dma_channels"] == 2
+    assert soc.pcie_phy.data_width == 256 and soc.pcie_phy.nlanes == 8
+
+def test_eight_channels_elaborate(tmp_path):
+    _, csr = elaborate(tmp_path, dma_channels=8)
+    assert "pcie_dma7_reader_enable" in csr["csr_registers"]
+    assert csr["constants"]["dma_channels"] == 8
+
+def test_generated_tcl_configures_pcie3_7x(default_build):
+    _, _, output_dir = default_build
+    with open(os.path.join(str(output_dir), "gateware", "vc709.tcl")) as f:
+        tcl = f.read()
+    assert "create_ip -vendor xilinx.com -name pcie3_7x -module_name pcie3_7x_0" in tcl
+    for setting in ["PL_LINK_CAP_MAX_LINK_WIDTH {X8}", "PL_LINK_CAP_MAX_LINK_SPEED {8.0_GT/s}",
+                    "axisten_if_width {256_bit}", "axisten_freq {250}", "PF0_DEVICE_ID {8038}",
+                    "pf0_bar0_size {1}", "pf0_bar0_scale {Megabytes}", "PF0_INTERRUPT_PIN {NONE}",
+                    "pcie_blk_locn {X0Y1}"]:
+        assert f"CONFIG.{setting}" in tcl, setting
+    for adapter in ["axis_iff.v", "s_axis_rq_adapt_256b.v", "m_axis_rc_adapt_256b.v",
+                    "m_axis_cq_adapt_256b.v", "s_axis_cc_adapt_256b.v"]:
+        assert adapter in tcl
+    with open(os.path.join(str(output_dir), "gateware", "vc709.v")) as f:
+        verilog = f.read()
+    assert verilog.count("pcie3_7x_0 pcie3_7x_0(") == 1
+    for port in ["pipe_pclk_in", "pipe_userclk1_in", "pipe_userclk2_in", "cfg_interrupt_msi_int",
+                 "s_axis_rq_tuser", "m_axis_rc_tready"]:
+        assert f".{port}" in verilog
+
+# Bad parameters -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"lanes": 3},         "PCIe lane count must be one of 1, 2, 4, 8, not 3"),
+    ({"data_width": 128},  r"PCIe data width \(bits\) must be one of 256, not 128"),
+    ({"dma_channels": 0},  "DMA channel count must be an integer from 1 to 8, not 0"),
+    ({"dma_channels": 9},  "DMA channel count must be an integer from 1 to 8, not 9"),
+])
+def test_target_rejects_bad_parameters(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        vc709.BaseSoC(**kwargs)
+
+def _phy(**kwargs):
+    platform = vc709_platform.Platform()
+    return V7Gen3PCIEPHY(platform, platform.request("pcie_x8"), **kwargs)
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"speed": "gen4"},                    "PCIe speed must be one of gen1, gen2, gen3, not 'gen4'"),
+    ({"data_width": 512},                  r"PCIe data width \(bits\) must be one of 64, 128, 256, not 512"),
+    ({"pcie_data_width": 128},             "pcie3_7x at gen3 x8 and a 250 MHz user clock has a 256-bit interface, not 128"),
+    ({"bar0_size": 0x1000},                "BAR0 size must be a power of two of at least 1 MiB, not 4096"),
+    ({"bar0_size": 3 << 20},               "BAR0 size must be a power of two of at least 1 MiB, not 3145728"),
+    ({"msi_vectors": 3},                   "MSI vector count must be one of 1, 2, 4, 8, 16, 32, not 3"),
+])
+def test_phy_rejects_bad_parameters(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        _phy(**kwargs)
+
+def test_phy_lane_count_comes_from_the_pads():
+    platform = vc709_platform.Platform()
+    phy = V7Gen3PCIEPHY(platform, platform.request("pcie_x4"), data_width=128)
+    assert phy.nlanes == 4 and phy.pcie_data_width == 128
+    assert phy.ip_config()["PF0_DEVICE_ID"] == "8034"
+
+# CLI ----------------------------------------------------------------------------------------------
+
+def test_cli_build_without_vivado_fails_with_one_line(tmp_path):
+    result = subprocess.run([sys.executable, TARGET, "--build", "--output-dir", str(tmp_path)],
+        capture_output=True, text=True, env=env_without_vivado(), timeout=300)
+    assert result.returncode != 0
+    errors = [l for l in result.stderr.splitlines() if l.strip()]
+    assert len(errors) == 1
+    assert "--build needs 'vivado' on PATH" in errors[0]
+    assert os.path.exists(os.path.join(str(tmp_path), "gateware", "vc709.tcl"))
+
+def test_cli_rejects_bad_channel_count(tmp_path):
+    result = subprocess.run([sys.executable, TARGET, "--dma-channels", "9", "--output-dir", str(tmp_path)],
+        capture_output=True, text=True, timeout=300)
+    assert result.returncode == 2
+    assert "DMA channel count must be an integer from 1 to 8, not 9" in result.stderr
+
+# Header expander ----------------------------------------------------------------------------------
+
+def _request(rng, write, ndw, four_dw):
+    """A LitePCIe request as a list of DWs (header then payload)."""
+    length = ndw if write else rng.randrange(1, 129)
+    dw0 = (length & 0x3ff) | ((1 << 30) if write else 0) | ((1 << 29) if four_dw else 0)
+    dw1 = rng.getrandbits(32)
+    address = [rng.getrandbits(32) | 1, rng.getrandbits(30) << 2] if four_dw else [rng.getrandbits(30) << 2]
+    payload = [rng.getrandbits(32) for _ in range(ndw if write else 0)]
+    return [dw0, dw1] + address + payload
+
+def _expanded(dws):
+    if dws[0] & (1 << 29):
+        return dws
+    return [dws[0] | (1 << 29), dws[1], 0, dws[2]] + dws[3:]
+
+def _beats(dws, n):
+    beats = []
+    for i in range(0, len(dws), n):
+        chunk = dws[i:i + n]
+        dat = sum(d << (32*k) for k, d in enumerate(chunk))
+        be  = sum(0xf << (4*k) for k in range(len(chunk)))
+        beats.append((dat, be, i == 0, i + n >= len(dws)))
+    return beats
+
+@pytest.mark.parametrize("data_width", [128, 256])
+@pytest.mark.parametrize("idle, backpressure", [(0.0, 0.0), (0.3, 0.3)])
+def test_header_expander(data_width, idle, backpressure):
+    rng  = random.Random(20260 + data_width)
+    n    = data_width//32
+    dut  = TLPHeader4DWExpander(data_width)
+    # Reads (no payload), writes of 1 DW to 128 DWs (512 bytes, LitePCIe's largest), every payload length
+    # around a beat boundary, both header sizes.
+    packets = []
+    for ndw in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 15, 16, 17, 31, 63, 64, 127, 128]:
+        for four_dw in (False, True):
+            packets.append(_request(rng, write=ndw > 0, ndw=ndw, four_dw=four_dw))
+    expected = [_expanded(p) for p in packets]
+    received = []
+
+    def source():
+        for p in packets:
+            for dat, be, first, last in _beats(p, n):
+                while rng.random() < idle:
+                    yield dut.sink.valid.eq(0)
+                    yield
+                yield dut.sink.valid.eq(1)
+                yield dut.sink.dat.eq(dat)
+                yield dut.sink.be.eq(be)
+                yield dut.sink.first.eq(first)
+                yield dut.sink.last.eq(last)
+                yield
+                while not (yield dut.sink.ready):
+                    yield
+            yield dut.sink.valid.eq(0)
+        yield dut.sink.valid.eq(0)
+
+    def sink():
+        current = []
+        timeout = 0
+        while len(received) < len(packets) and timeout < 20000:
+            timeout += 1
+            ready = rng.random() >= backpressure
+            yield dut.source.ready.eq(ready)
+            yield
+            if ready and (yield dut.source.valid):
+                dat, be = (yield dut.source.dat), (yield dut.source.be)
+                for k in range(n):
+                    if (be >> (4*k)) & 0xf:
+                        current.append((dat >> (32*k)) & 0xffffffff)
+                if (yield dut.source.last):
+                    received.append(current)
+                    current = []
+        assert current == []
+
+    run_simulation(dut, [source(), sink()])
+    assert received == expected
+
+# Simulation ---------------------------------------------------------------------------------------
+
+# LitePCIe's DMA moves whole datapath words: on the 256-bit VC709 datapath, transfer sizes are multiples of
+# 32 bytes (one word, 129 words, 2051 words...). C2H jobs follow H2C ones, as the ZC706 tests order them.
+def _jobs():
+    jobs = []
+    for size in [32, 4128, 65536 + 96]:
+        jobs.append({"kind": "bidir", "size": size, "channels": [0], "descriptor_size": 65536})
+    jobs.append({"kind": "bidir", "size": 16384, "channels": [0], "descriptor_size": 4096, "irq_every": 2})
+    jobs.append({"kind": "bidir", "size": 8192 + 64, "channels": [0, 1], "descriptor_size": 4096})
+    for size in [32, 12320]:
+        for kind in ("h2c", "c2h"):
+            jobs.append({"kind": kind, "size": size, "channels": [0], "descriptor_size": 65536})
+    return jobs
+
+@pytest.fixture(scope="module")
+def sim_run():
+    from hostlink.sim.pcie.run import run_jobs
+    from hostlink.sim.pcie.host import host_profile
+    profile = host_profile("default", link_speed=3, link_width=8, seed=9)
+    return run_jobs("vc709", _jobs(), profile, dma_channels=2)
+
+def test_sim_enumeration(sim_run):
+    e = sim_run["enumeration"]
+    assert e["vendor_id"] == 0x10ee
+    assert e["device_id"] == 0x8038
+    assert e["bar0_size"] == 1 << 20
+    assert e["msi_enabled"] == 1 and e["bus_master"] == 1
+    link = e["link_status"]
+    assert link & 1 == 1                     # Link up.
+    assert (link >> 4) & 0b111 == 0b100      # 8.0 GT/s.
+    assert (link >> 7) & 0b1111 == 0b1000    # x8.
+    assert e["max_payload_size"] == 256
+    assert e["max_request_size"] == 512
+    assert e["scratch"] == [0x12345678, 0xdeadbeef]
+
+def test_sim_transfers(sim_run):
+    rows = sim_run["results"]
+    assert len(rows) == len(_jobs())
+    for row in rows:
+        assert not row["timed_out"], row
+        assert row["errors"] == 0, row
+        assert row["msis"] == row["msis_expected"], row
+        assert row["msis"] > 0
+
+def test_sim_msi_per_descriptor_that_asks(sim_run):
+    (row,) = [r for r in sim_run["results"] if r["size"] == 16384]
+    # 4 descriptors per direction, an MSI on the 2nd and the 4th: 2 per direction.
+    assert row["msis_expected"] == 4
