@@ -11,7 +11,6 @@
 The SoC has no CPU: a host reaches the core's CSRs through UARTBone (litex_server --uart).
 """
 
-import shutil
 import sys
 
 from migen import *
@@ -27,6 +26,7 @@ from litex.soc.integration.builder import Builder
 from liteeth.phy import LiteEthPHY
 
 from hostlink.cores.udp import UDPCore
+from hostlink.targets.common import finish_target
 
 # CRG ----------------------------------------------------------------------------------------------
 
@@ -122,18 +122,7 @@ def main(argv=None):
         **parser.soc_argdict
     )
     builder = Builder(soc, **parser.builder_argdict)
-    vivado_found = shutil.which("vivado") is not None
-    builder.build(**parser.toolchain_argdict, run=args.build and vivado_found)
-
-    if (args.build or args.load) and not vivado_found:
-        action = "--build" if args.build else "--load"
-        print(f"error: {action} needs Xilinx Vivado ('vivado' not on PATH); "
-              f"the generated sources are in {builder.gateware_dir}", file=sys.stderr)
-        return 1
-    if args.load:
-        prog = soc.platform.create_programmer()
-        prog.load_bitstream(builder.get_bitstream_filename(mode="sram"))
-    return 0
+    return finish_target(soc, builder, parser, args)
 
 if __name__ == "__main__":
     sys.exit(main())
