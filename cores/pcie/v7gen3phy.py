@@ -278,16 +278,13 @@ class V7Gen3PCIEPHY(LiteXModule):
                 value = min(value*2, max_size)
             return Case(command, cases)
 
-        cfg_max_payload     = Signal(3)
-        cfg_max_read_req    = Signal(3)
-        cfg_function_status = Signal(8)
-        bus_number          = Signal(8)
-        device_number       = Signal(5)
-        function_number     = Signal(3)
+        # `id` stays 0: the adapters leave the requester/completer-ID enable bits clear, so the block
+        # fills in the bus/device/function numbers the host assigned.
+        cfg_max_payload  = Signal(3)
+        cfg_max_read_req = Signal(3)
         self.comb += [
             convert_size(cfg_max_read_req, self.max_request_size, max_size=512),
             convert_size(cfg_max_payload,  self.max_payload_size, max_size=512),
-            self.id.eq(Cat(function_number, device_number, bus_number)),
         ]
 
         def resync(sig, clk="sys"):
@@ -447,9 +444,9 @@ class V7Gen3PCIEPHY(LiteXModule):
             i_cfg_req_pm_transition_l23_ready = 0,
             i_cfg_hot_reset_in              = 0,
             i_cfg_ds_port_number            = 0,
-            i_cfg_ds_bus_number             = bus_number,
-            i_cfg_ds_device_number          = device_number,
-            i_cfg_ds_function_number        = function_number,
+            i_cfg_ds_bus_number             = 0,
+            i_cfg_ds_device_number          = 0,
+            i_cfg_ds_function_number        = 0,
             i_cfg_subsys_vend_id            = XILINX_VENDOR_ID,
 
             # Interrupts: MSI only.
@@ -532,6 +529,7 @@ class V7Gen3PCIEPHY(LiteXModule):
     def ip_config(self):
         """The `pcie3_7x` configuration (Vivado IP parameters) for this PHY."""
         bar0_mb = self.bar0_size // 0x100000
+        msi_vectors = f"{self.msi_vectors}_vector" + ("s" if self.msi_vectors > 1 else "")
         config = {
             "Component_Name"               : "pcie3_7x_0",
             "mode_selection"               : "Advanced",
@@ -551,7 +549,7 @@ class V7Gen3PCIEPHY(LiteXModule):
             "pf0_bar0_scale"               : "Megabytes",
             "pf0_bar0_size"                : bar0_mb,
             "PF0_INTERRUPT_PIN"            : "NONE",
-            "PF0_MSI_CAP_MULTIMSGCAP"      : f"{self.msi_vectors}_vector" + ("s" if self.msi_vectors > 1 else ""),
+            "PF0_MSI_CAP_MULTIMSGCAP"      : msi_vectors,
             "pf0_dev_cap_max_payload"      : "512_bytes",
             "aspm_support"                 : "No_ASPM",
         }
