@@ -32,6 +32,9 @@ def add_pcie_dma(soc, phy, dma_channels, led_pads=None):
         with_dma_buffering   = True, dma_buffering_depth=8192,
         with_dma_loopback    = True,
         with_msi             = True, msi_type="msi",
+        # LiteX's default here is a dict shared by every call: without a fresh one, a second SoC built in
+        # the same process would inherit the first one's MSI sources.
+        msis                 = {},
     )
     for i in range(dma_channels):
         dma       = getattr(soc, f"pcie_dma{i}")

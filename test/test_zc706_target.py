@@ -231,3 +231,12 @@ def test_cli_bad_dma_channels(tmp_path):
     proc = run_target("--output-dir", str(tmp_path), "--dma-channels", "9")
     assert proc.returncode == 2
     assert re.search(r"\b9\b", proc.stderr.strip().splitlines()[-1])
+
+
+def test_msi_sources_do_not_leak_between_socs():
+    # LiteX's add_pcie() defaults `msis` to one dict shared by every call: a second SoC built in the same
+    # process used to inherit the first one's MSI sources (16 interrupts for 4 channels).
+    zc706.BaseSoC(dma_channels=8)
+    soc = zc706.BaseSoC(dma_channels=1)
+    interrupts = sorted(k for k in soc.constants if k.endswith("_INTERRUPT"))
+    assert interrupts == ["PCIE_DMA0_READER_INTERRUPT", "PCIE_DMA0_WRITER_INTERRUPT"]
