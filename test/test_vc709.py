@@ -255,7 +255,7 @@ def test_header_expander(data_width, idle, backpressure):
 # 32 bytes (one word, 129 words, 2051 words...). C2H jobs follow H2C ones, as the ZC706 tests order them.
 def _jobs():
     jobs = []
-    for size in [32, 4128, 65536 + 96]:
+    for size in [32, 4128, 65536 + 96, 1 << 20]:
         jobs.append({"kind": "bidir", "size": size, "channels": [0], "descriptor_size": 65536})
     jobs.append({"kind": "bidir", "size": 16384, "channels": [0], "descriptor_size": 4096, "irq_every": 2})
     jobs.append({"kind": "bidir", "size": 8192 + 64, "channels": [0, 1], "descriptor_size": 4096})
