@@ -35,6 +35,9 @@ def _jobs():
     for size in SINGLE_SIZES:
         for kind in ("h2c", "c2h"):
             jobs.append({"kind": kind, "size": size, "channels": [0], "descriptor_size": 65536})
+    # Two FPGA -> host transfers in a row: the second must not see words left over from the first.
+    jobs.append({"kind": "c2h", "size": 8192 + 16, "channels": [0], "descriptor_size": 65536})
+    jobs.append({"kind": "c2h", "size": 8192 + 32, "channels": [0], "descriptor_size": 65536})
     # Many descriptors, an MSI asked for every third one (and the last).
     jobs.append({"kind": "bidir", "size": 40960, "channels": [0], "descriptor_size": 4096, "irq_every": 3})
     # Both channels at once, each with its own data.
@@ -98,6 +101,12 @@ def test_single_direction(default_run, size, direction):
     assert row["errors"] == 0
     assert row["msis"] == row["msis_expected"] == -(-size // 65536)
     assert row["cycles"] > 0
+
+
+@pytest.mark.parametrize("size", [8192 + 16, 8192 + 32])
+def test_back_to_back_c2h_transfers(default_run, size):
+    (row,) = _rows(default_run, "c2h", size)
+    assert row["errors"] == 0
 
 
 def test_msi_per_descriptor_that_asks(default_run):

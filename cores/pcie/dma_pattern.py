@@ -7,7 +7,9 @@
 With the DMA's loopback on, host -> FPGA data returns to the host (both directions at once). To measure or
 check one direction alone, the channel's user side needs a source and a sink that never stall:
 
-- `DMAPatternGenerator` feeds the writer (FPGA -> host) with 32-bit little-endian words counting up from 0;
+- `DMAPatternGenerator` feeds the writer (FPGA -> host) with 32-bit little-endian words counting up from 0,
+  exactly `length` words (0: without end). A generator that ran past the transfer would leave words in
+  the DMA's buffering FIFO, and the next transfer would start with them;
 - `DMAPatternChecker` takes the reader's stream (host -> FPGA), expects the same count, and counts
   words and mismatches.
 
@@ -35,20 +37,23 @@ class DMAPatternGenerator(LiteXModule):
         if data_width not in (64, 128, 256, 512):
             raise ValueError(f"DMA pattern data width must be 64, 128, 256 or 512 bits, not {data_width!r}")
         self.source = stream.Endpoint(dma_layout(data_width))
-        self.enable = Signal()   # i: restarts the count from 0 when set.
+        self.enable = Signal()     # i: starts; clearing it restarts the count from 0.
+        self.length = Signal(32)   # i: 32-bit words to send (a multiple of the beat), 0: without end.
 
         # # #
 
         words = data_width // 32
         count = Signal(32)
+        done  = Signal()
         self.comb += [
-            self.source.valid.eq(self.enable),
+            done.eq((self.length != 0) & (count >= self.length)),
+            self.source.valid.eq(self.enable & ~done),
             self.source.data.eq(_pattern_words(count, words)),
         ]
         self.sync += [
             If(~self.enable,
                 count.eq(0)
-            ).Elif(self.source.ready,
+            ).Elif(self.source.valid & self.source.ready,
                 count.eq(count + words)
             )
         ]
@@ -62,7 +67,11 @@ class DMAPatternGenerator(LiteXModule):
                 ("``0b1``", "Feeds the DMA writer (FPGA -> host) with the count."),
             ]),
         ], description="Pattern generator (used when the DMA loopback is off).")
-        self.comb += self.enable.eq(self._control.fields.enable)
+        self._length = CSRStorage(32, description="32-bit words to send once enabled (0: without end).")
+        self.comb += [
+            self.enable.eq(self._control.fields.enable),
+            self.length.eq(self._length.storage),
+        ]
 
 # DMA Pattern Checker ------------------------------------------------------------------------------
 

@@ -196,7 +196,7 @@ class Bench:
                 await drv.start(entry["channel"], "h2c")
         if kind == "c2h":
             for entry in plan:
-                await drv.set_generator(entry["channel"], True)
+                await drv.set_generator(entry["channel"], True, length_bytes=size)
 
         # Completion.
         timeout_ns = 200_000 + size * len(channels) * 8

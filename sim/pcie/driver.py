@@ -71,7 +71,10 @@ class DMADriver:
     async def set_loopback(self, channel, enable):
         await self.write(f"pcie_dma{channel}_loopback_enable", int(enable))
 
-    async def set_generator(self, channel, enable):
+    async def set_generator(self, channel, enable, length_bytes=0):
+        """Start (or stop) the channel's pattern generator for `length_bytes` (0: without end)."""
+        if enable:
+            await self.write(f"pcie_dma{channel}_generator_length", length_bytes // 4)
         await self.write(f"pcie_dma{channel}_generator_control", int(enable))
 
     async def clear_checker(self, channel):
