@@ -17,8 +17,11 @@ from hostlink.cores.pcie.dma_pattern import DMAPatternGenerator, DMAPatternCheck
 
 # PCIe DMA SoC -------------------------------------------------------------------------------------
 
-def add_pcie_dma(soc, phy, dma_channels, led_pads=None):
+def add_pcie_dma(soc, phy, dma_channels, max_pending_requests=8, led_pads=None):
     """LitePCIe endpoint, scatter-gather DMA channels with internal loopback, MSI, on `phy`.
+
+    `max_pending_requests` reads of max-read-request size stay in flight: they must cover the link's
+    bandwidth times the host's read latency (Gen2 x4: 8 x 512 B per ~1.3 us; Gen3 x8 needs 32).
 
     Each channel's user side has a pattern generator and checker (hostlink.cores.pcie.dma_pattern), used
     when its loopback is off, so each direction can be measured and checked alone.
@@ -27,8 +30,7 @@ def add_pcie_dma(soc, phy, dma_channels, led_pads=None):
     soc.add_pcie(phy=phy,
         ndmas                = dma_channels,
         address_width        = 64,  # Host buffers may sit above 4 GiB.
-        # Read completions may arrive split and reordered: enough tags to cover the read latency.
-        max_pending_requests = 8,
+        max_pending_requests = max_pending_requests,
         with_dma_buffering   = True, dma_buffering_depth=8192,
         with_dma_loopback    = True,
         with_msi             = True, msi_type="msi",

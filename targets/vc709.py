@@ -73,7 +73,9 @@ class BaseSoC(SoCMini):
         )
         # The Gen3 block next to the edge connector's GTH quads 114/115.
         self.pcie_phy.update_config({"pcie_blk_locn": "X0Y1"})
-        add_pcie_dma(self, self.pcie_phy, dma_channels=dma_channels, led_pads=platform.request_all("user_led"))
+        # 1 us of read latency at 7.3 GB/s is ~7 KiB: 32 reads of 512 B in flight (5-bit tags, no extended tags).
+        add_pcie_dma(self, self.pcie_phy, dma_channels=dma_channels, max_pending_requests=32,
+            led_pads=platform.request_all("user_led"))
 
 # Build --------------------------------------------------------------------------------------------
 
