@@ -30,6 +30,7 @@ from litex.soc.integration.builder import Builder
 from liteeth.phy.ecp5rgmii import LiteEthPHYRGMII
 
 from hostlink.cores.udp import UDPCore
+from hostlink.targets.common import add_udp_arguments, udp_soc_kwargs
 
 # Open toolchain -----------------------------------------------------------------------------------
 
@@ -197,16 +198,7 @@ def main():
     parser.add_target_argument("--eth-phy",        default=0,            type=int,   help="Ethernet PHY (0 or 1).")
     parser.add_target_argument("--ethernet-stack", default="hostlink",   choices=ETHERNET_STACKS,
         help="hostlink's minimal UDP core, or LiteEth's ARP/IP/UDP stack (UDP echo) for comparison.")
-    parser.add_target_argument("--fpga-mac",       default="10:e2:d5:00:00:01", help="FPGA MAC address.")
-    parser.add_target_argument("--fpga-ip",        default="192.168.1.50",      help="FPGA IPv4 address.")
-    parser.add_target_argument("--host-mac",       default="10:e2:d5:00:00:02", help="Host MAC address.")
-    parser.add_target_argument("--host-ip",        default="192.168.1.100",     help="Host IPv4 address.")
-    parser.add_target_argument("--fpga-port",      default=1234, type=int,      help="FPGA UDP port.")
-    parser.add_target_argument("--host-port",      default=1234, type=int,      help="Host UDP port.")
-    parser.add_target_argument("--udp-mode",       default="generator", choices=["generator", "echo"],
-        help="Payload source: packet generator, or echo of every received payload.")
-    parser.add_target_argument("--no-arp",         action="store_true", help="Leave out the ARP responder.")
-    parser.set_defaults(cpu_type="None", uart_name="uartbone", integrated_sram_size=0)
+    add_udp_arguments(parser)
     args = parser.parse_args()
 
     soc = BaseSoC(board=args.board, revision=args.revision,
@@ -214,14 +206,7 @@ def main():
         sys_clk_freq   = args.sys_clk_freq,
         eth_phy        = args.eth_phy,
         ethernet_stack = args.ethernet_stack,
-        fpga_mac       = args.fpga_mac,
-        fpga_ip        = args.fpga_ip,
-        host_mac       = args.host_mac,
-        host_ip        = args.host_ip,
-        fpga_port      = args.fpga_port,
-        host_port      = args.host_port,
-        udp_mode       = args.udp_mode,
-        with_arp       = not args.no_arp,
+        **udp_soc_kwargs(args),
         **parser.soc_argdict
     )
     builder = Builder(soc, **parser.builder_argdict)

@@ -56,6 +56,35 @@ def add_pcie_dma(soc, phy, dma_channels, max_pending_requests=8, led_pads=None):
         soc.comb += led_pads[0].eq(phy._link_status.fields.status)
         soc.comb += led_pads[1].eq(dma_active)
 
+# UDP targets ---------------------------------------------------------------------------------------
+
+def add_udp_arguments(parser):
+    """The command-line options every Ethernet (UDP) target takes, with the same defaults."""
+    parser.add_target_argument("--fpga-mac",  default="10:e2:d5:00:00:01", help="FPGA MAC address.")
+    parser.add_target_argument("--fpga-ip",   default="192.168.1.50",      help="FPGA IPv4 address.")
+    parser.add_target_argument("--host-mac",  default="10:e2:d5:00:00:02", help="Host MAC address.")
+    parser.add_target_argument("--host-ip",   default="192.168.1.100",     help="Host IPv4 address.")
+    parser.add_target_argument("--fpga-port", default=1234, type=int,      help="FPGA UDP port.")
+    parser.add_target_argument("--host-port", default=1234, type=int,      help="Host UDP port.")
+    parser.add_target_argument("--udp-mode",  default="generator", choices=["generator", "echo"],
+        help="Payload source: packet generator, or echo of every received payload.")
+    parser.add_target_argument("--no-arp",    action="store_true", help="Leave out the ARP responder.")
+    parser.set_defaults(cpu_type="None", uart_name="uartbone", integrated_sram_size=0)
+
+
+def udp_soc_kwargs(args):
+    """BaseSoC keyword arguments from the options of add_udp_arguments()."""
+    return dict(
+        fpga_mac  = args.fpga_mac,
+        fpga_ip   = args.fpga_ip,
+        host_mac  = args.host_mac,
+        host_ip   = args.host_ip,
+        fpga_port = args.fpga_port,
+        host_port = args.host_port,
+        udp_mode  = args.udp_mode,
+        with_arp  = not args.no_arp,
+    )
+
 # Main ---------------------------------------------------------------------------------------------
 
 def log_to_stdout():
