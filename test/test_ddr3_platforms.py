@@ -21,7 +21,7 @@ from litex.soc.cores.clock import S7IDELAYCTRL
 from litedram import modules as dram_modules
 from litedram.phy import s7ddrphy
 
-from hostlink.targets import vc709_platform
+from hostlink.targets import vc709_platform, zc706_platform
 
 # Expected values ----------------------------------------------------------------------------------
 
@@ -48,10 +48,34 @@ SECOND_SOURCE = {
         "dqs_n":   "M16 J12 G16 C14 A27 E25 B29 E28",
         "dqs_p":   "N16 K12 H16 C15 A26 F25 B28 E27",
     },
+    # ZC706: Analog Devices' ZC706 PL DDR3 MIG project (hdl, projects/common/zc706/zc706_plddr3_mig.prj).
+    "zc706": {
+        "a":       "E10 B9 E11 A9 D11 B6 F9 E8 B10 J8 D6 B7 H12 A10",
+        "ba":      "F8 H7 A7",
+        "ras_n":   "H11",
+        "cas_n":   "E7",
+        "we_n":    "F7",
+        "reset_n": "G17",
+        "clk_p":   "G10",
+        "clk_n":   "F10",
+        "cke":     "D10",
+        "cs_n":    "J11",
+        "odt":     "G7",
+        "dm":      "J3 F2 E1 C2 L12 G14 C16 C11",
+        "dq":      "L1 L2 K5 J4 K1 L3 J5 K6 G6 H4 H6 H3 G1 H2 G5 G4 "
+                   "E2 E3 D4 E5 F4 F3 D1 D3 A2 B2 B4 B5 A3 B1 C1 C4 "
+                   "K10 L9 K12 J9 K11 L10 J10 L7 F14 F15 F13 G16 G15 E12 D13 E13 "
+                   "D15 E15 D16 E16 C17 B16 D14 B17 B12 C12 A12 A14 A13 B11 C14 B14",
+        "dqs_n":   "K2 H1 D5 A4 K8 F12 E17 A15",
+        "dqs_p":   "K3 J1 E6 A5 L8 G12 F17 B15",
+    },
 }
 
+# dci_cascade: the DCI_CASCADE command the platform adds once the pads are requested, if any.
 BOARDS = {
-    "vc709": dict(platform=vc709_platform, address_bits=16, vccaux_io_high=True),
+    "vc709": dict(platform=vc709_platform, address_bits=16, vccaux_io_high=True,  dci_cascade=None),
+    "zc706": dict(platform=zc706_platform, address_bits=14, vccaux_io_high=False,
+        dci_cascade="set_property DCI_CASCADE {34} [get_iobanks 33]"),
 }
 
 IO_STANDARDS = {
@@ -219,3 +243,22 @@ def test_litedram_phy_elaborates_on_the_pads(board, tmp_path):
             assert re.search(rf"LOC {pin} \[get_ports \{{{re.escape(port)}\}}\]", xdc), port
             assert re.search(rf"IOSTANDARD {IO_STANDARDS[name]} \[get_ports \{{{re.escape(port)}\}}\]", xdc), port
     assert ("VCCAUX_IO HIGH" in xdc) == BOARDS[board]["vccaux_io_high"]
+    assert "INTERNAL_VREF" not in xdc
+    dci_cascade = BOARDS[board]["dci_cascade"]
+    if dci_cascade is None:
+        assert "DCI_CASCADE" not in xdc
+    else:
+        assert xdc.count(dci_cascade) == 1
+
+class _LEDOnly(LiteXModule):
+    def __init__(self, platform):
+        self.comb += platform.request("user_led").eq(1)
+
+@pytest.mark.parametrize("board", sorted(BOARDS))
+def test_no_ddr3_constraints_without_the_pads(board, tmp_path):
+    platform = BOARDS[board]["platform"].Platform()
+    platform.build(_LEDOnly(platform), build_dir=str(tmp_path), build_name="led", run=False)
+    with open(os.path.join(str(tmp_path), "led.xdc")) as f:
+        xdc = f.read()
+    assert "ddram" not in xdc
+    assert "DCI_CASCADE" not in xdc
