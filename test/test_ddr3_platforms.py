@@ -112,7 +112,8 @@ def _pins(item):
         for pin in constraint.identifiers]
 
 def _io_standard(item):
-    standards = [constraint.name for constraint in item.constraints if isinstance(constraint, IOStandard)]
+    standards = [constraint.name for constraint in item.constraints
+        if isinstance(constraint, IOStandard)]
     return standards[0] if standards else None
 
 def _resource_pins(io):
@@ -159,7 +160,8 @@ def test_ddram_io_standards(board):
 def test_no_pin_used_twice_in_the_platform(board):
     resources = BOARDS[board]["platform"]._io
     # The narrower PCIe resources are subsets of the widest one by design: count the widest only.
-    pcie  = sorted((io for io in resources if io[0].startswith("pcie_x")), key=lambda io: len(_resource_pins(io)))
+    pcie = sorted((io for io in resources if io[0].startswith("pcie_x")),
+        key=lambda io: len(_resource_pins(io)))
     for io in pcie[:-1]:
         assert set(_resource_pins(io)) <= set(_resource_pins(pcie[-1])), io[0]
     pins = []
@@ -189,7 +191,8 @@ def test_memory_constants_match_the_pads(board):
     assert platform_module.DDRAM_IODELAY_CLK_FREQ in [200e6, 300e6, 400e6]
     platform_module.Platform().request(platform_module.DDRAM_REFCLK)
     # One rank of x8 chips: capacity = 2^(row + column + bank bits) x 64 bits.
-    capacity = 2**(module.geom_settings.rowbits + module.geom_settings.colbits + module.geom_settings.bankbits)*8
+    geom     = module.geom_settings
+    capacity = 2**(geom.rowbits + geom.colbits + geom.bankbits)*8
     assert capacity == {"vc709": 4*2**30, "zc706": 2**30}[board]
 
 # PHY elaboration ----------------------------------------------------------------------------------
@@ -240,8 +243,9 @@ def test_litedram_phy_elaborates_on_the_pads(board, tmp_path):
     for name, pins in SECOND_SOURCE[board].items():
         for index, pin in enumerate(pins.split()):
             port = f"ddram_{name}" + (f"[{index}]" if len(pins.split()) > 1 else "")
-            assert re.search(rf"LOC {pin} \[get_ports \{{{re.escape(port)}\}}\]", xdc), port
-            assert re.search(rf"IOSTANDARD {IO_STANDARDS[name]} \[get_ports \{{{re.escape(port)}\}}\]", xdc), port
+            target = rf"\[get_ports \{{{re.escape(port)}\}}\]"
+            assert re.search(rf"LOC {pin} {target}", xdc), port
+            assert re.search(rf"IOSTANDARD {IO_STANDARDS[name]} {target}", xdc), port
     assert ("VCCAUX_IO HIGH" in xdc) == BOARDS[board]["vccaux_io_high"]
     assert "INTERNAL_VREF" not in xdc
     dci_cascade = BOARDS[board]["dci_cascade"]
