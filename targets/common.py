@@ -13,6 +13,7 @@ from migen import *
 
 from litex.gen import *
 
+from hostlink.cores.pcie.integration import add_pcie
 from hostlink.cores.pcie.dma_pattern import DMAPatternGenerator, DMAPatternChecker
 
 # PCIe DMA SoC -------------------------------------------------------------------------------------
@@ -27,16 +28,12 @@ def add_pcie_dma(soc, phy, dma_channels, max_pending_requests=8, led_pads=None):
     when its loopback is off, so each direction can be measured and checked alone.
     `led_pads`, when given, show link-up (LED 0) and DMA activity (LED 1).
     """
-    soc.add_pcie(phy=phy,
+    add_pcie(soc, phy,
         ndmas                = dma_channels,
         address_width        = 64,  # Host buffers may sit above 4 GiB.
         max_pending_requests = max_pending_requests,
-        with_dma_buffering   = True, dma_buffering_depth=8192,
+        dma_buffering_depth  = 8192,
         with_dma_loopback    = True,
-        with_msi             = True, msi_type="msi",
-        # LiteX's default here is a dict shared by every call: without a fresh one, a second SoC built in
-        # the same process would inherit the first one's MSI sources.
-        msis                 = {},
     )
     for i in range(dma_channels):
         dma       = getattr(soc, f"pcie_dma{i}")
