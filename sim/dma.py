@@ -74,24 +74,38 @@ def build_parser():
     host.add_argument("--read-latency-ns", type=float, help="Read request to first completion (default 1000).")
     host.add_argument("--completion-size", choices=["mps", "64"], help="Completion split (default mps).")
     host.add_argument("--no-reorder",      action="store_true", help="Keep completions of different tags in order.")
-    host.add_argument("--backpressure",    type=probability, help="P(hard block holds a TX beat) (default 0.02).")
+    host.add_argument("--backpressure",    type=probability, help="P(hard block holds a TX beat) (default 0.02 on pcie_7x boards, 0 on VC709).")
     host.add_argument("--rx-gaps",         type=probability, help="P(idle cycle between RX beats) (default 0.05).")
     host.add_argument("--seed",            type=int, help="Random seed of the host model (default 1).")
     return p
 
 
+def board_profile_defaults(board):
+    """What a host profile takes from the board: its link, and the hard block's own TX back-pressure.
+
+    `pcie_7x` (Gen2) sends its own completions and messages on the same TX interface as the user's TLPs, so
+    it holds off user beats now and then (2% by default). `pcie3_7x`'s requester interface (RQ) carries only
+    the user's requests: it holds off only when the link is busy, which the link model already does.
+    """
+    defaults = dict(link_speed=board.link_speed, link_width=board.link_width)
+    if board.device == "us":
+        defaults["backpressure"] = 0.0
+    return defaults
+
+
 def profile_from_args(args, board):
+    defaults = board_profile_defaults(board)
+    if args.backpressure is not None:
+        defaults["backpressure"] = args.backpressure
     return host_profile(args.profile,
-        link_speed          = board.link_speed,
-        link_width          = board.link_width,
         max_payload_size    = args.mps,
         max_read_request    = args.mrrs,
         read_latency_ns     = args.read_latency_ns,
         completion_size     = args.completion_size,
         reorder_completions = False if args.no_reorder else None,
-        backpressure        = args.backpressure,
         rx_gaps             = args.rx_gaps,
         seed                = args.seed,
+        **defaults,
     )
 
 # Jobs ---------------------------------------------------------------------------------------------
@@ -136,7 +150,7 @@ def run(board_name, sizes, directions=DIRECTIONS, dma_channels=2, channels=1, de
     check_dma_channels(dma_channels)
     if not 1 <= channels <= dma_channels:
         raise ValueError(f"channels running at once must be from 1 to {dma_channels}, not {channels!r}")
-    profile = profile or host_profile("default", link_speed=board.link_speed, link_width=board.link_width)
+    profile = profile or host_profile("default", **board_profile_defaults(board))
     jobs = make_jobs(sizes, directions, channels, descriptor_size, granularity=board.data_width // 8)
     return run_jobs(board.name, jobs, profile, dma_channels=dma_channels, verbose=verbose)
 

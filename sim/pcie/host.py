@@ -35,7 +35,8 @@ class HostProfile:
     reorder_completions: bool  = True    # Interleave completions of different tags.
     # The hard block drops s_axis_tx_tready on 2% of cycles (its own completions and messages, flow-control
     # updates), and leaves an idle cycle between received beats 5% of the time. At Gen2 x4 the 128-bit user
-    # interface is only ~1.5% faster than the link, so each of these costs throughput directly.
+    # interface is only ~1.5% faster than the link, so each of these costs throughput directly. Boards with
+    # pcie3_7x default to no TX back-pressure (hostlink.sim.dma.board_profile_defaults).
     backpressure:        float = 0.02    # Probability that the hard block holds off a beat (tx ready low).
     rx_gaps:             float = 0.05    # Probability of an idle cycle between received beats.
     seed:                int   = 1
