@@ -16,7 +16,8 @@ from hostlink.sim.pcie.host import host_profile
 from hostlink.sim.pcie.soc import BOARDS, get_board
 from hostlink.sim.pcie.driver import TABLE_DEPTH
 
-DIRECTIONS = ("h2c", "c2h", "bidir")
+DIRECTIONS  = ("h2c", "c2h", "bidir")
+SWEEP_SIZES = ("4K", "16K", "64K", "256K", "1M", "4M", "16M", "64M")
 
 # Argument parsing ---------------------------------------------------------------------------------
 
@@ -46,6 +47,16 @@ def parse_directions(text):
     return directions
 
 
+def parse_channel_counts(text):
+    try:
+        counts = [int(t) for t in str(text).split(",") if t.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"channel counts must be integers like 1 or 1,2,4, not {text!r}")
+    if not counts or any(c < 1 for c in counts):
+        raise argparse.ArgumentTypeError(f"channel counts must be >= 1, not {text!r}")
+    return counts
+
+
 def probability(text):
     value = float(text)
     if not 0 <= value < 1:
@@ -56,11 +67,19 @@ def probability(text):
 def build_parser():
     p = argparse.ArgumentParser(prog="sim.py dma", description=__doc__.strip().splitlines()[0])
     p.add_argument("--board",        default="zc706", help=f"Board: {', '.join(sorted(BOARDS))} (default zc706).")
-    p.add_argument("--sizes",        default="4K,64K,1M", type=parse_sizes, help="Transfer sizes, e.g. 4K,64K,1M.")
+    p.add_argument("--sweep", action="store_true",
+        help=f"Throughput against transfer size: total sizes {','.join(SWEEP_SIZES)} (unless --sizes) moved by "
+             "1, 2 and 4 channels (unless --channels), each channel moving an equal share.")
+    p.add_argument("--split", action="store_true",
+        help="Sizes are totals, split evenly across the running channels (default: each channel moves a size).")
+    p.add_argument("--plot", metavar="PNG", help="Plot throughput against total bytes moved into PNG.")
+    p.add_argument("--sizes",        type=parse_sizes, help="Transfer sizes, e.g. 4K,64K,1M (default 4K,64K,1M).")
     p.add_argument("--directions",   default="h2c,c2h,bidir", type=parse_directions,
         help="h2c (host to FPGA), c2h (FPGA to host), bidir (both at once, through the loopback).")
-    p.add_argument("--dma-channels", default=2, type=int, help="DMA channels in the SoC (1 to 8).")
-    p.add_argument("--channels",     default=1, type=int, help="Channels running at once (<= --dma-channels).")
+    p.add_argument("--dma-channels", type=int,
+        help="DMA channels in the SoC (1 to 8; default 2, or the most channels a --sweep runs).")
+    p.add_argument("--channels",     type=parse_channel_counts,
+        help="Channels running at once, or a list of counts (e.g. 1,2,4); each <= --dma-channels (default 1).")
     p.add_argument("--descriptor-size", default="64K", type=parse_size,
         help="Bytes per descriptor (grown if a transfer needs more than the 256-entry table).")
     p.add_argument("--json",         metavar="PATH", help="Write the results as JSON to PATH.")
@@ -110,18 +129,26 @@ def profile_from_args(args, board):
 
 # Jobs ---------------------------------------------------------------------------------------------
 
-def make_jobs(sizes, directions, channels, descriptor_size, granularity=1):
+def make_jobs(sizes, directions, channels, descriptor_size, granularity=1, split=False):
+    """One job per size, channel count and direction. `channels` is a count or a list of counts; each running
+    channel moves `size` bytes, or `size / count` when `split` (sizes are then totals)."""
+    counts = [channels] if isinstance(channels, int) else list(channels)
     jobs = []
-    for size in sizes:
-        check_dma_length(size, maximum=max(size, 1), granularity=granularity)
-        # The table holds 256 descriptors: larger transfers get larger descriptors.
-        per_descriptor = max(descriptor_size, -(-size // TABLE_DEPTH))
-        per_descriptor += -per_descriptor % granularity
-        if per_descriptor > DMA_DESCRIPTOR_MAX_BYTES:
-            raise ValueError(f"a {size}-byte transfer needs descriptors over the {DMA_DESCRIPTOR_MAX_BYTES}-byte limit")
-        for d in directions:
-            jobs.append({"kind": d, "size": size, "channels": list(range(channels)),
-                         "descriptor_size": per_descriptor})
+    for total in sizes:
+        for count in counts:
+            size = total // count if split else total
+            if split and size * count != total:
+                raise ValueError(f"a {total}-byte total does not split evenly across {count} channels")
+            check_dma_length(size, maximum=max(size, 1), granularity=granularity)
+            # The table holds 256 descriptors: larger transfers get larger descriptors.
+            per_descriptor = max(descriptor_size, -(-size // TABLE_DEPTH))
+            per_descriptor += -per_descriptor % granularity
+            if per_descriptor > DMA_DESCRIPTOR_MAX_BYTES:
+                raise ValueError(f"a {size}-byte transfer needs descriptors over the "
+                                 f"{DMA_DESCRIPTOR_MAX_BYTES}-byte limit")
+            for d in directions:
+                jobs.append({"kind": d, "size": size, "channels": list(range(count)),
+                             "descriptor_size": per_descriptor})
     return jobs
 
 
@@ -141,28 +168,64 @@ def format_table(results):
                      f"{r['gbytes_per_s']:>7.3f} {r['errors']:>6} {r['msis']:>3}/{r['msis_expected']:<3}")
     return "\n".join(lines)
 
+def plot_throughput(results, path):
+    """Throughput against total bytes moved, one line per direction and channel count."""
+    import matplotlib
+    matplotlib.use("Agg")   # Files only: no display.
+    import matplotlib.pyplot as plt
+    series = {}
+    for r in results["results"]:
+        if r["cycles"] is not None:
+            series.setdefault((r["direction"], r["channels"]), []).append((r["bytes"], r["gbytes_per_s"]))
+    figure, axes = plt.subplots(figsize=(8, 5))
+    styles = {"h2c": "-o", "c2h": "-s", "bidir": "-^"}
+    for (direction, channels), points in sorted(series.items()):
+        points.sort()
+        axes.plot([p[0] for p in points], [p[1] for p in points], styles.get(direction, "-"),
+            label=f"{direction}, {channels} channel{'s' if channels > 1 else ''}")
+    axes.set_xscale("log", base=2)
+    axes.set_xlabel("bytes moved per direction (all channels)")
+    axes.set_ylabel("GB/s per direction (simulated time)")
+    host = results["host"]
+    axes.set_title(f"{results['board']}: Gen{host['link_speed']} x{host['link_width']}, MPS "
+        f"{host['max_payload_size']}, MRRS {host['max_read_request']}, {host['read_latency_ns']:.0f} ns reads, "
+        f"sys_clk {results['sys_clk_hz']/1e6:.0f} MHz", fontsize=9)
+    axes.grid(True, which="both", alpha=0.3)
+    axes.legend(fontsize=8)
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+
 # Main ---------------------------------------------------------------------------------------------
 
 def run(board_name, sizes, directions=DIRECTIONS, dma_channels=2, channels=1, descriptor_size=65536,
-        profile=None, verbose=False):
+        profile=None, verbose=False, split=False):
     from hostlink.sim.pcie.run import run_jobs
     board = get_board(board_name)
     check_dma_channels(dma_channels)
-    if not 1 <= channels <= dma_channels:
-        raise ValueError(f"channels running at once must be from 1 to {dma_channels}, not {channels!r}")
+    for count in [channels] if isinstance(channels, int) else channels:
+        if not 1 <= count <= dma_channels:
+            raise ValueError(f"channels running at once must be from 1 to {dma_channels}, not {count!r}")
     profile = profile or host_profile("default", **board_profile_defaults(board))
-    jobs = make_jobs(sizes, directions, channels, descriptor_size, granularity=board.data_width // 8)
+    jobs = make_jobs(sizes, directions, channels, descriptor_size, granularity=board.data_width // 8, split=split)
     return run_jobs(board.name, jobs, profile, dma_channels=dma_channels, verbose=verbose)
 
 
 def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.sweep:
+        args.split    = True
+        args.sizes    = args.sizes or [parse_size(t) for t in SWEEP_SIZES]
+        args.channels = args.channels or [1, 2, 4]
+    args.sizes        = args.sizes or [parse_size(t) for t in ("4K", "64K", "1M")]
+    args.channels     = args.channels or [1]
+    args.dma_channels = args.dma_channels or (max(2, *args.channels) if args.sweep else 2)
     try:
         board   = get_board(args.board)
         profile = profile_from_args(args, board)
         results = run(board.name, args.sizes, args.directions, args.dma_channels, args.channels,
-            args.descriptor_size, profile, args.verbose)
+            args.descriptor_size, profile, args.verbose, split=args.split)
     except ValueError as error:
         parser.error(str(error))
     print(format_table(results))
@@ -170,6 +233,9 @@ def main(argv=None):
         with open(args.json, "w") as f:
             json.dump(results, f, indent=2)
         print(f"results written to {args.json}")
+    if args.plot:
+        plot_throughput(results, args.plot)
+        print(f"plot written to {args.plot}")
     return 0 if all(r["errors"] == 0 for r in results["results"]) else 1
 
 

@@ -14,7 +14,7 @@ import os
 
 import pytest
 
-from hostlink.sim.dma import make_jobs, parse_size, main as dma_main
+from hostlink.sim.dma import make_jobs, parse_size, plot_throughput, main as dma_main
 from hostlink.sim.pcie.host import host_profile
 from hostlink.sim.pcie.driver import split_descriptors
 from hostlink.sim.pcie.soc import get_board
@@ -173,9 +173,27 @@ def test_unknown_board_is_refused():
     (["--dma-channels", "9"],                  "DMA channel count must be an integer from 1 to 8, not 9"),
     (["--mps", "300"],                         "max payload size must be a power of two"),
     (["--directions", "sideways"],             "direction must be among h2c, c2h, bidir"),
+    (["--channels", "1,x"],                    "channel counts must be integers"),
+    (["--sweep", "--channels", "3", "--sizes", "4K"], "does not split evenly across 3 channels"),
 ])
 def test_cli_rejects_bad_arguments(args, message):
     result = subprocess.run([sys.executable, os.path.join(ROOT, "sim.py"), "dma", *args],
         capture_output=True, text=True, timeout=120)
     assert result.returncode == 2
     assert message in result.stderr
+
+
+def test_sweep_jobs_split_each_total_across_the_channels():
+    jobs = make_jobs([4096, 65536], ["h2c", "c2h"], [1, 2, 4], 65536, granularity=16, split=True)
+    assert [(j["size"], len(j["channels"]), j["kind"]) for j in jobs[:6]] == [
+        (4096, 1, "h2c"), (4096, 1, "c2h"), (2048, 2, "h2c"), (2048, 2, "c2h"), (1024, 4, "h2c"), (1024, 4, "c2h")]
+    assert {j["size"] * len(j["channels"]) for j in jobs} == {4096, 65536}
+
+
+def test_plot_is_written(tmp_path):
+    results = {"board": "vc709", "sys_clk_hz": 250e6, "host": host_profile("default").as_dict(), "results": [
+        {"direction": d, "channels": c, "bytes": b, "cycles": 1000, "gbytes_per_s": 1.0 + c + b / 2**20}
+        for d in ("h2c", "c2h") for c in (1, 2) for b in (4096, 2**20)]}
+    path = tmp_path / "sweep.png"
+    plot_throughput(results, str(path))
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
