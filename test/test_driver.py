@@ -18,6 +18,8 @@ import pytest
 from hostlink.software import driver
 from hostlink.software.driver import DriverBuildError, build_driver, find_kernel_build_dir, generate_driver
 
+from helpers import run_target
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # Boards with a PCIe target in this tree (VC709 joins when targets/vc709.py lands).
@@ -40,13 +42,6 @@ def defines(path):
 
 def board_soc(board, **kwargs):
     return importlib.import_module(f"hostlink.targets.{board}").BaseSoC(**kwargs)
-
-def env_without_vivado():
-    env  = dict(os.environ)
-    keep = [d for d in env.get("PATH", "").split(os.pathsep)
-            if d and not os.path.exists(os.path.join(d, "vivado"))]
-    env["PATH"] = os.pathsep.join(keep)
-    return env
 
 @pytest.fixture(scope="module", params=BOARDS)
 def generated(request, tmp_path_factory):
@@ -172,9 +167,7 @@ def test_build_refuses_a_bad_kernel_tree(generated, tmp_path):
 @needs_headers
 @pytest.mark.parametrize("board", BOARDS)
 def test_cli_driver_flag_then_build(board, tmp_path):
-    target = subprocess.run([sys.executable, os.path.join(REPO, "targets", f"{board}.py"), "--driver",
-        "--dma-channels", "4", "--output-dir", str(tmp_path)], cwd=REPO, env=env_without_vivado(),
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=300)
+    target = run_target(board, "--driver", "--dma-channels", "4", "--output-dir", str(tmp_path))
     assert target.returncode == 0, target.stderr
     driver_dir = os.path.join(str(tmp_path), "driver")
     assert defines(os.path.join(driver_dir, "kernel", "soc.h"))["DMA_CHANNELS"] == "4"
