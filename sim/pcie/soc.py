@@ -121,9 +121,18 @@ def _zc706_soc(dma_channels):
         crg_cls=SimCRG, pcie_phy_cls=SimS7PCIEPHY)
 
 
-def _target_sys_clk_freq(board):
-    """The target's default system clock, read when asked (importing a target elaborates nothing)."""
-    return lambda: importlib.import_module(f"hostlink.targets.{board}").SYS_CLK_FREQ
+def _kc705_soc(dma_channels):
+    # PCIe alone: the UDP core has no model on this side (./sim.py udp simulates it).
+    from litex_boards.platforms import xilinx_kc705
+    from hostlink.targets import kc705
+    platform = make_sim_platform(xilinx_kc705.Platform)()
+    return kc705.BaseSoC(platform=platform, sys_clk_freq=kc705.PCIE_SYS_CLK_FREQ, with_ethernet=False,
+        with_pcie=True, dma_channels=dma_channels, crg_cls=SimCRG, pcie_phy_cls=SimS7PCIEPHY)
+
+
+def _target_sys_clk_freq(board, constant="SYS_CLK_FREQ"):
+    """The target's system clock constant, read when asked (importing a target elaborates nothing)."""
+    return lambda: getattr(importlib.import_module(f"hostlink.targets.{board}"), constant)
 
 
 def _vc709_soc(dma_channels):
@@ -136,6 +145,8 @@ BOARDS = {
         user_clk_freq=125e6, sys_clk_freq=_target_sys_clk_freq("zc706")),
     "vc709": SimBoard("vc709", _vc709_soc, device="us", link_speed=3, link_width=8, data_width=256,
         user_clk_freq=250e6, sys_clk_freq=_target_sys_clk_freq("vc709"), hard_block_prefix="pcie3_7x"),
+    "kc705": SimBoard("kc705", _kc705_soc, device="s7", link_speed=2, link_width=8, data_width=128,
+        user_clk_freq=250e6, sys_clk_freq=_target_sys_clk_freq("kc705", "PCIE_SYS_CLK_FREQ")),
 }
 
 
