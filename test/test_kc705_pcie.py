@@ -143,6 +143,15 @@ def test_cli_rejects_bad_options(tmp_path, args, message):
     assert message in result.stderr.strip().splitlines()[-1]
     assert not (tmp_path / "gateware").exists()
 
+PCIE_FLAGS = ["--build", "--load", "--driver", "--output-dir", "--no-compile", "--sys-clk-freq", "--dma-channels"]
+
+@pytest.mark.parametrize("board", ["zc706", "vc709", "kc705"])
+def test_pcie_targets_share_their_flags(board):
+    result = run_target(board, "--help")
+    assert result.returncode == 0, result.stderr
+    flags = set(re.findall(r"^\s+(--[a-z0-9-]+)", result.stdout, re.MULTILINE))
+    assert set(PCIE_FLAGS) <= flags, sorted(set(PCIE_FLAGS) - flags)
+
 # Device model -------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("speed, width, data_width, clk", [(2, 8, 128, 250e6), (2, 4, 128, 125e6),
