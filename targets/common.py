@@ -2,7 +2,7 @@
 # Copyright (c) 2026 hostlink developers
 # SPDX-License-Identifier: BSD-2-Clause
 
-"""What every target does the same way: the PCIe DMA SoC, the command-line options and the end of main()."""
+"""What every target does the same way: the PCIe DMA SoC, command-line options, main()'s end."""
 
 import logging
 import os
@@ -21,6 +21,9 @@ from hostlink.cores.pcie.config import check_lanes, check_data_width, check_dma_
 from hostlink.cores.pcie.dma_pattern import DMAPatternGenerator, DMAPatternChecker
 
 # PCIe DMA SoC -------------------------------------------------------------------------------------
+
+DEFAULT_DMA_CHANNELS = 2
+
 
 def add_pcie_dma(soc, phy, dma_channels, max_pending_requests=8, led_pads=None):
     """LitePCIe endpoint, scatter-gather DMA channels with internal loopback, MSI, on `phy`.
@@ -71,11 +74,11 @@ def check_pcie_parameters(lanes, data_width, dma_channels, allowed_lanes, allowe
 def add_pcie_endpoint(soc, platform, pcie_phy_cls, lanes, data_width, dma_channels,
     max_pending_requests = 8,
     bar0_size            = 0x100000,
-    pcie_phy_kwargs      = None,
-    with_leds            = True):
-    """The board's `pcie_x<lanes>` edge connector through `pcie_phy_cls` as `soc.pcie_phy`, then the DMA
-    composition of add_pcie_dma() on it. Shared by PCIeDMASoC and the SoCs that add PCIe to something else
-    (KC705: next to the Ethernet core)."""
+    pcie_phy_kwargs      = None):
+    """`pcie_phy_cls` on the board's `pcie_x<lanes>` pads as `soc.pcie_phy`, and add_pcie_dma().
+
+    Shared by PCIeDMASoC and the SoCs that add PCIe to something else (KC705: next to the UDP core).
+    """
     soc.pcie_phy = pcie_phy_cls(platform, platform.request(f"pcie_x{lanes}"),
         data_width = data_width,
         bar0_size  = bar0_size,
@@ -84,25 +87,26 @@ def add_pcie_endpoint(soc, platform, pcie_phy_cls, lanes, data_width, dma_channe
     add_pcie_dma(soc, soc.pcie_phy,
         dma_channels         = dma_channels,
         max_pending_requests = max_pending_requests,
-        led_pads             = platform.request_all("user_led") if with_leds else None,
+        led_pads             = platform.request_all("user_led"),
     )
 
 
 class PCIeDMASoC(SoCMini):
     """A board's PCIe scatter-gather DMA SoC with no CPU: the host drives it through BAR0.
 
-    The board's subclass gives its constants (platform, clocking, hard block, lanes, widths) and adds what
-    only that board has after this constructor; this class composes what every board does the same way:
-    CRG, a SoC without CPU/UART/ROM/RAM, the PCIe PHY on `pcie_x<lanes>`, the DMA channels and the LEDs.
+    The board's subclass gives its constants (platform, clocking, hard block, lanes, widths) and
+    adds what only that board has after this constructor. This class composes what every board does
+    the same way: CRG, a SoC without CPU/UART/ROM/RAM, the PCIe PHY on `pcie_x<lanes>`, the DMA
+    channels and the LEDs.
 
     `crg_cls(platform, sys_clk_freq)` and `pcie_phy_cls` are parameters so that the simulation
-    (hostlink.sim.pcie) can replace the board clocking and the hard block while keeping everything else.
+    (hostlink.sim.pcie) can replace the board clocking and the hard block and keep everything else.
     `pcie_phy_kwargs` carries the settings of one PHY class only (VC709: `speed="gen3"`).
     """
     def __init__(self, platform, sys_clk_freq, crg_cls, pcie_phy_cls, lanes, data_width,
         allowed_lanes,
         allowed_data_widths,
-        dma_channels         = 2,
+        dma_channels         = DEFAULT_DMA_CHANNELS,
         max_pending_requests = 8,
         bar0_size            = 0x100000,
         ident                = "hostlink PCIe DMA SoC",
@@ -117,9 +121,10 @@ class PCIeDMASoC(SoCMini):
         # The command line's --ident, when given, wins over the board's.
         if kwargs.get("ident") is None:
             kwargs["ident"] = ident
-        # The host drives the SoC through BAR0: no CPU, no UART, no RAM or ROM for a CPU, whatever the
-        # command line's SoC defaults say.
-        kwargs.update(cpu_type="None", with_uart=False, integrated_rom_size=0, integrated_sram_size=0)
+        # The host drives the SoC through BAR0: no CPU, no UART, no RAM or ROM for a CPU, whatever
+        # the command line's SoC defaults say.
+        kwargs.update(cpu_type="None", with_uart=False,
+            integrated_rom_size=0, integrated_sram_size=0)
         SoCMini.__init__(self, platform, sys_clk_freq, **kwargs)
 
         # PCIe -------------------------------------------------------------------------------------
@@ -134,21 +139,25 @@ class PCIeDMASoC(SoCMini):
 
 # PCIe targets -------------------------------------------------------------------------------------
 
-DEFAULT_DMA_CHANNELS = 2
-
 def add_pcie_arguments(parser, sys_clk_freq=None):
-    """The command-line options every PCIe target takes, with the same defaults. `--sys-clk-freq` is
-    added with the board's default when given (a target whose clock depends on other options adds its own)."""
+    """The command-line options every PCIe target takes, with the same defaults.
+
+    `--sys-clk-freq` is added, with the board's default, when `sys_clk_freq` is given: a target
+    whose clock depends on its other options adds its own.
+    """
     if sys_clk_freq is not None:
-        parser.add_target_argument("--sys-clk-freq", default=sys_clk_freq, type=float, help="System clock frequency.")
-    parser.add_target_argument("--dma-channels", default=DEFAULT_DMA_CHANNELS, type=int, help="DMA channels (1 to 8).")
-    parser.add_target_argument("--driver",       action="store_true", help="Generate the kernel driver and user tools.")
+        parser.add_target_argument("--sys-clk-freq", default=sys_clk_freq, type=float,
+            help="System clock frequency.")
+    parser.add_target_argument("--dma-channels", default=DEFAULT_DMA_CHANNELS, type=int,
+        help="DMA channels (1 to 8).")
+    parser.add_target_argument("--driver", action="store_true",
+        help="Generate the kernel driver and user tools.")
 
 
 def pcie_target_main(soc_cls, platform_cls, description, sys_clk_freq, argv=None):
     """main() of a PCIe DMA target: options, SoC, generation, then build/load when Vivado is here.
 
-    A parameter the SoC refuses (ValueError) ends the run with the usage line and the message, exit code 2.
+    A parameter the SoC refuses (ValueError) ends the run: usage, the message, exit code 2.
     """
     parser = LiteXArgumentParser(platform=platform_cls, description=description)
     add_pcie_arguments(parser, sys_clk_freq)
@@ -156,7 +165,11 @@ def pcie_target_main(soc_cls, platform_cls, description, sys_clk_freq, argv=None
     log_to_stdout()
 
     try:
-        soc = soc_cls(sys_clk_freq=args.sys_clk_freq, dma_channels=args.dma_channels, **parser.soc_argdict)
+        soc = soc_cls(
+            sys_clk_freq = args.sys_clk_freq,
+            dma_channels = args.dma_channels,
+            **parser.soc_argdict
+        )
     except ValueError as error:
         parser.error(str(error))
     builder = Builder(soc, **parser.builder_argdict)

@@ -6,14 +6,16 @@
 """KC705 (Kintex-7 XC7K325T, Marvell 88E1111 GMII PHY): hostlink's minimal UDP/IPv4 core at 125 MHz,
 and with --with-pcie the PCIe Gen2 x8 scatter-gather DMA of the ZC706/VC709 targets.
 
-    ./targets/kc705.py                              generate the Verilog and Vivado Tcl (no Vivado needed)
-    ./targets/kc705.py --build                      run Vivado on them (fails with one line when Vivado is missing)
-    ./targets/kc705.py --with-pcie                  UDP core and PCIe DMA, both at 250 MHz
-    ./targets/kc705.py --with-pcie --no-ethernet    PCIe DMA alone (what ./sim.py dma --board kc705 runs)
-    ./targets/kc705.py --with-pcie --driver         kernel driver and user tools in <output-dir>/driver
+    ./targets/kc705.py                  generate the Verilog and Vivado Tcl (no Vivado needed)
+    ./targets/kc705.py --build          run Vivado on them (fails with one line when Vivado is missing)
+    ./targets/kc705.py --with-pcie      UDP core and PCIe DMA, both at 250 MHz
+    ./targets/kc705.py --with-pcie --no-ethernet
+                                        PCIe DMA alone (what ./sim.py dma --board kc705 runs)
+    ./targets/kc705.py --with-pcie --driver
+                                        kernel driver and user tools in <output-dir>/driver
 
-The SoC has no CPU: a host reaches the CSRs through UARTBone (litex_server --uart) when the UDP core is in,
-and through PCIe BAR0 when PCIe is in.
+The SoC has no CPU: a host reaches the CSRs through UARTBone (litex_server --uart) when the UDP core
+is in, and through PCIe BAR0 when PCIe is in.
 """
 
 import sys
@@ -34,17 +36,18 @@ from litepcie.phy.s7pciephy import S7PCIEPHY
 
 from hostlink.cores.udp import UDPCore
 from hostlink.targets.common import add_udp_arguments, udp_soc_kwargs, finish_target, log_to_stdout
-from hostlink.targets.common import (DEFAULT_DMA_CHANNELS, add_pcie_arguments, check_pcie_parameters,
-    add_pcie_endpoint)
+from hostlink.targets.common import DEFAULT_DMA_CHANNELS, add_pcie_arguments
+from hostlink.targets.common import check_pcie_parameters, add_pcie_endpoint
 
 # One byte per cycle is Gigabit line rate.
 SYS_CLK_FREQ = 125e6
 
-# With PCIe the whole SoC runs at the PCIe side's clock. pcie_7x at Gen2 x8 has a 128-bit interface at
-# 250 MHz (4 GB/s raw); LitePCIe's 128-bit TLP depacketizer spends about two idle cycles per TLP, so a
-# 256-byte completion (17 beats) takes ~19 cycles: 250 MHz gives ~3.37 GB/s, 271 MHz would be needed to reach
-# the link's ~3.65 GB/s. The fabric next to the block must already meet 250 MHz (the block's user clock),
-# so that is also the DMA side's clock; more is not credible on a -2 Kintex-7. Not verified: no Vivado here.
+# With PCIe the whole SoC runs at the PCIe side's clock. pcie_7x at Gen2 x8 has a 128-bit interface
+# at 250 MHz (4 GB/s raw). LitePCIe's 128-bit TLP depacketizer spends about two idle cycles per TLP:
+# a 256-byte completion (17 beats) takes ~19 cycles, ~3.37 GB/s at 250 MHz; reaching the link's
+# ~3.65 GB/s would take ~271 MHz. The fabric next to the block must meet 250 MHz anyway (the block's
+# user clock), so the DMA side runs at that; more is not credible on a -2 Kintex-7. Timing is not
+# verified: no Vivado here.
 PCIE_SYS_CLK_FREQ = 250e6
 
 # CRG ----------------------------------------------------------------------------------------------
@@ -69,11 +72,11 @@ class BaseSoC(SoCCore):
     """The UDP core (`with_ethernet`), the PCIe DMA (`with_pcie`), or both in one SoC clocked at
     `sys_clk_freq`.
 
-    `sys_clk_freq` defaults to SYS_CLK_FREQ, the UDP core's; with PCIe give PCIE_SYS_CLK_FREQ (main() does):
-    at 125 MHz the DMA would top out near 1.7 GB/s. `platform`, `crg_cls` and `pcie_phy_cls` let the
-    simulation (hostlink.sim.pcie) replace the board clocking and the hard block.
+    `sys_clk_freq` defaults to SYS_CLK_FREQ, the UDP core's; with PCIe give PCIE_SYS_CLK_FREQ
+    (main() does): at 125 MHz the DMA would top out near 1.7 GB/s. `platform`, `crg_cls` and
+    `pcie_phy_cls` let the simulation (hostlink.sim.pcie) replace the board clocking and hard block.
     """
-    LANES       = [4, 8]   # The edge connector has 8 lanes; pcie_7x at Gen2 x4 or x8 takes 128 bits.
+    LANES       = [4, 8]   # 8 on the edge connector; pcie_7x at Gen2 x4 or x8 takes 128 bits.
     DATA_WIDTHS = [128]    # Gen2 x8: 128 bits at 250 MHz (x4: at 125 MHz).
 
     def __init__(self, sys_clk_freq=SYS_CLK_FREQ,
@@ -98,7 +101,8 @@ class BaseSoC(SoCCore):
         if not (with_ethernet or with_pcie):
             raise ValueError("the KC705 SoC needs the UDP core, PCIe or both, not neither")
         if with_pcie:
-            check_pcie_parameters(pcie_lanes, pcie_data_width, dma_channels, self.LANES, self.DATA_WIDTHS)
+            check_pcie_parameters(pcie_lanes, pcie_data_width, dma_channels,
+                self.LANES, self.DATA_WIDTHS)
         platform = platform if platform is not None else xilinx_kc705.Platform()
 
         # CRG --------------------------------------------------------------------------------------
@@ -113,9 +117,10 @@ class BaseSoC(SoCCore):
                 # No CPU to talk to: the UART pins carry UARTBone instead.
                 kwargs["uart_name"] = "uartbone"
         else:
-            # The host drives the SoC through BAR0: no CPU, no UART, no RAM or ROM for a CPU, as on the
-            # other PCIe targets.
-            kwargs.update(cpu_type="None", with_uart=False, integrated_rom_size=0, integrated_sram_size=0)
+            # The host drives the SoC through BAR0: no CPU, no UART, no RAM or ROM for a CPU, as on
+            # the other PCIe targets.
+            kwargs.update(cpu_type="None", with_uart=False,
+                integrated_rom_size=0, integrated_sram_size=0)
         if kwargs.get("ident") is None:
             kwargs["ident"] = {
                 (True,  False): "hostlink UDP/IPv4 on KC705",
@@ -149,10 +154,10 @@ class BaseSoC(SoCCore):
                 lanes                = pcie_lanes,
                 data_width           = pcie_data_width,
                 dma_channels         = dma_channels,
-                # ~1.2 us from a read request to its last completion at 3.65 GB/s is ~4.4 KiB: 16 reads of
-                # 512 B in flight, not LitePCIe's 8.
+                # ~1.2 us from a read request to its last completion at 3.65 GB/s is ~4.4 KiB:
+                # 16 reads of 512 B in flight, not LitePCIe's 8.
                 max_pending_requests = 16,
-                bar0_size            = 0x100000,  # LitePCIe's pcie_7x configuration fixes BAR0 at 1 MiB.
+                bar0_size            = 0x100000,  # LitePCIe's pcie_7x configuration: 1 MiB.
             )
 
 # Build --------------------------------------------------------------------------------------------
@@ -161,10 +166,13 @@ def main(argv=None):
     from litex.build.parser import LiteXArgumentParser
     parser = LiteXArgumentParser(platform=xilinx_kc705.Platform, description=__doc__.strip().splitlines()[0])
     parser.add_target_argument("--sys-clk-freq", default=None, type=float,
-        help=f"System clock frequency (default {SYS_CLK_FREQ/1e6:.0f} MHz, {PCIE_SYS_CLK_FREQ/1e6:.0f} MHz with PCIe).")
+        help=f"System clock frequency (default {SYS_CLK_FREQ/1e6:.0f} MHz, "
+             f"{PCIE_SYS_CLK_FREQ/1e6:.0f} MHz with PCIe).")
     add_udp_arguments(parser)
-    parser.add_target_argument("--with-pcie",   action="store_true", help="Add the PCIe Gen2 x8 DMA.")
-    parser.add_target_argument("--no-ethernet", action="store_true", help="Leave out the UDP core (with --with-pcie).")
+    parser.add_target_argument("--with-pcie",   action="store_true",
+        help="Add the PCIe Gen2 x8 DMA.")
+    parser.add_target_argument("--no-ethernet", action="store_true",
+        help="Leave out the UDP core (with --with-pcie).")
     add_pcie_arguments(parser)
     args = parser.parse_args(argv)
     if args.no_ethernet and not args.with_pcie:

@@ -45,8 +45,8 @@ class BaseSoC(PCIeDMASoC):
     LANES       = [1, 2, 4, 8]
     DATA_WIDTHS = [256]   # One 256-bit beat per 250 MHz cycle keeps up with Gen3 x8 (7.88 GB/s raw).
 
-    def __init__(self, platform=None, sys_clk_freq=SYS_CLK_FREQ, dma_channels=DEFAULT_DMA_CHANNELS, lanes=8,
-        data_width=256, crg_cls=_CRG, pcie_phy_cls=V7Gen3PCIEPHY, **kwargs):
+    def __init__(self, platform=None, sys_clk_freq=SYS_CLK_FREQ, dma_channels=DEFAULT_DMA_CHANNELS,
+        lanes=8, data_width=256, crg_cls=_CRG, pcie_phy_cls=V7Gen3PCIEPHY, **kwargs):
         PCIeDMASoC.__init__(self,
             platform             = platform if platform is not None else vc709_platform.Platform(),
             sys_clk_freq         = sys_clk_freq,
@@ -57,20 +57,21 @@ class BaseSoC(PCIeDMASoC):
             allowed_lanes        = self.LANES,
             allowed_data_widths  = self.DATA_WIDTHS,
             dma_channels         = dma_channels,
-            # 1 us of read latency at 7.3 GB/s is ~7 KiB: 32 reads of 512 B in flight (5-bit tags, no
-            # extended tags).
+            # 1 us of read latency at 7.3 GB/s is ~7 KiB: 32 reads of 512 B in flight (5-bit tags,
+            # no extended tags).
             max_pending_requests = 32,
             bar0_size            = 0x100000,
             ident                = f"hostlink VC709 PCIe Gen3 x{lanes} DMA SoC",
             pcie_phy_kwargs      = dict(speed="gen3"),
             **kwargs)
-        # The Gen3 block next to the edge connector's GTH quads 114/115 (read when the PHY is finalized).
+        # The Gen3 block next to the edge connector's GTH quads 114/115 (read at finalization).
         self.pcie_phy.update_config({"pcie_blk_locn": "X0Y1"})
 
 # Build --------------------------------------------------------------------------------------------
 
 def main(argv=None):
-    return pcie_target_main(BaseSoC, vc709_platform.Platform, __doc__.strip().splitlines()[0], SYS_CLK_FREQ, argv)
+    description = __doc__.strip().splitlines()[0]
+    return pcie_target_main(BaseSoC, vc709_platform.Platform, description, SYS_CLK_FREQ, argv)
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -49,8 +49,8 @@ class BaseSoC(PCIeDMASoC):
     LANES       = [4]   # The ZC706 edge connector wires 4 lanes to the XC7Z045's GTX transceivers.
     DATA_WIDTHS = [64, 128]
 
-    def __init__(self, platform=None, sys_clk_freq=SYS_CLK_FREQ, dma_channels=DEFAULT_DMA_CHANNELS, lanes=4,
-        data_width=128, crg_cls=_CRG, pcie_phy_cls=S7PCIEPHY, **kwargs):
+    def __init__(self, platform=None, sys_clk_freq=SYS_CLK_FREQ, dma_channels=DEFAULT_DMA_CHANNELS,
+        lanes=4, data_width=128, crg_cls=_CRG, pcie_phy_cls=S7PCIEPHY, **kwargs):
         PCIeDMASoC.__init__(self,
             platform             = platform if platform is not None else zc706_platform.Platform(),
             sys_clk_freq         = sys_clk_freq,
@@ -61,14 +61,15 @@ class BaseSoC(PCIeDMASoC):
             allowed_lanes        = self.LANES,
             allowed_data_widths  = self.DATA_WIDTHS,
             dma_channels         = dma_channels,
-            bar0_size            = 0x100000,  # The pcie_7x configuration (LitePCIe) fixes BAR0 at 1 MiB.
+            bar0_size            = 0x100000,  # LitePCIe's pcie_7x configuration: BAR0 of 1 MiB.
             ident                = f"hostlink ZC706 PCIe Gen2 x{lanes} DMA SoC",
             **kwargs)
 
 # Build --------------------------------------------------------------------------------------------
 
 def main(argv=None):
-    return pcie_target_main(BaseSoC, zc706_platform.Platform, __doc__.strip().splitlines()[0], SYS_CLK_FREQ, argv)
+    description = __doc__.strip().splitlines()[0]
+    return pcie_target_main(BaseSoC, zc706_platform.Platform, description, SYS_CLK_FREQ, argv)
 
 if __name__ == "__main__":
     sys.exit(main())

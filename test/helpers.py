@@ -2,8 +2,8 @@
 # Copyright (c) 2026 hostlink developers
 # SPDX-License-Identifier: BSD-2-Clause
 
-"""What the target tests share: elaborating a SoC without the vendor tool, and running a target's command
-line as a user without Vivado would."""
+"""What the target tests share: elaborating a SoC without the vendor tool, and running a target's
+command line as a user without Vivado would."""
 
 import json
 import os
@@ -41,5 +41,6 @@ def env_without_vivado():
 
 def run_target(board, *args, timeout=300):
     """`targets/<board>.py args...` from the repository root, without Vivado on PATH."""
-    return subprocess.run([sys.executable, os.path.join(REPO, "targets", f"{board}.py"), *args], cwd=REPO,
-        env=env_without_vivado(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=timeout)
+    target = os.path.join(REPO, "targets", f"{board}.py")
+    return subprocess.run([sys.executable, target, *args], cwd=REPO, env=env_without_vivado(),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=timeout)

@@ -23,8 +23,9 @@ from helpers import run_target
 
 BOARDS = ["zc706", "vc709", "kc705"]
 
-# What makes a board's target a PCIe DMA SoC, in Python and on its command line (the KC705 is an Ethernet
-# target by default; its command-line SoC keeps the UDP core next to PCIe, so both compositions are built).
+# What makes a board's target a PCIe DMA SoC, in Python and on its command line. The KC705 is an
+# Ethernet target by default; its command-line SoC keeps the UDP core next to PCIe, so both
+# compositions are built.
 SOC_KWARGS = {"kc705": dict(with_pcie=True, with_ethernet=False, sys_clk_freq=250e6)}
 CLI_FLAGS  = {"kc705": ["--with-pcie"]}
 
@@ -44,7 +45,8 @@ def defines(path):
         return dict(re.findall(r"^#define[ \t]+(\w+)[ \t]*(.*?)[ \t]*$", f.read(), re.MULTILINE))
 
 def board_soc(board, **kwargs):
-    return importlib.import_module(f"hostlink.targets.{board}").BaseSoC(**SOC_KWARGS.get(board, {}), **kwargs)
+    target = importlib.import_module(f"hostlink.targets.{board}")
+    return target.BaseSoC(**SOC_KWARGS.get(board, {}), **kwargs)
 
 @pytest.fixture(scope="module", params=BOARDS)
 def generated(request, tmp_path_factory):

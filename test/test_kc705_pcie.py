@@ -2,9 +2,9 @@
 # Copyright (c) 2026 hostlink developers
 # SPDX-License-Identifier: BSD-2-Clause
 
-"""The KC705 target with PCIe Gen2 x8: elaboration and CSR map (PCIe alone and next to the UDP core),
-generated Vivado sources, bad input, CLI, the pcie_7x model's x8 interface check, and a short DMA
-simulation against the host model."""
+"""The KC705 target with PCIe Gen2 x8: elaboration and CSR map (PCIe alone and next to the UDP
+core), generated Vivado sources, bad input, CLI, the pcie_7x model's x8 interface check, and a short
+DMA simulation against the host model."""
 
 import os
 import re
@@ -16,8 +16,10 @@ from hostlink.sim.pcie.s7_device import check_user_interface
 
 from helpers import elaborate, run_target
 
-PHY_REGISTERS = ["link_status", "msi_enable", "bus_master_enable", "max_request_size", "max_payload_size"]
-DMA_REGISTERS = ["writer_enable", "reader_enable", "writer_table_value", "reader_table_value", "loopback_enable"]
+PHY_REGISTERS = ["link_status", "msi_enable", "bus_master_enable", "max_request_size",
+                 "max_payload_size"]
+DMA_REGISTERS = ["writer_enable", "reader_enable", "writer_table_value", "reader_table_value",
+                 "loopback_enable"]
 
 PCIE_ONLY = dict(sys_clk_freq=kc705.PCIE_SYS_CLK_FREQ, with_ethernet=False, with_pcie=True)
 
@@ -32,7 +34,8 @@ def pcie_build(tmp_path_factory):
 @pytest.fixture(scope="module")
 def pcie_and_udp_build(tmp_path_factory):
     output_dir = tmp_path_factory.mktemp("kc705_pcie_udp")
-    soc, csr   = elaborate(kc705.BaseSoC, output_dir, sys_clk_freq=kc705.PCIE_SYS_CLK_FREQ, with_pcie=True)
+    soc, csr   = elaborate(kc705.BaseSoC, output_dir,
+        sys_clk_freq=kc705.PCIE_SYS_CLK_FREQ, with_pcie=True)
     return soc, csr, output_dir
 
 def _read(output_dir, name):
@@ -124,7 +127,8 @@ def test_neither_ethernet_nor_pcie_is_refused():
 # Command line -------------------------------------------------------------------------------------
 
 def test_cli_build_without_vivado_fails_with_one_line(tmp_path):
-    result = run_target("kc705", "--with-pcie", "--no-ethernet", "--build", "--output-dir", str(tmp_path))
+    result = run_target("kc705", "--with-pcie", "--no-ethernet", "--build",
+        "--output-dir", str(tmp_path))
     assert result.returncode != 0
     errors = [l for l in result.stderr.splitlines() if l.strip()]
     assert len(errors) == 1, result.stderr
@@ -133,9 +137,10 @@ def test_cli_build_without_vivado_fails_with_one_line(tmp_path):
     assert "Link_Speed {5.0_GT/s}" in (tmp_path / "gateware" / "xilinx_kc705.tcl").read_text()
 
 @pytest.mark.parametrize("args, message", [
-    (["--with-pcie", "--dma-channels", "9"], "DMA channel count must be an integer from 1 to 8, not 9"),
-    (["--no-ethernet"],                      "--no-ethernet leaves nothing without --with-pcie"),
-    (["--driver"],                           "--driver generates the PCIe driver: it needs --with-pcie"),
+    (["--with-pcie", "--dma-channels", "9"],
+        "DMA channel count must be an integer from 1 to 8, not 9"),
+    (["--no-ethernet"], "--no-ethernet leaves nothing without --with-pcie"),
+    (["--driver"],      "--driver generates the PCIe driver: it needs --with-pcie"),
 ])
 def test_cli_rejects_bad_options(tmp_path, args, message):
     result = run_target("kc705", *args, "--output-dir", str(tmp_path))
@@ -143,7 +148,8 @@ def test_cli_rejects_bad_options(tmp_path, args, message):
     assert message in result.stderr.strip().splitlines()[-1]
     assert not (tmp_path / "gateware").exists()
 
-PCIE_FLAGS = ["--build", "--load", "--driver", "--output-dir", "--no-compile", "--sys-clk-freq", "--dma-channels"]
+PCIE_FLAGS = ["--build", "--load", "--driver", "--output-dir", "--no-compile", "--sys-clk-freq",
+              "--dma-channels"]
 
 @pytest.mark.parametrize("board", ["zc706", "vc709", "kc705"])
 def test_pcie_targets_share_their_flags(board):
@@ -160,8 +166,10 @@ def test_model_accepts_the_pcie_7x_interfaces(speed, width, data_width, clk):
     check_user_interface(speed, width, data_width, clk)
 
 @pytest.mark.parametrize("args, message", [
-    ((2, 8, 128, 125e6), "pcie_7x at Gen2 x8 carries 32 Gb/s: a 128-bit interface at 125 MHz carries only 16 Gb/s"),
-    ((2, 8, 64, 250e6),  "pcie_7x at Gen2 x8 carries 32 Gb/s: a 64-bit interface at 250 MHz carries only 16 Gb/s"),
+    ((2, 8, 128, 125e6), "pcie_7x at Gen2 x8 carries 32 Gb/s: "
+                         "a 128-bit interface at 125 MHz carries only 16 Gb/s"),
+    ((2, 8, 64, 250e6),  "pcie_7x at Gen2 x8 carries 32 Gb/s: "
+                         "a 64-bit interface at 250 MHz carries only 16 Gb/s"),
     ((3, 8, 128, 250e6), "pcie_7x link speed must be Gen1 or Gen2 (1 or 2), not 3"),
     ((2, 16, 128, 250e6), "pcie_7x link width must be one of 1, 2, 4, 8, not 16"),
     ((2, 8, 256, 250e6), "pcie_7x data width must be 64 or 128, not 256"),
@@ -177,11 +185,13 @@ LOOPBACK_SIZES = [16, 48, 4096 + 16, 65536 + 4096 + 48]
 SINGLE_SIZES   = [16, 12304]
 
 def _jobs():
-    jobs = [{"kind": "bidir", "size": size, "channels": [0], "descriptor_size": 65536} for size in LOOPBACK_SIZES]
+    jobs = [{"kind": "bidir", "size": size, "channels": [0], "descriptor_size": 65536}
+            for size in LOOPBACK_SIZES]
     for size in SINGLE_SIZES:
         for kind in ("h2c", "c2h"):
             jobs.append({"kind": kind, "size": size, "channels": [0], "descriptor_size": 65536})
-    jobs.append({"kind": "bidir", "size": 16384, "channels": [0], "descriptor_size": 4096, "irq_every": 2})
+    jobs.append({"kind": "bidir", "size": 16384, "channels": [0], "descriptor_size": 4096,
+                 "irq_every": 2})
     jobs.append({"kind": "bidir", "size": 8192 + 64, "channels": [0, 1], "descriptor_size": 4096})
     return jobs
 
@@ -189,7 +199,7 @@ def _jobs():
 def sim_run():
     from hostlink.sim.pcie.run import run_jobs
     from hostlink.sim.pcie.host import host_profile
-    # The default host: completions reordered, split on 64-byte boundaries, random back-pressure and gaps.
+    # The default host: completions reordered, split on 64-byte boundaries, back-pressure, gaps.
     profile = host_profile("default", link_speed=2, link_width=8, seed=5)
     assert profile.reorder_completions and profile.backpressure > 0 and profile.rx_gaps > 0
     return run_jobs("kc705", _jobs(), profile, dma_channels=2)

@@ -197,7 +197,8 @@ def test_cli_without_vivado_fails_with_one_line(tmp_path, flag):
     assert os.path.isfile(os.path.join(gateware, "zc706.v"))
 
 def test_cli_generates_without_flags(tmp_path):
-    proc = run_zc706("--output-dir", str(tmp_path), "--dma-channels", "4", "--csr-json", str(tmp_path / "csr.json"))
+    proc = run_zc706("--output-dir", str(tmp_path), "--dma-channels", "4",
+        "--csr-json", str(tmp_path / "csr.json"))
     assert proc.returncode == 0, proc.stderr
     with open(tmp_path / "csr.json") as f:
         assert json.load(f)["constants"]["dma_channels"] == 4

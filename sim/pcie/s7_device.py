@@ -50,8 +50,8 @@ LANE_BITS_PER_S = {1: 2e9, 2: 4e9}
 
 
 def check_user_interface(link_speed, link_width, data_width, user_clk_freq):
-    """pcie_7x's user interface must carry what the link carries (PG054: Gen2 x8 is 128 bits at 250 MHz,
-    Gen2 x4 128 bits at 125 MHz or 64 bits at 250 MHz)."""
+    """pcie_7x's user interface must carry what the link carries (PG054: Gen2 x8 is 128 bits at
+    250 MHz, Gen2 x4 128 bits at 125 MHz or 64 bits at 250 MHz)."""
     if link_speed not in LANE_BITS_PER_S:
         raise ValueError(f"pcie_7x link speed must be Gen1 or Gen2 (1 or 2), not {link_speed!r}")
     if link_width not in (1, 2, 4, 8):
@@ -60,8 +60,10 @@ def check_user_interface(link_speed, link_width, data_width, user_clk_freq):
         raise ValueError(f"pcie_7x data width must be 64 or 128, not {data_width!r}")
     link_bits = link_width * LANE_BITS_PER_S[link_speed]
     if data_width * user_clk_freq < link_bits:
-        raise ValueError(f"pcie_7x at Gen{link_speed} x{link_width} carries {link_bits/1e9:g} Gb/s: a {data_width}-bit "
-                         f"interface at {user_clk_freq/1e6:g} MHz carries only {data_width*user_clk_freq/1e9:g} Gb/s")
+        raise ValueError(
+            f"pcie_7x at Gen{link_speed} x{link_width} carries {link_bits/1e9:g} Gb/s: "
+            f"a {data_width}-bit interface at {user_clk_freq/1e6:g} MHz carries only "
+            f"{data_width*user_clk_freq/1e9:g} Gb/s")
 
 _MEM_REQUESTS = {TlpType.MEM_READ, TlpType.MEM_READ_64, TlpType.MEM_WRITE, TlpType.MEM_WRITE_64}
 _COMPLETIONS  = {TlpType.CPL, TlpType.CPL_DATA, TlpType.CPL_LOCKED, TlpType.CPL_LOCKED_DATA}
@@ -89,9 +91,9 @@ class S7PcieFunction(Endpoint):
 class S7PcieDevice(Device):
     """`pcie_7x` user-interface model bound to the top-level ports `<prefix>_<port>` of the DUT.
 
-    `link_speed`/`link_width` are the link the block trains to, `data_width`/`user_clk_freq` its user
-    interface (checked to carry the link). `device_id` and the largest payload the block supports default
-    to what LitePCIe's pcie_7x configuration announces for that width.
+    `link_speed`/`link_width` are the link the block trains to, `data_width`/`user_clk_freq` its
+    user interface (checked to carry the link). `device_id` and the largest payload the block
+    supports default to what LitePCIe's pcie_7x configuration announces for that width.
     """
     def __init__(self, dut, prefix="pcie_s7", *,
             link_speed       = 2,
@@ -113,7 +115,8 @@ class S7PcieDevice(Device):
         if device_id is None:
             device_id = 0x7020 + link_width   # What LitePCIe's pcie_7x configuration announces.
         if max_payload_size is None:
-            max_payload_size = 256 if link_width == 8 else 512   # Likewise (pcie_7x at x8 supports 256).
+            # LitePCIe configures pcie_7x for 256-byte payloads at x8, 512 otherwise.
+            max_payload_size = 256 if link_width == 8 else 512
         self.dut        = dut
         self.prefix     = prefix
         self.dw         = data_width

@@ -126,12 +126,13 @@ def _kc705_soc(dma_channels):
     from litex_boards.platforms import xilinx_kc705
     from hostlink.targets import kc705
     platform = make_sim_platform(xilinx_kc705.Platform)()
-    return kc705.BaseSoC(platform=platform, sys_clk_freq=kc705.PCIE_SYS_CLK_FREQ, with_ethernet=False,
-        with_pcie=True, dma_channels=dma_channels, crg_cls=SimCRG, pcie_phy_cls=SimS7PCIEPHY)
+    return kc705.BaseSoC(platform=platform, sys_clk_freq=kc705.PCIE_SYS_CLK_FREQ,
+        with_ethernet=False, with_pcie=True, dma_channels=dma_channels,
+        crg_cls=SimCRG, pcie_phy_cls=SimS7PCIEPHY)
 
 
 def _target_sys_clk_freq(board, constant="SYS_CLK_FREQ"):
-    """The target's system clock constant, read when asked (importing a target elaborates nothing)."""
+    """The target's system clock constant, read when asked (the target is imported only then)."""
     return lambda: getattr(importlib.import_module(f"hostlink.targets.{board}"), constant)
 
 
@@ -144,7 +145,8 @@ BOARDS = {
     "zc706": SimBoard("zc706", _zc706_soc, device="s7", link_speed=2, link_width=4, data_width=128,
         user_clk_freq=125e6, sys_clk_freq=_target_sys_clk_freq("zc706")),
     "vc709": SimBoard("vc709", _vc709_soc, device="us", link_speed=3, link_width=8, data_width=256,
-        user_clk_freq=250e6, sys_clk_freq=_target_sys_clk_freq("vc709"), hard_block_prefix="pcie3_7x"),
+        user_clk_freq=250e6, sys_clk_freq=_target_sys_clk_freq("vc709"),
+        hard_block_prefix="pcie3_7x"),
     "kc705": SimBoard("kc705", _kc705_soc, device="s7", link_speed=2, link_width=8, data_width=128,
         user_clk_freq=250e6, sys_clk_freq=_target_sys_clk_freq("kc705", "PCIE_SYS_CLK_FREQ")),
 }
