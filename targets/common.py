@@ -2,7 +2,7 @@
 # Copyright (c) 2026 hostlink developers
 # SPDX-License-Identifier: BSD-2-Clause
 
-"""What every PCIe DMA target does the same way: the DMA SoC composition and the end of main()."""
+"""What every target does the same way: the PCIe DMA SoC, command-line options, main()'s end."""
 
 import logging
 import os
@@ -13,10 +13,18 @@ from migen import *
 
 from litex.gen import *
 
+from litex.soc.integration.soc_core import SoCMini
+from litex.soc.integration.builder import Builder
+from litex.build.parser import LiteXArgumentParser
+
+from hostlink.cores.pcie.config import check_lanes, check_data_width, check_dma_channels
 from hostlink.cores.pcie.integration import add_pcie
 from hostlink.cores.pcie.dma_pattern import DMAPatternGenerator, DMAPatternChecker
 
 # PCIe DMA SoC -------------------------------------------------------------------------------------
+
+DEFAULT_DMA_CHANNELS = 2
+
 
 def add_pcie_dma(soc, phy, dma_channels, max_pending_requests=8, led_pads=None):
     """LitePCIe endpoint, scatter-gather DMA channels with internal loopback, MSI, on `phy`.
@@ -52,6 +60,117 @@ def add_pcie_dma(soc, phy, dma_channels, max_pending_requests=8, led_pads=None):
                 for i in range(dma_channels)]))
         soc.comb += led_pads[0].eq(phy._link_status.fields.status)
         soc.comb += led_pads[1].eq(dma_active)
+
+def check_pcie_parameters(lanes, data_width, dma_channels, allowed_lanes, allowed_data_widths):
+    """Refuse, before anything is built, a PCIe configuration the board or LitePCIe cannot have."""
+    check_lanes(lanes, allowed_lanes)
+    check_data_width(data_width, allowed_data_widths)
+    check_dma_channels(dma_channels)
+
+
+def add_pcie_endpoint(soc, platform, pcie_phy_cls, lanes, data_width, dma_channels,
+    max_pending_requests = 8,
+    bar0_size            = 0x100000,
+    pcie_phy_kwargs      = None):
+    """`pcie_phy_cls` on the board's `pcie_x<lanes>` pads as `soc.pcie_phy`, and add_pcie_dma().
+
+    Shared by PCIeDMASoC and the SoCs that add PCIe to something else (KC705: next to the UDP core).
+    """
+    soc.pcie_phy = pcie_phy_cls(platform, platform.request(f"pcie_x{lanes}"),
+        data_width = data_width,
+        bar0_size  = bar0_size,
+        **(pcie_phy_kwargs or {}),
+    )
+    add_pcie_dma(soc, soc.pcie_phy,
+        dma_channels         = dma_channels,
+        max_pending_requests = max_pending_requests,
+        led_pads             = platform.request_all("user_led"),
+    )
+
+
+class PCIeDMASoC(SoCMini):
+    """A board's PCIe scatter-gather DMA SoC with no CPU: the host drives it through BAR0.
+
+    The board's subclass gives its constants (platform, clocking, hard block, lanes, widths) and
+    adds what only that board has after this constructor. This class composes what every board does
+    the same way: CRG, a SoC without CPU/UART/ROM/RAM, the PCIe PHY on `pcie_x<lanes>`, the DMA
+    channels and the LEDs.
+
+    `crg_cls(platform, sys_clk_freq)` and `pcie_phy_cls` are parameters so that the simulation
+    (hostlink.sim.pcie) can replace the board clocking and the hard block and keep everything else.
+    `pcie_phy_kwargs` carries the settings of one PHY class only (VC709: `speed="gen3"`).
+    """
+    def __init__(self, platform, sys_clk_freq, crg_cls, pcie_phy_cls, lanes, data_width,
+        allowed_lanes,
+        allowed_data_widths,
+        dma_channels         = DEFAULT_DMA_CHANNELS,
+        max_pending_requests = 8,
+        bar0_size            = 0x100000,
+        ident                = "hostlink PCIe DMA SoC",
+        pcie_phy_kwargs      = None,
+        **kwargs):
+        check_pcie_parameters(lanes, data_width, dma_channels, allowed_lanes, allowed_data_widths)
+
+        # CRG --------------------------------------------------------------------------------------
+        self.crg = crg_cls(platform, sys_clk_freq)
+
+        # SoCMini ----------------------------------------------------------------------------------
+        # The command line's --ident, when given, wins over the board's.
+        if kwargs.get("ident") is None:
+            kwargs["ident"] = ident
+        # The host drives the SoC through BAR0: no CPU, no UART, no RAM or ROM for a CPU, whatever
+        # the command line's SoC defaults say.
+        kwargs.update(cpu_type="None", with_uart=False,
+            integrated_rom_size=0, integrated_sram_size=0)
+        SoCMini.__init__(self, platform, sys_clk_freq, **kwargs)
+
+        # PCIe -------------------------------------------------------------------------------------
+        add_pcie_endpoint(self, platform, pcie_phy_cls,
+            lanes                = lanes,
+            data_width           = data_width,
+            dma_channels         = dma_channels,
+            max_pending_requests = max_pending_requests,
+            bar0_size            = bar0_size,
+            pcie_phy_kwargs      = pcie_phy_kwargs,
+        )
+
+# PCIe targets -------------------------------------------------------------------------------------
+
+def add_pcie_arguments(parser, sys_clk_freq=None):
+    """The command-line options every PCIe target takes, with the same defaults.
+
+    `--sys-clk-freq` is added, with the board's default, when `sys_clk_freq` is given: a target
+    whose clock depends on its other options adds its own.
+    """
+    if sys_clk_freq is not None:
+        parser.add_target_argument("--sys-clk-freq", default=sys_clk_freq, type=float,
+            help="System clock frequency.")
+    parser.add_target_argument("--dma-channels", default=DEFAULT_DMA_CHANNELS, type=int,
+        help="DMA channels (1 to 8).")
+    parser.add_target_argument("--driver", action="store_true",
+        help="Generate the kernel driver and user tools.")
+
+
+def pcie_target_main(soc_cls, platform_cls, description, sys_clk_freq, argv=None):
+    """main() of a PCIe DMA target: options, SoC, generation, then build/load when Vivado is here.
+
+    A parameter the SoC refuses (ValueError) ends the run: usage, the message, exit code 2.
+    """
+    parser = LiteXArgumentParser(platform=platform_cls, description=description)
+    add_pcie_arguments(parser, sys_clk_freq)
+    args = parser.parse_args(argv)
+    log_to_stdout()
+
+    try:
+        soc = soc_cls(
+            sys_clk_freq = args.sys_clk_freq,
+            dma_channels = args.dma_channels,
+            **parser.soc_argdict
+        )
+    except ValueError as error:
+        parser.error(str(error))
+    builder = Builder(soc, **parser.builder_argdict)
+    return finish_target(soc, builder, parser, args)
 
 # UDP targets ---------------------------------------------------------------------------------------
 

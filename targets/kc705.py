@@ -3,12 +3,19 @@
 # Copyright (c) 2026 hostlink developers
 # SPDX-License-Identifier: BSD-2-Clause
 
-"""KC705 (Kintex-7 XC7K325T, Marvell 88E1111 GMII PHY): hostlink's minimal UDP/IPv4 core at 125 MHz.
+"""KC705 (Kintex-7 XC7K325T, Marvell 88E1111 GMII PHY): hostlink's minimal UDP/IPv4 core at 125 MHz,
+and with --with-pcie the PCIe Gen2 x8 scatter-gather DMA of the ZC706/VC709 targets.
 
-    ./targets/kc705.py             generate the Verilog and Vivado Tcl (no Vivado needed)
-    ./targets/kc705.py --build     run Vivado on them (fails with one line when Vivado is missing)
+    ./targets/kc705.py                  generate the Verilog and Vivado Tcl (no Vivado needed)
+    ./targets/kc705.py --build          run Vivado on them (fails with one line when Vivado is missing)
+    ./targets/kc705.py --with-pcie      UDP core and PCIe DMA, both at 250 MHz
+    ./targets/kc705.py --with-pcie --no-ethernet
+                                        PCIe DMA alone (what ./sim.py dma --board kc705 runs)
+    ./targets/kc705.py --with-pcie --driver
+                                        kernel driver and user tools in <output-dir>/driver
 
-The SoC has no CPU: a host reaches the core's CSRs through UARTBone (litex_server --uart).
+The SoC has no CPU: a host reaches the CSRs through UARTBone (litex_server --uart) when the UDP core
+is in, and through PCIe BAR0 when PCIe is in.
 """
 
 import sys
@@ -25,8 +32,23 @@ from litex.soc.integration.builder import Builder
 
 from liteeth.phy import LiteEthPHY
 
+from litepcie.phy.s7pciephy import S7PCIEPHY
+
 from hostlink.cores.udp import UDPCore
-from hostlink.targets.common import add_udp_arguments, udp_soc_kwargs, finish_target
+from hostlink.targets.common import add_udp_arguments, udp_soc_kwargs, finish_target, log_to_stdout
+from hostlink.targets.common import DEFAULT_DMA_CHANNELS, add_pcie_arguments
+from hostlink.targets.common import check_pcie_parameters, add_pcie_endpoint
+
+# One byte per cycle is Gigabit line rate.
+SYS_CLK_FREQ = 125e6
+
+# With PCIe the whole SoC runs at the PCIe side's clock. pcie_7x at Gen2 x8 has a 128-bit interface
+# at 250 MHz (4 GB/s raw). LitePCIe's 128-bit TLP depacketizer spends about two idle cycles per TLP:
+# a 256-byte completion (17 beats) takes ~19 cycles, ~3.37 GB/s at 250 MHz; reaching the link's
+# ~3.65 GB/s would take ~271 MHz. The fabric next to the block must meet 250 MHz anyway (the block's
+# user clock), so the DMA side runs at that; more is not credible on a -2 Kintex-7. Timing is not
+# verified: no Vivado here.
+PCIE_SYS_CLK_FREQ = 250e6
 
 # CRG ----------------------------------------------------------------------------------------------
 
@@ -47,8 +69,18 @@ class _CRG(LiteXModule):
 # BaseSoC ------------------------------------------------------------------------------------------
 
 class BaseSoC(SoCCore):
-    """`sys_clk_freq` defaults to 125 MHz: one byte per cycle is Gigabit line rate."""
-    def __init__(self, sys_clk_freq=125e6,
+    """The UDP core (`with_ethernet`), the PCIe DMA (`with_pcie`), or both in one SoC clocked at
+    `sys_clk_freq`.
+
+    `sys_clk_freq` defaults to SYS_CLK_FREQ, the UDP core's; with PCIe give PCIE_SYS_CLK_FREQ
+    (main() does): at 125 MHz the DMA would top out near 1.7 GB/s. `platform`, `crg_cls` and
+    `pcie_phy_cls` let the simulation (hostlink.sim.pcie) replace the board clocking and hard block.
+    """
+    LANES       = [4, 8]   # 8 on the edge connector; pcie_7x at Gen2 x4 or x8 takes 128 bits.
+    DATA_WIDTHS = [128]    # Gen2 x8: 128 bits at 250 MHz (x4: at 125 MHz).
+
+    def __init__(self, sys_clk_freq=SYS_CLK_FREQ,
+        with_ethernet      = True,
         fpga_mac           = "10:e2:d5:00:00:01",
         fpga_ip            = "192.168.1.50",
         host_mac           = "10:e2:d5:00:00:02",
@@ -58,53 +90,111 @@ class BaseSoC(SoCCore):
         udp_mode           = "generator",
         with_arp           = True,
         generator_defaults = None,
+        with_pcie          = False,
+        dma_channels       = DEFAULT_DMA_CHANNELS,
+        pcie_lanes         = 8,
+        pcie_data_width    = 128,
+        platform           = None,
+        crg_cls            = _CRG,
+        pcie_phy_cls       = S7PCIEPHY,
         **kwargs):
-        platform = xilinx_kc705.Platform()
+        if not (with_ethernet or with_pcie):
+            raise ValueError("the KC705 SoC needs the UDP core, PCIe or both, not neither")
+        if with_pcie:
+            check_pcie_parameters(pcie_lanes, pcie_data_width, dma_channels,
+                self.LANES, self.DATA_WIDTHS)
+        platform = platform if platform is not None else xilinx_kc705.Platform()
 
         # CRG --------------------------------------------------------------------------------------
-        self.crg = _CRG(platform, sys_clk_freq)
+        self.crg = crg_cls(platform, sys_clk_freq)
 
         # SoCCore ----------------------------------------------------------------------------------
         kwargs.setdefault("cpu_type",             "None")
         kwargs.setdefault("integrated_sram_size", 0)
-        kwargs.setdefault("uart_name",            "uartbone")
-        if kwargs["cpu_type"] in ("None", None) and kwargs["uart_name"] == "serial":
-            # No CPU to talk to: the UART pins carry UARTBone instead.
-            kwargs["uart_name"] = "uartbone"
-        SoCCore.__init__(self, platform, int(sys_clk_freq), ident="hostlink UDP/IPv4 on KC705", **kwargs)
+        if with_ethernet:
+            kwargs.setdefault("uart_name",            "uartbone")
+            if kwargs["cpu_type"] in ("None", None) and kwargs["uart_name"] == "serial":
+                # No CPU to talk to: the UART pins carry UARTBone instead.
+                kwargs["uart_name"] = "uartbone"
+        else:
+            # The host drives the SoC through BAR0: no CPU, no UART, no RAM or ROM for a CPU, as on
+            # the other PCIe targets.
+            kwargs.update(cpu_type="None", with_uart=False,
+                integrated_rom_size=0, integrated_sram_size=0)
+        if kwargs.get("ident") is None:
+            kwargs["ident"] = {
+                (True,  False): "hostlink UDP/IPv4 on KC705",
+                (False, True):  f"hostlink KC705 PCIe Gen2 x{pcie_lanes} DMA SoC",
+                (True,  True):  f"hostlink KC705 PCIe Gen2 x{pcie_lanes} DMA and UDP/IPv4 SoC",
+            }[(with_ethernet, with_pcie)]
+        SoCCore.__init__(self, platform, int(sys_clk_freq), **kwargs)
 
         # Ethernet ---------------------------------------------------------------------------------
-        self.ethphy = LiteEthPHY(
-            clock_pads = platform.request("eth_clocks"),
-            pads       = platform.request("eth"),
-            clk_freq   = sys_clk_freq,
-        )
-        self.udp = UDPCore(self.ethphy, sys_clk_freq,
-            fpga_mac           = fpga_mac,
-            fpga_ip            = fpga_ip,
-            host_mac           = host_mac,
-            host_ip            = host_ip,
-            fpga_port          = fpga_port,
-            host_port          = host_port,
-            mode               = udp_mode,
-            with_arp           = with_arp,
-            generator_defaults = generator_defaults,
-        )
+        if with_ethernet:
+            self.ethphy = LiteEthPHY(
+                clock_pads = platform.request("eth_clocks"),
+                pads       = platform.request("eth"),
+                clk_freq   = sys_clk_freq,
+            )
+            self.udp = UDPCore(self.ethphy, sys_clk_freq,
+                fpga_mac           = fpga_mac,
+                fpga_ip            = fpga_ip,
+                host_mac           = host_mac,
+                host_ip            = host_ip,
+                fpga_port          = fpga_port,
+                host_port          = host_port,
+                mode               = udp_mode,
+                with_arp           = with_arp,
+                generator_defaults = generator_defaults,
+            )
+
+        # PCIe -------------------------------------------------------------------------------------
+        if with_pcie:
+            add_pcie_endpoint(self, platform, pcie_phy_cls,
+                lanes                = pcie_lanes,
+                data_width           = pcie_data_width,
+                dma_channels         = dma_channels,
+                # ~1.2 us from a read request to its last completion at 3.65 GB/s is ~4.4 KiB:
+                # 16 reads of 512 B in flight, not LitePCIe's 8.
+                max_pending_requests = 16,
+                bar0_size            = 0x100000,  # LitePCIe's pcie_7x configuration: 1 MiB.
+            )
 
 # Build --------------------------------------------------------------------------------------------
 
 def main(argv=None):
     from litex.build.parser import LiteXArgumentParser
     parser = LiteXArgumentParser(platform=xilinx_kc705.Platform, description=__doc__.strip().splitlines()[0])
-    parser.add_target_argument("--sys-clk-freq", default=125e6, type=float, help="System clock frequency.")
+    parser.add_target_argument("--sys-clk-freq", default=None, type=float,
+        help=f"System clock frequency (default {SYS_CLK_FREQ/1e6:.0f} MHz, "
+             f"{PCIE_SYS_CLK_FREQ/1e6:.0f} MHz with PCIe).")
     add_udp_arguments(parser)
+    parser.add_target_argument("--with-pcie",   action="store_true",
+        help="Add the PCIe Gen2 x8 DMA.")
+    parser.add_target_argument("--no-ethernet", action="store_true",
+        help="Leave out the UDP core (with --with-pcie).")
+    add_pcie_arguments(parser)
     args = parser.parse_args(argv)
+    if args.no_ethernet and not args.with_pcie:
+        parser.error("--no-ethernet leaves nothing without --with-pcie")
+    if args.driver and not args.with_pcie:
+        parser.error("--driver generates the PCIe driver: it needs --with-pcie")
+    log_to_stdout()
 
-    soc = BaseSoC(
-        sys_clk_freq = args.sys_clk_freq,
-        **udp_soc_kwargs(args),
-        **parser.soc_argdict
-    )
+    sys_clk_freq = args.sys_clk_freq
+    if sys_clk_freq is None:
+        sys_clk_freq = PCIE_SYS_CLK_FREQ if args.with_pcie else SYS_CLK_FREQ
+    try:
+        soc = BaseSoC(
+            sys_clk_freq  = sys_clk_freq,
+            with_ethernet = not args.no_ethernet,
+            with_pcie     = args.with_pcie,
+            dma_channels  = args.dma_channels,
+            **udp_soc_kwargs(args),
+            **parser.soc_argdict
+        )
+    except ValueError as error:
+        parser.error(str(error))
     builder = Builder(soc, **parser.builder_argdict)
     return finish_target(soc, builder, parser, args)
 

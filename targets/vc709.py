@@ -16,14 +16,13 @@ from migen import *
 from litex.gen import *
 
 from litex.soc.cores.clock import S7PLL
-from litex.soc.integration.soc_core import SoCMini
-from litex.soc.integration.builder import Builder
-from litex.build.parser import LiteXArgumentParser
 
 from hostlink.targets import vc709_platform
-from hostlink.targets.common import add_pcie_dma, finish_target, log_to_stdout
-from hostlink.cores.pcie.config import check_lanes, check_data_width, check_dma_channels
+from hostlink.targets.common import PCIeDMASoC, DEFAULT_DMA_CHANNELS, pcie_target_main
 from hostlink.cores.pcie.v7gen3phy import V7Gen3PCIEPHY
+
+# One 256-bit beat per cycle at the block's 250 MHz user clock.
+SYS_CLK_FREQ = 250e6
 
 # CRG ----------------------------------------------------------------------------------------------
 
@@ -42,57 +41,37 @@ class _CRG(LiteXModule):
 
 # BaseSoC ------------------------------------------------------------------------------------------
 
-class BaseSoC(SoCMini):
+class BaseSoC(PCIeDMASoC):
     LANES       = [1, 2, 4, 8]
     DATA_WIDTHS = [256]   # One 256-bit beat per 250 MHz cycle keeps up with Gen3 x8 (7.88 GB/s raw).
 
-    # `crg_cls` and `pcie_phy_cls` let the simulation (hostlink.sim.pcie) replace the board clocking and
-    # the hard block while keeping everything else.
-    def __init__(self, platform=None, sys_clk_freq=250e6, dma_channels=2, lanes=8, data_width=256,
-        crg_cls=_CRG, pcie_phy_cls=V7Gen3PCIEPHY, **kwargs):
-        check_lanes(lanes, self.LANES)
-        check_data_width(data_width, self.DATA_WIDTHS)
-        check_dma_channels(dma_channels)
-        platform = platform if platform is not None else vc709_platform.Platform()
-
-        # CRG --------------------------------------------------------------------------------------
-        self.crg = crg_cls(platform, sys_clk_freq)
-
-        # SoCMini ----------------------------------------------------------------------------------
-        kwargs.setdefault("ident", f"hostlink VC709 PCIe Gen3 x{lanes} DMA SoC")
-        # The host drives the SoC through BAR0: no CPU, no UART, no RAM or ROM for a CPU, whatever the
-        # command line's SoC defaults say.
-        kwargs.update(cpu_type="None", with_uart=False, integrated_rom_size=0, integrated_sram_size=0)
-        SoCMini.__init__(self, platform, sys_clk_freq, **kwargs)
-
-        # PCIe -------------------------------------------------------------------------------------
-        self.pcie_phy = pcie_phy_cls(platform, platform.request(f"pcie_x{lanes}"),
-            speed      = "gen3",
-            data_width = data_width,
-            bar0_size  = 0x100000,
-        )
-        # The Gen3 block next to the edge connector's GTH quads 114/115.
+    def __init__(self, platform=None, sys_clk_freq=SYS_CLK_FREQ, dma_channels=DEFAULT_DMA_CHANNELS,
+        lanes=8, data_width=256, crg_cls=_CRG, pcie_phy_cls=V7Gen3PCIEPHY, **kwargs):
+        PCIeDMASoC.__init__(self,
+            platform             = platform if platform is not None else vc709_platform.Platform(),
+            sys_clk_freq         = sys_clk_freq,
+            crg_cls              = crg_cls,
+            pcie_phy_cls         = pcie_phy_cls,
+            lanes                = lanes,
+            data_width           = data_width,
+            allowed_lanes        = self.LANES,
+            allowed_data_widths  = self.DATA_WIDTHS,
+            dma_channels         = dma_channels,
+            # 1 us of read latency at 7.3 GB/s is ~7 KiB: 32 reads of 512 B in flight (5-bit tags,
+            # no extended tags).
+            max_pending_requests = 32,
+            bar0_size            = 0x100000,
+            ident                = f"hostlink VC709 PCIe Gen3 x{lanes} DMA SoC",
+            pcie_phy_kwargs      = dict(speed="gen3"),
+            **kwargs)
+        # The Gen3 block next to the edge connector's GTH quads 114/115 (read at finalization).
         self.pcie_phy.update_config({"pcie_blk_locn": "X0Y1"})
-        # 1 us of read latency at 7.3 GB/s is ~7 KiB: 32 reads of 512 B in flight (5-bit tags, no extended tags).
-        add_pcie_dma(self, self.pcie_phy, dma_channels=dma_channels, max_pending_requests=32,
-            led_pads=platform.request_all("user_led"))
 
 # Build --------------------------------------------------------------------------------------------
 
-def main():
-    parser = LiteXArgumentParser(platform=vc709_platform.Platform, description=__doc__.strip().splitlines()[0])
-    parser.add_target_argument("--sys-clk-freq", default=250e6, type=float, help="System clock frequency.")
-    parser.add_target_argument("--dma-channels", default=2,     type=int,   help="DMA channels (1 to 8).")
-    parser.add_target_argument("--driver",       action="store_true",       help="Generate the kernel driver and user tools.")
-    args = parser.parse_args()
-    log_to_stdout()
-
-    try:
-        soc = BaseSoC(sys_clk_freq=args.sys_clk_freq, dma_channels=args.dma_channels, **parser.soc_argdict)
-    except ValueError as error:
-        parser.error(str(error))
-    builder = Builder(soc, **parser.builder_argdict)
-    return finish_target(soc, builder, parser, args)
+def main(argv=None):
+    description = __doc__.strip().splitlines()[0]
+    return pcie_target_main(BaseSoC, vc709_platform.Platform, description, SYS_CLK_FREQ, argv)
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -9,7 +9,6 @@
     ./targets/zc706.py --driver           kernel driver and user tools for this SoC in <output-dir>/driver
 """
 
-import os
 import sys
 
 from migen import *
@@ -17,15 +16,11 @@ from migen import *
 from litex.gen import *
 
 from litex.soc.cores.clock import S7PLL
-from litex.soc.integration.soc_core import SoCMini
-from litex.soc.integration.builder import Builder
-from litex.build.parser import LiteXArgumentParser
 
 from litepcie.phy.s7pciephy import S7PCIEPHY
 
 from hostlink.targets import zc706_platform
-from hostlink.targets.common import add_pcie_dma, finish_target, log_to_stdout
-from hostlink.cores.pcie.config import check_lanes, check_data_width, check_dma_channels
+from hostlink.targets.common import PCIeDMASoC, DEFAULT_DMA_CHANNELS, pcie_target_main
 
 # The user clock of pcie_7x at Gen2 x4 / 128 bits is 125 MHz. LitePCIe's 128-bit TLP depacketizer spends
 # about two idle cycles per TLP, so at 125 MHz a 256-byte completion (17 beats) takes ~19 cycles and host ->
@@ -50,52 +45,31 @@ class _CRG(LiteXModule):
 
 # BaseSoC ------------------------------------------------------------------------------------------
 
-class BaseSoC(SoCMini):
+class BaseSoC(PCIeDMASoC):
     LANES       = [4]   # The ZC706 edge connector wires 4 lanes to the XC7Z045's GTX transceivers.
     DATA_WIDTHS = [64, 128]
 
-    # `crg_cls` and `pcie_phy_cls` let the simulation (hostlink.sim.pcie) replace the board clocking and
-    # the hard block while keeping everything else.
-    def __init__(self, platform=None, sys_clk_freq=SYS_CLK_FREQ, dma_channels=2, lanes=4, data_width=128,
-        crg_cls=_CRG, pcie_phy_cls=S7PCIEPHY, **kwargs):
-        check_lanes(lanes, self.LANES)
-        check_data_width(data_width, self.DATA_WIDTHS)
-        check_dma_channels(dma_channels)
-        platform = platform if platform is not None else zc706_platform.Platform()
-
-        # CRG --------------------------------------------------------------------------------------
-        self.crg = crg_cls(platform, sys_clk_freq)
-
-        # SoCMini ----------------------------------------------------------------------------------
-        kwargs.setdefault("ident", f"hostlink ZC706 PCIe Gen2 x{lanes} DMA SoC")
-        # The host drives the SoC through BAR0: no CPU, no UART (the ZC706's USB-UART is on the PS), no
-        # RAM or ROM for a CPU, whatever the command line's SoC defaults say.
-        kwargs.update(cpu_type="None", with_uart=False, integrated_rom_size=0, integrated_sram_size=0)
-        SoCMini.__init__(self, platform, sys_clk_freq, **kwargs)
-
-        # PCIe -------------------------------------------------------------------------------------
-        self.pcie_phy = pcie_phy_cls(platform, platform.request(f"pcie_x{lanes}"),
-            data_width = data_width,
-            bar0_size  = 0x100000,  # The pcie_7x configuration (LitePCIe) fixes BAR0 at 1 MiB.
-        )
-        add_pcie_dma(self, self.pcie_phy, dma_channels=dma_channels, led_pads=platform.request_all("user_led"))
+    def __init__(self, platform=None, sys_clk_freq=SYS_CLK_FREQ, dma_channels=DEFAULT_DMA_CHANNELS,
+        lanes=4, data_width=128, crg_cls=_CRG, pcie_phy_cls=S7PCIEPHY, **kwargs):
+        PCIeDMASoC.__init__(self,
+            platform             = platform if platform is not None else zc706_platform.Platform(),
+            sys_clk_freq         = sys_clk_freq,
+            crg_cls              = crg_cls,
+            pcie_phy_cls         = pcie_phy_cls,
+            lanes                = lanes,
+            data_width           = data_width,
+            allowed_lanes        = self.LANES,
+            allowed_data_widths  = self.DATA_WIDTHS,
+            dma_channels         = dma_channels,
+            bar0_size            = 0x100000,  # LitePCIe's pcie_7x configuration: BAR0 of 1 MiB.
+            ident                = f"hostlink ZC706 PCIe Gen2 x{lanes} DMA SoC",
+            **kwargs)
 
 # Build --------------------------------------------------------------------------------------------
 
-def main():
-    parser = LiteXArgumentParser(platform=zc706_platform.Platform, description=__doc__.strip().splitlines()[0])
-    parser.add_target_argument("--sys-clk-freq", default=SYS_CLK_FREQ, type=float, help="System clock frequency.")
-    parser.add_target_argument("--dma-channels", default=2,     type=int,   help="DMA channels (1 to 8).")
-    parser.add_target_argument("--driver",       action="store_true",       help="Generate the kernel driver and user tools.")
-    args = parser.parse_args()
-    log_to_stdout()
-
-    try:
-        soc = BaseSoC(sys_clk_freq=args.sys_clk_freq, dma_channels=args.dma_channels, **parser.soc_argdict)
-    except ValueError as error:
-        parser.error(str(error))
-    builder = Builder(soc, **parser.builder_argdict)
-    return finish_target(soc, builder, parser, args)
+def main(argv=None):
+    description = __doc__.strip().splitlines()[0]
+    return pcie_target_main(BaseSoC, zc706_platform.Platform, description, SYS_CLK_FREQ, argv)
 
 if __name__ == "__main__":
     sys.exit(main())

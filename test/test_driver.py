@@ -18,10 +18,16 @@ import pytest
 from hostlink.software import driver
 from hostlink.software.driver import DriverBuildError, build_driver, find_kernel_build_dir, generate_driver
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from helpers import run_target
 
-# Boards with a PCIe target in this tree (VC709 joins when targets/vc709.py lands).
-BOARDS = [b for b in ["zc706", "vc709"] if os.path.isfile(os.path.join(REPO, "targets", f"{b}.py"))]
+
+BOARDS = ["zc706", "vc709", "kc705"]
+
+# What makes a board's target a PCIe DMA SoC, in Python and on its command line. The KC705 is an
+# Ethernet target by default; its command-line SoC keeps the UDP core next to PCIe, so both
+# compositions are built.
+SOC_KWARGS = {"kc705": dict(with_pcie=True, with_ethernet=False, sys_clk_freq=250e6)}
+CLI_FLAGS  = {"kc705": ["--with-pcie"]}
 
 KERNEL_BUILD_DIR = find_kernel_build_dir()
 needs_headers = pytest.mark.skipif(KERNEL_BUILD_DIR is None,
@@ -39,14 +45,8 @@ def defines(path):
         return dict(re.findall(r"^#define[ \t]+(\w+)[ \t]*(.*?)[ \t]*$", f.read(), re.MULTILINE))
 
 def board_soc(board, **kwargs):
-    return importlib.import_module(f"hostlink.targets.{board}").BaseSoC(**kwargs)
-
-def env_without_vivado():
-    env  = dict(os.environ)
-    keep = [d for d in env.get("PATH", "").split(os.pathsep)
-            if d and not os.path.exists(os.path.join(d, "vivado"))]
-    env["PATH"] = os.pathsep.join(keep)
-    return env
+    target = importlib.import_module(f"hostlink.targets.{board}")
+    return target.BaseSoC(**SOC_KWARGS.get(board, {}), **kwargs)
 
 @pytest.fixture(scope="module", params=BOARDS)
 def generated(request, tmp_path_factory):
@@ -172,9 +172,8 @@ def test_build_refuses_a_bad_kernel_tree(generated, tmp_path):
 @needs_headers
 @pytest.mark.parametrize("board", BOARDS)
 def test_cli_driver_flag_then_build(board, tmp_path):
-    target = subprocess.run([sys.executable, os.path.join(REPO, "targets", f"{board}.py"), "--driver",
-        "--dma-channels", "4", "--output-dir", str(tmp_path)], cwd=REPO, env=env_without_vivado(),
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=300)
+    target = run_target(board, *CLI_FLAGS.get(board, []), "--driver", "--dma-channels", "4",
+        "--output-dir", str(tmp_path))
     assert target.returncode == 0, target.stderr
     driver_dir = os.path.join(str(tmp_path), "driver")
     assert defines(os.path.join(driver_dir, "kernel", "soc.h"))["DMA_CHANNELS"] == "4"

@@ -5,48 +5,27 @@
 """The VC709 target and its pcie3_7x PHY: platform pins, elaboration, CSR map, generated Vivado sources,
 bad input, CLI, the 3-DW to 4-DW header expander, and a short DMA simulation against the UltraScale model."""
 
-import json
 import os
 import random
-import subprocess
-import sys
 
 import pytest
 
 from migen import *
 
-from litex.soc.integration.builder import Builder
-
 from hostlink.targets import vc709, vc709_platform
 from hostlink.cores.pcie.v7gen3phy import V7Gen3PCIEPHY, TLPHeader4DWExpander
 
-REPO   = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TARGET = os.path.join(REPO, "targets", "vc709.py")
+from helpers import elaborate, run_target
 
 PHY_REGISTERS = ["link_status", "msi_enable", "bus_master_enable", "max_request_size", "max_payload_size"]
 DMA_REGISTERS = ["writer_enable", "reader_enable", "writer_table_value", "reader_table_value", "loopback_enable"]
 
 # Helpers ------------------------------------------------------------------------------------------
 
-def elaborate(output_dir, **kwargs):
-    soc     = vc709.BaseSoC(**kwargs)
-    builder = Builder(soc, output_dir=str(output_dir), compile_gateware=False, compile_software=False,
-        csr_json=os.path.join(str(output_dir), "csr.json"))
-    builder.build(run=False)
-    with open(os.path.join(str(output_dir), "csr.json")) as f:
-        return soc, json.load(f)
-
-def env_without_vivado():
-    env  = dict(os.environ)
-    keep = [d for d in env.get("PATH", "").split(os.pathsep)
-            if d and not os.path.exists(os.path.join(d, "vivado"))]
-    env["PATH"] = os.pathsep.join(keep)
-    return env
-
 @pytest.fixture(scope="module")
 def default_build(tmp_path_factory):
     output_dir = tmp_path_factory.mktemp("vc709_default")
-    soc, csr   = elaborate(output_dir)
+    soc, csr   = elaborate(vc709.BaseSoC, output_dir)
     return soc, csr, output_dir
 
 # Platform -----------------------------------------------------------------------------------------
@@ -96,7 +75,7 @@ def test_csr_map_has_phy_and_dma_registers(default_build):
     assert soc.pcie_phy.data_width == 256 and soc.pcie_phy.nlanes == 8
 
 def test_eight_channels_elaborate(tmp_path):
-    _, csr = elaborate(tmp_path, dma_channels=8)
+    _, csr = elaborate(vc709.BaseSoC, tmp_path, dma_channels=8)
     assert "pcie_dma7_reader_enable" in csr["csr_registers"]
     assert csr["constants"]["dma_channels"] == 8
 
@@ -157,8 +136,7 @@ def test_phy_lane_count_comes_from_the_pads():
 # CLI ----------------------------------------------------------------------------------------------
 
 def test_cli_build_without_vivado_fails_with_one_line(tmp_path):
-    result = subprocess.run([sys.executable, TARGET, "--build", "--output-dir", str(tmp_path)],
-        capture_output=True, text=True, env=env_without_vivado(), timeout=300)
+    result = run_target("vc709", "--build", "--output-dir", str(tmp_path))
     assert result.returncode != 0
     errors = [l for l in result.stderr.splitlines() if l.strip()]
     assert len(errors) == 1
@@ -166,8 +144,7 @@ def test_cli_build_without_vivado_fails_with_one_line(tmp_path):
     assert os.path.exists(os.path.join(str(tmp_path), "gateware", "vc709.tcl"))
 
 def test_cli_rejects_bad_channel_count(tmp_path):
-    result = subprocess.run([sys.executable, TARGET, "--dma-channels", "9", "--output-dir", str(tmp_path)],
-        capture_output=True, text=True, timeout=300)
+    result = run_target("vc709", "--dma-channels", "9", "--output-dir", str(tmp_path))
     assert result.returncode == 2
     assert "DMA channel count must be an integer from 1 to 8, not 9" in result.stderr
 

@@ -7,18 +7,12 @@
 import json
 import os
 import re
-import shutil
-import subprocess
-import sys
 
 import pytest
 
-from litex.soc.integration.builder import Builder
-
 from hostlink.targets import zc706, zc706_platform
 
-REPO   = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TARGET = os.path.join(REPO, "targets", "zc706.py")
+from helpers import elaborate, run_target
 
 DMA_CHANNEL_REGISTERS = [
     f"{side}_{reg}" for side in ["writer", "reader"]
@@ -30,28 +24,10 @@ PHY_REGISTERS = ["link_status", "msi_enable", "bus_master_enable", "max_request_
 
 # Helpers ------------------------------------------------------------------------------------------
 
-def elaborate(output_dir, **kwargs):
-    """Build the SoC without the vendor tool; return (soc, csr.json contents)."""
-    soc     = zc706.BaseSoC(**kwargs)
-    builder = Builder(soc, output_dir=str(output_dir), compile_gateware=False, compile_software=False,
-        csr_json=os.path.join(str(output_dir), "csr.json"),
-        csr_csv =os.path.join(str(output_dir), "csr.csv"))
-    builder.build(run=False)
-    with open(os.path.join(str(output_dir), "csr.json")) as f:
-        return soc, json.load(f)
-
-def env_without_vivado():
-    """The test environment with every PATH entry holding a `vivado` removed."""
-    env  = dict(os.environ)
-    keep = [d for d in env.get("PATH", "").split(os.pathsep)
-            if d and not os.path.exists(os.path.join(d, "vivado"))]
-    env["PATH"] = os.pathsep.join(keep)
-    return env
-
 @pytest.fixture(scope="module")
 def default_build(tmp_path_factory):
     output_dir = tmp_path_factory.mktemp("zc706_default")
-    soc, csr   = elaborate(output_dir)
+    soc, csr   = elaborate(zc706.BaseSoC, output_dir)
     return soc, csr, output_dir
 
 # Platform -----------------------------------------------------------------------------------------
@@ -150,7 +126,7 @@ def test_csr_map_phy_msi_identification(default_build):
     assert csv_registers == set(registers)
 
 def test_csr_map_four_channels(tmp_path):
-    soc, csr = elaborate(tmp_path, dma_channels=4)
+    soc, csr = elaborate(zc706.BaseSoC, tmp_path, dma_channels=4)
     registers = csr["csr_registers"]
     for channel in range(4):
         for reg in DMA_CHANNEL_REGISTERS:
@@ -203,14 +179,13 @@ def test_bad_parameters_raise_value_error_naming_the_value(kwargs, shown):
 
 # Command line -------------------------------------------------------------------------------------
 
-def run_target(*args):
-    return subprocess.run([sys.executable, TARGET, *args], cwd=REPO, env=env_without_vivado(),
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=300)
+def run_zc706(*args):
+    return run_target("zc706", *args)
 
 @pytest.mark.parametrize("flag", ["--build", "--load"])
 def test_cli_without_vivado_fails_with_one_line(tmp_path, flag):
     output_dir = tmp_path / "out"
-    proc = run_target(flag, "--output-dir", str(output_dir))
+    proc = run_zc706(flag, "--output-dir", str(output_dir))
     assert proc.returncode != 0, proc.stdout + proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1, f"expected one line on stderr, got {len(lines)}:\n{proc.stderr}"
@@ -222,13 +197,14 @@ def test_cli_without_vivado_fails_with_one_line(tmp_path, flag):
     assert os.path.isfile(os.path.join(gateware, "zc706.v"))
 
 def test_cli_generates_without_flags(tmp_path):
-    proc = run_target("--output-dir", str(tmp_path), "--dma-channels", "4", "--csr-json", str(tmp_path / "csr.json"))
+    proc = run_zc706("--output-dir", str(tmp_path), "--dma-channels", "4",
+        "--csr-json", str(tmp_path / "csr.json"))
     assert proc.returncode == 0, proc.stderr
     with open(tmp_path / "csr.json") as f:
         assert json.load(f)["constants"]["dma_channels"] == 4
 
 def test_cli_bad_dma_channels(tmp_path):
-    proc = run_target("--output-dir", str(tmp_path), "--dma-channels", "9")
+    proc = run_zc706("--output-dir", str(tmp_path), "--dma-channels", "9")
     assert proc.returncode == 2
     assert re.search(r"\b9\b", proc.stderr.strip().splitlines()[-1])
 

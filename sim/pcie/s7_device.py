@@ -45,6 +45,26 @@ DEBUG = bool(os.environ.get("HOSTLINK_SIM_DEBUG"))
 
 LTSSM_L0 = 0x16
 
+# Payload bits per second per lane after 8b/10b coding, by PCIe generation.
+LANE_BITS_PER_S = {1: 2e9, 2: 4e9}
+
+
+def check_user_interface(link_speed, link_width, data_width, user_clk_freq):
+    """pcie_7x's user interface must carry what the link carries (PG054: Gen2 x8 is 128 bits at
+    250 MHz, Gen2 x4 128 bits at 125 MHz or 64 bits at 250 MHz)."""
+    if link_speed not in LANE_BITS_PER_S:
+        raise ValueError(f"pcie_7x link speed must be Gen1 or Gen2 (1 or 2), not {link_speed!r}")
+    if link_width not in (1, 2, 4, 8):
+        raise ValueError(f"pcie_7x link width must be one of 1, 2, 4, 8, not {link_width!r}")
+    if data_width not in (64, 128):
+        raise ValueError(f"pcie_7x data width must be 64 or 128, not {data_width!r}")
+    link_bits = link_width * LANE_BITS_PER_S[link_speed]
+    if data_width * user_clk_freq < link_bits:
+        raise ValueError(
+            f"pcie_7x at Gen{link_speed} x{link_width} carries {link_bits/1e9:g} Gb/s: "
+            f"a {data_width}-bit interface at {user_clk_freq/1e6:g} MHz carries only "
+            f"{data_width*user_clk_freq/1e9:g} Gb/s")
+
 _MEM_REQUESTS = {TlpType.MEM_READ, TlpType.MEM_READ_64, TlpType.MEM_WRITE, TlpType.MEM_WRITE_64}
 _COMPLETIONS  = {TlpType.CPL, TlpType.CPL_DATA, TlpType.CPL_LOCKED, TlpType.CPL_LOCKED_DATA}
 
@@ -69,16 +89,21 @@ class S7PcieFunction(Endpoint):
 # Device -------------------------------------------------------------------------------------------
 
 class S7PcieDevice(Device):
-    """`pcie_7x` user-interface model bound to the top-level ports `<prefix>_<port>` of the DUT."""
+    """`pcie_7x` user-interface model bound to the top-level ports `<prefix>_<port>` of the DUT.
+
+    `link_speed`/`link_width` are the link the block trains to, `data_width`/`user_clk_freq` its
+    user interface (checked to carry the link). `device_id` and the largest payload the block
+    supports default to what LitePCIe's pcie_7x configuration announces for that width.
+    """
     def __init__(self, dut, prefix="pcie_s7", *,
             link_speed       = 2,
             link_width       = 4,
             data_width       = 128,
             user_clk_freq    = 125e6,
             vendor_id        = 0x10ee,
-            device_id        = 0x7024,
+            device_id        = None,
             bar0_size        = 0x100000,
-            max_payload_size = 512,
+            max_payload_size = None,
             tx_buffer_tlps   = 4,
             rx_gap_probability    = 0.0,
             tx_backpressure_probability = 0.0,
@@ -86,8 +111,12 @@ class S7PcieDevice(Device):
             seed             = 0,
             **kwargs):
         super().__init__(**kwargs)
-        if data_width not in (64, 128):
-            raise ValueError(f"pcie_7x data width must be 64 or 128, not {data_width!r}")
+        check_user_interface(link_speed, link_width, data_width, user_clk_freq)
+        if device_id is None:
+            device_id = 0x7020 + link_width   # What LitePCIe's pcie_7x configuration announces.
+        if max_payload_size is None:
+            # LitePCIe configures pcie_7x for 256-byte payloads at x8, 512 otherwise.
+            max_payload_size = 256 if link_width == 8 else 512
         self.dut        = dut
         self.prefix     = prefix
         self.dw         = data_width

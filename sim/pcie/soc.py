@@ -16,6 +16,7 @@ and RX aligner, the endpoint, the DMA and its buffering. What changes:
 
 import os
 import json
+import importlib
 import logging
 import contextlib
 from dataclasses import dataclass, field
@@ -120,9 +121,19 @@ def _zc706_soc(dma_channels):
         crg_cls=SimCRG, pcie_phy_cls=SimS7PCIEPHY)
 
 
-def _zc706_sys_clk_freq():
-    from hostlink.targets import zc706
-    return zc706.SYS_CLK_FREQ
+def _kc705_soc(dma_channels):
+    # PCIe alone: the UDP core has no model on this side (./sim.py udp simulates it).
+    from litex_boards.platforms import xilinx_kc705
+    from hostlink.targets import kc705
+    platform = make_sim_platform(xilinx_kc705.Platform)()
+    return kc705.BaseSoC(platform=platform, sys_clk_freq=kc705.PCIE_SYS_CLK_FREQ,
+        with_ethernet=False, with_pcie=True, dma_channels=dma_channels,
+        crg_cls=SimCRG, pcie_phy_cls=SimS7PCIEPHY)
+
+
+def _target_sys_clk_freq(board, constant="SYS_CLK_FREQ"):
+    """The target's system clock constant, read when asked (the target is imported only then)."""
+    return lambda: getattr(importlib.import_module(f"hostlink.targets.{board}"), constant)
 
 
 def _vc709_soc(dma_channels):
@@ -132,9 +143,12 @@ def _vc709_soc(dma_channels):
 
 BOARDS = {
     "zc706": SimBoard("zc706", _zc706_soc, device="s7", link_speed=2, link_width=4, data_width=128,
-        user_clk_freq=125e6, sys_clk_freq=_zc706_sys_clk_freq),
+        user_clk_freq=125e6, sys_clk_freq=_target_sys_clk_freq("zc706")),
     "vc709": SimBoard("vc709", _vc709_soc, device="us", link_speed=3, link_width=8, data_width=256,
-        user_clk_freq=250e6, sys_clk_freq=250e6, hard_block_prefix="pcie3_7x"),
+        user_clk_freq=250e6, sys_clk_freq=_target_sys_clk_freq("vc709"),
+        hard_block_prefix="pcie3_7x"),
+    "kc705": SimBoard("kc705", _kc705_soc, device="s7", link_speed=2, link_width=8, data_width=128,
+        user_clk_freq=250e6, sys_clk_freq=_target_sys_clk_freq("kc705", "PCIE_SYS_CLK_FREQ")),
 }
 
 

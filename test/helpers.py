@@ -1,0 +1,46 @@
+# This file is part of hostlink.
+# Copyright (c) 2026 hostlink developers
+# SPDX-License-Identifier: BSD-2-Clause
+
+"""What the target tests share: elaborating a SoC without the vendor tool, and running a target's
+command line as a user without Vivado would."""
+
+import json
+import os
+import subprocess
+import sys
+
+from litex.soc.integration.builder import Builder
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# Elaboration --------------------------------------------------------------------------------------
+
+def elaborate(soc_cls, output_dir, **kwargs):
+    """Build `soc_cls(**kwargs)` without the vendor tool (gateware sources, csr.json, csr.csv in
+    `output_dir`); return (soc, csr.json contents)."""
+    output_dir = str(output_dir)
+    soc        = soc_cls(**kwargs)
+    builder    = Builder(soc, output_dir=output_dir, compile_gateware=False, compile_software=False,
+        csr_json = os.path.join(output_dir, "csr.json"),
+        csr_csv  = os.path.join(output_dir, "csr.csv"))
+    builder.build(run=False)
+    with open(os.path.join(output_dir, "csr.json")) as f:
+        return soc, json.load(f)
+
+# Command line -------------------------------------------------------------------------------------
+
+def env_without_vivado():
+    """The test environment with every PATH entry holding a `vivado` removed."""
+    env  = dict(os.environ)
+    keep = [d for d in env.get("PATH", "").split(os.pathsep)
+            if d and not os.path.exists(os.path.join(d, "vivado"))]
+    env["PATH"] = os.pathsep.join(keep)
+    return env
+
+
+def run_target(board, *args, timeout=300):
+    """`targets/<board>.py args...` from the repository root, without Vivado on PATH."""
+    target = os.path.join(REPO, "targets", f"{board}.py")
+    return subprocess.run([sys.executable, target, *args], cwd=REPO, env=env_without_vivado(),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=timeout)

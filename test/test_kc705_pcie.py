@@ -1,0 +1,237 @@
+# This file is part of hostlink.
+# Copyright (c) 2026 hostlink developers
+# SPDX-License-Identifier: BSD-2-Clause
+
+"""The KC705 target with PCIe Gen2 x8: elaboration and CSR map (PCIe alone and next to the UDP
+core), generated Vivado sources, bad input, CLI, the pcie_7x model's x8 interface check, and a short
+DMA simulation against the host model."""
+
+import os
+import re
+
+import pytest
+
+from hostlink.targets import kc705
+from hostlink.sim.pcie.s7_device import check_user_interface
+
+from helpers import elaborate, run_target
+
+PHY_REGISTERS = ["link_status", "msi_enable", "bus_master_enable", "max_request_size",
+                 "max_payload_size"]
+DMA_REGISTERS = ["writer_enable", "reader_enable", "writer_table_value", "reader_table_value",
+                 "loopback_enable"]
+
+PCIE_ONLY = dict(sys_clk_freq=kc705.PCIE_SYS_CLK_FREQ, with_ethernet=False, with_pcie=True)
+
+# Builds -------------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def pcie_build(tmp_path_factory):
+    output_dir = tmp_path_factory.mktemp("kc705_pcie")
+    soc, csr   = elaborate(kc705.BaseSoC, output_dir, **PCIE_ONLY)
+    return soc, csr, output_dir
+
+@pytest.fixture(scope="module")
+def pcie_and_udp_build(tmp_path_factory):
+    output_dir = tmp_path_factory.mktemp("kc705_pcie_udp")
+    soc, csr   = elaborate(kc705.BaseSoC, output_dir,
+        sys_clk_freq=kc705.PCIE_SYS_CLK_FREQ, with_pcie=True)
+    return soc, csr, output_dir
+
+def _read(output_dir, name):
+    with open(os.path.join(str(output_dir), "gateware", name)) as f:
+        return f.read()
+
+# Elaboration and CSR map --------------------------------------------------------------------------
+
+def test_csr_map_pcie_alone(pcie_build):
+    soc, csr, _ = pcie_build
+    registers = csr["csr_registers"]
+    for reg in PHY_REGISTERS:
+        assert f"pcie_phy_phy_{reg}" in registers
+    for channel in range(2):
+        for reg in DMA_REGISTERS:
+            assert f"pcie_dma{channel}_{reg}" in registers
+        for side in ["reader", "writer"]:
+            assert f"pcie_dma{channel}_{side}_interrupt" in csr["constants"]
+    assert not any(name.startswith("pcie_dma2_") for name in registers)
+    for reg in ["enable", "clear", "vector"]:
+        assert f"pcie_msi_{reg}" in registers
+    assert not any(name.startswith("udp_") for name in registers)
+    assert csr["constants"]["dma_channels"] == 2
+    assert csr["constants"]["config_clock_frequency"] == 250_000_000
+    assert "kc705 pcie gen2 x8" in csr["constants"]["config_identifier"].lower()
+    assert soc.pcie_phy.nlanes == 8 and soc.pcie_phy.data_width == 128
+    # No CPU and no UART: the host drives the SoC through BAR0, as on the ZC706 and VC709.
+    assert soc.cpu_type is None and not hasattr(soc, "uart")
+
+def test_csr_map_pcie_next_to_the_udp_core(pcie_and_udp_build):
+    soc, csr, output_dir = pcie_and_udp_build
+    registers = csr["csr_registers"]
+    assert any(name.startswith("udp_") for name in registers)
+    for reg in PHY_REGISTERS:
+        assert f"pcie_phy_phy_{reg}" in registers
+    assert "pcie_dma1_loopback_enable" in registers
+    assert "pcie gen2 x8 dma and udp/ipv4" in csr["constants"]["config_identifier"].lower()
+    verilog = _read(output_dir, "xilinx_kc705.v")
+    assert "udp (UDPCore)" in verilog and "pcie_s7 pcie_s7(" in verilog
+    # UARTBone stays with the UDP core, next to BAR0.
+    assert "uartbone (UARTBone)" in verilog
+
+def test_ethernet_alone_is_unchanged(tmp_path):
+    soc, csr = elaborate(kc705.BaseSoC, tmp_path)
+    assert not hasattr(soc, "pcie_phy")
+    assert not any(name.startswith("pcie_") for name in csr["csr_registers"])
+    assert csr["constants"]["config_clock_frequency"] == int(kc705.SYS_CLK_FREQ)
+
+# Generated Vivado sources -------------------------------------------------------------------------
+
+def test_generated_tcl_configures_pcie_7x_gen2_x8(pcie_build):
+    _, _, output_dir = pcie_build
+    tcl = _read(output_dir, "xilinx_kc705.tcl")
+    assert "-part xc7k325t-ffg900-2" in tcl
+    assert re.search(r"create_ip -vendor xilinx.com -name pcie_7x\b", tcl)
+    for setting in ["Maximum_Link_Width {X8}", "Link_Speed {5.0_GT/s}", "Trgt_Link_Speed {4'h2}",
+                    "Interface_Width {128_bit}", "User_Clk_Freq {250}", "Device_ID {7028}",
+                    "Max_Payload_Size {256_bytes}", "Ref_Clk_Freq {100_MHz}"]:
+        assert f"CONFIG.{setting}" in tcl, setting
+    xdc = _read(output_dir, "xilinx_kc705.xdc")
+    assert re.search(r"LOC G25 \[get_ports \{pcie_x8_rst_n\}\]", xdc)
+    assert re.search(r"LOC U8 \[get_ports \{pcie_x8_clk_p\}\]", xdc)
+    for lane, pin in enumerate(["M6", "P6", "R4", "T6", "V6", "W4", "Y6", "AA4"]):
+        assert re.search(rf"LOC {pin} \[get_ports \{{pcie_x8_rx_p\[{lane}\]\}}\]", xdc)
+    for lane, pin in enumerate(["L4", "M2", "N4", "P2", "T2", "U4", "V2", "Y2"]):
+        assert re.search(rf"LOC {pin} \[get_ports \{{pcie_x8_tx_p\[{lane}\]\}}\]", xdc)
+    # LEDs 0 (link up) and 1 (DMA activity) are driven.
+    assert re.search(r"LOC AB8 \[get_ports \{user_led0\}\]", xdc)
+    assert re.search(r"LOC AA8 \[get_ports \{user_led1\}\]", xdc)
+
+# Bad input ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(pcie_lanes=1),         "PCIe lane count must be one of 4, 8, not 1"),
+    (dict(pcie_lanes=3),         "PCIe lane count must be one of 4, 8, not 3"),
+    (dict(pcie_lanes=16),        "PCIe lane count must be one of 4, 8, not 16"),
+    (dict(pcie_data_width=64),   r"PCIe data width \(bits\) must be one of 128, not 64"),
+    (dict(dma_channels=0),       "DMA channel count must be an integer from 1 to 8, not 0"),
+    (dict(dma_channels=9),       "DMA channel count must be an integer from 1 to 8, not 9"),
+])
+def test_bad_pcie_parameters_raise_value_error(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        kc705.BaseSoC(**PCIE_ONLY, **kwargs)
+
+def test_neither_ethernet_nor_pcie_is_refused():
+    with pytest.raises(ValueError, match="needs the UDP core, PCIe or both, not neither"):
+        kc705.BaseSoC(with_ethernet=False)
+
+# Command line -------------------------------------------------------------------------------------
+
+def test_cli_build_without_vivado_fails_with_one_line(tmp_path):
+    result = run_target("kc705", "--with-pcie", "--no-ethernet", "--build",
+        "--output-dir", str(tmp_path))
+    assert result.returncode != 0
+    errors = [l for l in result.stderr.splitlines() if l.strip()]
+    assert len(errors) == 1, result.stderr
+    assert "--build needs 'vivado' on PATH" in errors[0]
+    assert str(tmp_path / "gateware") in errors[0]
+    assert "Link_Speed {5.0_GT/s}" in (tmp_path / "gateware" / "xilinx_kc705.tcl").read_text()
+
+@pytest.mark.parametrize("args, message", [
+    (["--with-pcie", "--dma-channels", "9"],
+        "DMA channel count must be an integer from 1 to 8, not 9"),
+    (["--no-ethernet"], "--no-ethernet leaves nothing without --with-pcie"),
+    (["--driver"],      "--driver generates the PCIe driver: it needs --with-pcie"),
+])
+def test_cli_rejects_bad_options(tmp_path, args, message):
+    result = run_target("kc705", *args, "--output-dir", str(tmp_path))
+    assert result.returncode == 2
+    assert message in result.stderr.strip().splitlines()[-1]
+    assert not (tmp_path / "gateware").exists()
+
+PCIE_FLAGS = ["--build", "--load", "--driver", "--output-dir", "--no-compile", "--sys-clk-freq",
+              "--dma-channels"]
+
+@pytest.mark.parametrize("board", ["zc706", "vc709", "kc705"])
+def test_pcie_targets_share_their_flags(board):
+    result = run_target(board, "--help")
+    assert result.returncode == 0, result.stderr
+    flags = set(re.findall(r"^\s+(--[a-z0-9-]+)", result.stdout, re.MULTILINE))
+    assert set(PCIE_FLAGS) <= flags, sorted(set(PCIE_FLAGS) - flags)
+
+# Device model -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("speed, width, data_width, clk", [(2, 8, 128, 250e6), (2, 4, 128, 125e6),
+    (2, 4, 64, 250e6), (1, 8, 64, 250e6), (2, 1, 64, 125e6)])
+def test_model_accepts_the_pcie_7x_interfaces(speed, width, data_width, clk):
+    check_user_interface(speed, width, data_width, clk)
+
+@pytest.mark.parametrize("args, message", [
+    ((2, 8, 128, 125e6), "pcie_7x at Gen2 x8 carries 32 Gb/s: "
+                         "a 128-bit interface at 125 MHz carries only 16 Gb/s"),
+    ((2, 8, 64, 250e6),  "pcie_7x at Gen2 x8 carries 32 Gb/s: "
+                         "a 64-bit interface at 250 MHz carries only 16 Gb/s"),
+    ((3, 8, 128, 250e6), "pcie_7x link speed must be Gen1 or Gen2 (1 or 2), not 3"),
+    ((2, 16, 128, 250e6), "pcie_7x link width must be one of 1, 2, 4, 8, not 16"),
+    ((2, 8, 256, 250e6), "pcie_7x data width must be 64 or 128, not 256"),
+])
+def test_model_refuses_an_interface_slower_than_the_link(args, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        check_user_interface(*args)
+
+# Simulation ---------------------------------------------------------------------------------------
+
+# Whole 16-byte words of the 128-bit datapath: one word, odd word counts, several descriptors.
+LOOPBACK_SIZES = [16, 48, 4096 + 16, 65536 + 4096 + 48]
+SINGLE_SIZES   = [16, 12304]
+
+def _jobs():
+    jobs = [{"kind": "bidir", "size": size, "channels": [0], "descriptor_size": 65536}
+            for size in LOOPBACK_SIZES]
+    for size in SINGLE_SIZES:
+        for kind in ("h2c", "c2h"):
+            jobs.append({"kind": kind, "size": size, "channels": [0], "descriptor_size": 65536})
+    jobs.append({"kind": "bidir", "size": 16384, "channels": [0], "descriptor_size": 4096,
+                 "irq_every": 2})
+    jobs.append({"kind": "bidir", "size": 8192 + 64, "channels": [0, 1], "descriptor_size": 4096})
+    return jobs
+
+@pytest.fixture(scope="module")
+def sim_run():
+    from hostlink.sim.pcie.run import run_jobs
+    from hostlink.sim.pcie.host import host_profile
+    # The default host: completions reordered, split on 64-byte boundaries, back-pressure, gaps.
+    profile = host_profile("default", link_speed=2, link_width=8, seed=5)
+    assert profile.reorder_completions and profile.backpressure > 0 and profile.rx_gaps > 0
+    return run_jobs("kc705", _jobs(), profile, dma_channels=2)
+
+def test_sim_enumeration(sim_run):
+    e = sim_run["enumeration"]
+    assert e["vendor_id"] == 0x10ee
+    assert e["device_id"] == 0x7028
+    assert e["bar0_size"] == 1 << 20
+    assert e["msi_enabled"] == 1 and e["bus_master"] == 1
+    link = e["link_status"]
+    assert link & 1 == 1                 # Link up.
+    assert (link >> 1) & 1 == 1          # 5.0 GT/s.
+    assert (link >> 2) & 3 == 0b11       # x8.
+    assert e["max_payload_size"] == 256
+    assert e["max_request_size"] == 512
+    assert e["scratch"] == [0x12345678, 0xdeadbeef]
+    assert sim_run["sys_clk_hz"] == 250_000_000
+
+def test_sim_transfers_every_byte(sim_run):
+    rows = sim_run["results"]
+    assert len(rows) == len(_jobs())
+    for row in rows:
+        assert not row["timed_out"], row
+        assert row["errors"] == 0, row
+        assert row["msis"] == row["msis_expected"] > 0, row
+
+def test_sim_msi_per_descriptor_that_asks(sim_run):
+    (row,) = [r for r in sim_run["results"] if r["size"] == 16384]
+    # 4 descriptors per direction, an MSI on the 2nd and the 4th: 2 per direction.
+    assert row["msis_expected"] == 4
+
+def test_sim_two_channels_at_once(sim_run):
+    (row,) = [r for r in sim_run["results"] if r["channels"] == 2]
+    assert row["bytes"] == 2 * (8192 + 64)
