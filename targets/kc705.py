@@ -43,11 +43,10 @@ from hostlink.targets.common import check_pcie_parameters, add_pcie_endpoint
 SYS_CLK_FREQ = 125e6
 
 # With PCIe the whole SoC runs at the PCIe side's clock. pcie_7x at Gen2 x8 has a 128-bit interface
-# at 250 MHz (4 GB/s raw). LitePCIe's 128-bit TLP depacketizer spends about two idle cycles per TLP:
-# a 256-byte completion (17 beats) takes ~19 cycles, ~3.37 GB/s at 250 MHz; reaching the link's
-# ~3.65 GB/s would take ~271 MHz. The fabric next to the block must meet 250 MHz anyway (the block's
-# user clock), so the DMA side runs at that; more is not credible on a -2 Kintex-7. Timing is not
-# verified: no Vivado here.
+# at 250 MHz: 4 GB/s, above the link's ~3.65 GB/s, and hostlink's completion path takes a beat every
+# cycle (hostlink.cores.pcie), so a faster DMA side would gain nothing. The fabric next to the block
+# must meet 250 MHz anyway (the block's user clock); more is not credible on a -2 Kintex-7. Timing is
+# not verified: no Vivado here.
 PCIE_SYS_CLK_FREQ = 250e6
 
 # CRG ----------------------------------------------------------------------------------------------
