@@ -32,6 +32,11 @@ def check_dram_size(dram_size, native_width):
     if dram_size < native_width // 8:
         raise ValueError(f"DRAM size must hold at least one {native_width}-bit word, not {dram_size!r}")
 
+def dram_size(module):
+    """Bytes a LiteDRAM module instance holds on a 64-bit SODIMM data bus."""
+    g = module.geom_settings
+    return 2**(g.bankbits + g.rowbits + g.colbits) * 8
+
 # Request window -----------------------------------------------------------------------------------
 
 class RequestWindow(LiteXModule):

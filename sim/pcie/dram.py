@@ -32,11 +32,6 @@ def shrunk_module(module_cls, nrows):
     return type(f"Sim{module_cls.__name__}", (module_cls,), {"nrows": nrows, "__init__": __init__})
 
 
-def module_size(module):
-    """Bytes a module instance holds (64-bit data bus)."""
-    g = module.geom_settings
-    return 2**(g.bankbits + g.rowbits + g.colbits) * 8
-
 # Fault injection ----------------------------------------------------------------------------------
 
 class StuckBitDFI(LiteXModule):
@@ -44,6 +39,7 @@ class StuckBitDFI(LiteXModule):
     phase reads 1, as a DQ line shorted high would. Writes are untouched, so the memory test has to
     notice on read-back."""
     def __init__(self, phy, bit=0):
+        self.phy      = phy
         self.settings = phy.settings
         self.stuck    = Signal()   # i
         d = phy.dfi
@@ -62,3 +58,23 @@ class StuckBitDFI(LiteXModule):
 def sdram_model(module, clk_freq):
     """SDRAMPHYModel of a 64-bit DDR3 SODIMM at 1:4 for `module` (a LiteDRAM module instance)."""
     return SDRAMPHYModel(module, data_width=64, clk_freq=clk_freq)
+
+# Simulated board DRAM -----------------------------------------------------------------------------
+
+# 16 rows: 16 x 64 KiB = 1 MiB... too small for the 4 MiB figures; 128 rows = 8 MiB is what a 4 MiB
+# transfer at an offset needs, and keeps the model's arrays (8 MiB) and its Verilator build small.
+SIM_DRAM_ROWS = 128
+
+
+def sim_dram_phy(module_cls, rows=SIM_DRAM_ROWS):
+    """A `dram_phy(platform, clk_freq) -> (phy, module)` for the board targets: the board's module with
+    `rows` rows, on SDRAMPHYModel, behind a stuck-bit injector driven by the top-level port
+    `sim_dram_stuck`."""
+    def dram_phy(platform, clk_freq):
+        from litex.build.generic_platform import Pins
+        module = shrunk_module(module_cls, rows)(clk_freq, "1:4")
+        phy    = StuckBitDFI(sdram_model(module, clk_freq))
+        platform.add_extension([("sim_dram_stuck", 0, Pins(1))])
+        phy.comb += phy.stuck.eq(platform.request("sim_dram_stuck"))
+        return phy, module
+    return dram_phy
