@@ -37,18 +37,24 @@ STUBS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "xilinx_stubs.v
 # Simulation clocking ------------------------------------------------------------------------------
 
 class SimCRG(LiteXModule):
-    def __init__(self, platform, sys_clk_freq):
+    """With a DRAM, its controller's clock and reset come from `sim_dram_clk` / `sim_dram_rst` (the PHY
+    model has no `dram4x` side)."""
+    def __init__(self, platform, sys_clk_freq, dram_clk_freq=None):
         self.rst    = Signal()
         self.cd_sys = ClockDomain()
 
         # # #
 
-        platform.add_extension([("sim_sys", 0, Subsignal("clk", Pins(1)), Subsignal("rst", Pins(1)))])
-        pads = platform.request("sim_sys")
-        self.comb += [
-            self.cd_sys.clk.eq(pads.clk),
-            self.cd_sys.rst.eq(pads.rst | self.rst),
-        ]
+        domains = ["sys"] + (["dram"] if dram_clk_freq is not None else [])
+        for name in domains:
+            platform.add_extension([(f"sim_{name}", 0, Subsignal("clk", Pins(1)), Subsignal("rst", Pins(1)))])
+            pads = platform.request(f"sim_{name}")
+            cd   = ClockDomain(name)
+            setattr(self, f"cd_{name}", cd)
+            self.comb += [
+                cd.clk.eq(pads.clk),
+                cd.rst.eq(pads.rst | self.rst),
+            ]
 
 # Simulation PHYs ----------------------------------------------------------------------------------
 
@@ -62,7 +68,7 @@ class SimS7PCIEPHY(S7PCIEPHY):
 
 # Simulation platform ------------------------------------------------------------------------------
 
-def _comb_blocks_run_at_time_zero(path):
+def comb_blocks_run_at_time_zero(path):
     # Migen writes a combinational signal with a constant value as `always @(*) begin x <= 1; end`.
     # Such a block reads nothing, so by IEEE 1364 it never runs: x keeps its declared initial value
     # (Verilator does exactly that; a real synthesizer folds the constant). SystemVerilog's always_comb
@@ -89,7 +95,7 @@ def make_sim_platform(board_platform_cls):
             try:
                 verilog = self.get_verilog(fragment, name=build_name)
                 verilog.write(build_name + ".v")
-                _comb_blocks_run_at_time_zero(build_name + ".v")
+                comb_blocks_run_at_time_zero(build_name + ".v")
             finally:
                 os.chdir(cwd)
             return verilog
@@ -101,7 +107,7 @@ def make_sim_platform(board_platform_cls):
 @dataclass
 class SimBoard:
     name:           str
-    soc_factory:    object   # (dma_channels) -> SoC instance
+    soc_factory:    object   # (dma_channels, with_dram) -> SoC instance
     device:         str      # Device model: "s7" (sim/pcie/s7_device.py) or "us" (cocotbext-pcie's).
     link_speed:     int
     link_width:     int
@@ -114,11 +120,12 @@ class SimBoard:
         return self.sys_clk_freq() if callable(self.sys_clk_freq) else self.sys_clk_freq
 
 
-def _zc706_soc(dma_channels):
+def _zc706_soc(dma_channels, with_dram=False):
     from hostlink.targets import zc706, zc706_platform
+    from hostlink.sim.pcie.dram import sim_dram_phy
     platform = make_sim_platform(zc706_platform.Platform)()
-    return zc706.BaseSoC(platform=platform, dma_channels=dma_channels,
-        crg_cls=SimCRG, pcie_phy_cls=SimS7PCIEPHY)
+    return zc706.BaseSoC(platform=platform, dma_channels=dma_channels, with_dram=with_dram,
+        crg_cls=SimCRG, pcie_phy_cls=SimS7PCIEPHY, dram_phy=sim_dram_phy(zc706_platform.DRAM_MODULE))
 
 
 def _kc705_soc(dma_channels):
@@ -136,9 +143,9 @@ def _target_sys_clk_freq(board, constant="SYS_CLK_FREQ"):
     return lambda: getattr(importlib.import_module(f"hostlink.targets.{board}"), constant)
 
 
-def _vc709_soc(dma_channels):
+def _vc709_soc(dma_channels, with_dram=False):
     from hostlink.sim.pcie.v7gen3 import vc709_soc   # v7gen3 builds on this module.
-    return vc709_soc(dma_channels)
+    return vc709_soc(dma_channels, with_dram=with_dram)
 
 
 BOARDS = {
@@ -159,7 +166,7 @@ def get_board(name):
 
 # Generation ---------------------------------------------------------------------------------------
 
-def generate_sim_soc(board, dma_channels, output_dir):
+def generate_sim_soc(board, dma_channels, output_dir, with_dram=False):
     """Elaborate the simulated SoC: Verilog and csr.json in `output_dir`. Returns (verilog, csr.json)."""
     board = get_board(board) if isinstance(board, str) else board
     os.makedirs(output_dir, exist_ok=True)
@@ -170,7 +177,7 @@ def generate_sim_soc(board, dma_channels, output_dir):
         saved_handlers = root.handlers[:]
         root.handlers[:] = [logging.StreamHandler(log)]
         try:
-            soc = board.soc_factory(dma_channels)
+            soc = board.soc_factory(dma_channels, with_dram=with_dram)
             builder = Builder(soc,
                 output_dir       = output_dir,
                 compile_software = False,
