@@ -61,18 +61,20 @@ def sdram_model(module, clk_freq):
 
 # Simulated board DRAM -----------------------------------------------------------------------------
 
-# 16 rows: 16 x 64 KiB = 1 MiB... too small for the 4 MiB figures; 128 rows = 8 MiB is what a 4 MiB
-# transfer at an offset needs, and keeps the model's arrays (8 MiB) and its Verilator build small.
+# 128 rows x 64 KiB = 8 MiB: room for the 4 MiB figures at an offset, while the model's arrays stay small
+# for Verilator.
 SIM_DRAM_ROWS = 128
 
 
-def sim_dram_phy(module_cls, rows=SIM_DRAM_ROWS):
-    """A `dram_phy(platform, clk_freq) -> (phy, module)` for the board targets: the board's module with
-    `rows` rows, on SDRAMPHYModel, behind a stuck-bit injector driven by the top-level port
-    `sim_dram_stuck`."""
+def sim_dram_phy(platform_module, rows=SIM_DRAM_ROWS):
+    """A `dram_phy(platform, clk_freq) -> (phy, module)` for the board targets: the board's module (from
+    its platform's DDRAM_* constants) with `rows` rows, on SDRAMPHYModel, behind a stuck-bit injector
+    driven by the top-level port `sim_dram_stuck`."""
     def dram_phy(platform, clk_freq):
+        import litedram.modules
         from litex.build.generic_platform import Pins
-        module = shrunk_module(module_cls, rows)(clk_freq, "1:4")
+        module_cls = getattr(litedram.modules, platform_module.DDRAM_MODULE)
+        module = shrunk_module(module_cls, rows)(clk_freq, "1:4", speedgrade=platform_module.DDRAM_SPEEDGRADE)
         phy    = StuckBitDFI(sdram_model(module, clk_freq))
         platform.add_extension([("sim_dram_stuck", 0, Pins(1))])
         phy.comb += phy.stuck.eq(platform.request("sim_dram_stuck"))
