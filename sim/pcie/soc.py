@@ -45,12 +45,12 @@ class SimCRG(LiteXModule):
 
         # # #
 
-        domains = ["sys"] + (["dram"] if dram_clk_freq is not None else [])
-        for name in domains:
+        if dram_clk_freq is not None:
+            self.cd_dram = ClockDomain()
+        for name in ["sys"] + (["dram"] if dram_clk_freq is not None else []):
             platform.add_extension([(f"sim_{name}", 0, Subsignal("clk", Pins(1)), Subsignal("rst", Pins(1)))])
             pads = platform.request(f"sim_{name}")
-            cd   = ClockDomain(name)
-            setattr(self, f"cd_{name}", cd)
+            cd   = getattr(self, f"cd_{name}")
             self.comb += [
                 cd.clk.eq(pads.clk),
                 cd.rst.eq(pads.rst | self.rst),
@@ -115,9 +115,13 @@ class SimBoard:
     user_clk_freq:  float
     sys_clk_freq:   object   # Hz, or a function returning the target's default (kept in one place).
     hard_block_prefix: str = "pcie_s7"
+    dram_clk_freq:  object = None   # Hz of the DRAM controller, or a function returning the target's.
 
     def sys_clk_hz(self):
         return self.sys_clk_freq() if callable(self.sys_clk_freq) else self.sys_clk_freq
+
+    def dram_clk_hz(self):
+        return self.dram_clk_freq() if callable(self.dram_clk_freq) else self.dram_clk_freq
 
 
 def _zc706_soc(dma_channels, with_dram=False):
@@ -125,10 +129,12 @@ def _zc706_soc(dma_channels, with_dram=False):
     from hostlink.sim.pcie.dram import sim_dram_phy
     platform = make_sim_platform(zc706_platform.Platform)()
     return zc706.BaseSoC(platform=platform, dma_channels=dma_channels, with_dram=with_dram,
-        crg_cls=SimCRG, pcie_phy_cls=SimS7PCIEPHY, dram_phy=sim_dram_phy(zc706_platform.DRAM_MODULE))
+        crg_cls=SimCRG, pcie_phy_cls=SimS7PCIEPHY, dram_phy=sim_dram_phy(zc706_platform))
 
 
-def _kc705_soc(dma_channels):
+def _kc705_soc(dma_channels, with_dram=False):
+    if with_dram:
+        raise ValueError("--with-dram is not available on the kc705 yet (zc706, vc709)")
     # PCIe alone: the UDP core has no model on this side (./sim.py udp simulates it).
     from litex_boards.platforms import xilinx_kc705
     from hostlink.targets import kc705
@@ -150,10 +156,11 @@ def _vc709_soc(dma_channels, with_dram=False):
 
 BOARDS = {
     "zc706": SimBoard("zc706", _zc706_soc, device="s7", link_speed=2, link_width=4, data_width=128,
-        user_clk_freq=125e6, sys_clk_freq=_target_sys_clk_freq("zc706")),
+        user_clk_freq=125e6, sys_clk_freq=_target_sys_clk_freq("zc706"),
+        dram_clk_freq=_target_sys_clk_freq("zc706", "DRAM_CLK_FREQ")),
     "vc709": SimBoard("vc709", _vc709_soc, device="us", link_speed=3, link_width=8, data_width=256,
         user_clk_freq=250e6, sys_clk_freq=_target_sys_clk_freq("vc709"),
-        hard_block_prefix="pcie3_7x"),
+        hard_block_prefix="pcie3_7x", dram_clk_freq=_target_sys_clk_freq("vc709", "DRAM_CLK_FREQ")),
     "kc705": SimBoard("kc705", _kc705_soc, device="s7", link_speed=2, link_width=8, data_width=128,
         user_clk_freq=250e6, sys_clk_freq=_target_sys_clk_freq("kc705", "PCIE_SYS_CLK_FREQ")),
 }
