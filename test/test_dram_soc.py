@@ -81,6 +81,32 @@ def test_zc706_cli_with_dram(tmp_path):
     assert result.returncode == 0, result.stderr[-2000:]
     assert os.path.exists(os.path.join(str(tmp_path), "gateware", "zc706.v"))
 
+def test_vc709_dram_generation(tmp_path):
+    from hostlink.targets import vc709
+    soc = vc709.BaseSoC(with_dram=True)
+    builder = Builder(soc, output_dir=str(tmp_path), compile_gateware=False, compile_software=False,
+        csr_json=os.path.join(str(tmp_path), "csr.json"))
+    builder.build(run=False)
+    csr = json.load(open(os.path.join(str(tmp_path), "csr.json")))
+    assert csr["constants"]["dram_size"] == 4 << 30      # MT8KTF51264: 4 GiB.
+    assert "pcie_dma1_dram_read_base" in csr["csr_registers"]
+    assert abs(soc.crg.dram.pll.clkouts[0][1] - 233.25e6) < 1e3   # DDR3-1866 at 1:4.
+    verilog = open(os.path.join(str(tmp_path), "gateware", "vc709.v")).read()
+    assert "IDELAYCTRL" in verilog and verilog.count("ISERDESE2") >= 64
+
+
+def test_kc705_refuses_with_dram(tmp_path):
+    result = subprocess.run([sys.executable, os.path.join(REPO, "targets", "kc705.py"), "--with-pcie",
+        "--with-dram", "--output-dir", str(tmp_path)], capture_output=True, text=True, timeout=600)
+    assert result.returncode == 2
+    assert "--with-dram is not available on the KC705 yet" in result.stderr.strip().splitlines()[-1]
+
+
+def test_sim_kc705_refuses_with_dram():
+    from hostlink.sim.pcie.soc import get_board
+    with pytest.raises(ValueError, match="not available on the kc705"):
+        get_board("kc705").soc_factory(2, with_dram=True)
+
 # Simulation ---------------------------------------------------------------------------------------
 
 # (DRAM address, bytes): one native word, odd numbers of them, across a bank and a row, the last bytes
