@@ -4,8 +4,9 @@
 
 """DRAM DMA cores (cores/dram/) against LiteDRAM's controller and SDRAMPHYModel.
 
-The cocotb tests live in sim/pcie/dram_unit_bench.py and run in one Verilator model (dram_unit.py): the
-channel, the clock crossings, the controller and the model, 150 MHz / 128-bit DMA side, 200 MHz DRAM.
+The cocotb tests live in sim/pcie/dram_unit_bench.py and run in one Verilator model (dram_unit.py):
+the channel, the clock crossings, the controller and the model, 150 MHz / 128-bit DMA side, 200 MHz
+DRAM.
 """
 
 import os
@@ -13,13 +14,11 @@ import xml.etree.ElementTree as ElementTree
 
 import pytest
 
-from migen import *
-
 from litedram.common import LiteDRAMNativePort
 
 from hostlink.cores.dram.writer import DRAMStreamWriter
 from hostlink.cores.dram.reader import DRAMStreamReader
-from hostlink.sim.pcie.dram import shrunk_module, StuckBitDFI
+from hostlink.sim.pcie.dram import shrunk_module
 
 ROOT  = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.path.join(os.environ.get("HOSTLINK_BUILD_DIR", os.path.join(ROOT, "build")), "dram_unit")

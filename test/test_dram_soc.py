@@ -2,11 +2,11 @@
 # Copyright (c) 2026 hostlink developers
 # SPDX-License-Identifier: BSD-2-Clause
 
-"""PCIe targets with the board's DDR3 (--with-dram): generation without Vivado, the CSR map, and the ZC706
-SoC in simulation (SDRAMPHYModel in place of the DDR3 PHY) moving host data to and from DRAM.
+"""PCIe targets with the board's DDR3 (--with-dram): generation without Vivado, the CSR map, and the
+ZC706 SoC in simulation (SDRAMPHYModel in place of the DDR3 PHY) moving host data to and from DRAM.
 
-One simulator run carries every job (building the model takes most of the time); each test then asserts
-on its own rows.
+One simulator run carries every job (building the model takes most of the time); each test then
+asserts on its own rows.
 """
 
 import json
@@ -109,8 +109,8 @@ def test_sim_kc705_refuses_with_dram():
 
 # Simulation ---------------------------------------------------------------------------------------
 
-# (DRAM address, bytes): one native word, odd numbers of them, across a bank and a row, the last bytes
-# of the simulated DRAM; sizes are whole 128-bit DMA words and whole native words.
+# (DRAM address, bytes): one native word, odd numbers of them, across a bank and a row, the last
+# bytes of the simulated DRAM; sizes are whole 128-bit DMA words and whole native words.
 WINDOWS = [
     (0,                      NATIVE),
     (3 * NATIVE,             5 * NATIVE),

@@ -5,10 +5,11 @@
 """DRAMDMAChannel: the user side of one DMA channel, switched between the test patterns and DRAM.
 
 LitePCIe's DMA channel ends, on the FPGA side, in two streams: what the reader fetched from the host
-(`from_dma`) and what the writer sends to the host (`to_dma`). In pattern mode (the reset state) they go
-to the channel's pattern checker (`to_pattern`) and come from its generator (`from_pattern`), exactly as
-without DRAM. In DRAM mode they go to a DRAMStreamWriter (host -> DRAM) and come from a DRAMStreamReader
-(DRAM -> host), each driven by a window the host programs before starting the DMA.
+(`from_dma`) and what the writer sends to the host (`to_dma`). In pattern mode (the reset state)
+they go to the channel's pattern checker (`to_pattern`) and come from its generator
+(`from_pattern`), exactly as without DRAM. In DRAM mode they go to a DRAMStreamWriter (host -> DRAM)
+and come from a DRAMStreamReader (DRAM -> host), each driven by a window the host programs before
+starting the DMA.
 
 The DMA's own loopback sits before this switch (inside LitePCIe), so it keeps working in both modes.
 """

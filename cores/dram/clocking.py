@@ -4,13 +4,13 @@
 
 """S7DRAMClocking: the clocks a 7-series DDR3 PHY at 1:4 needs, from the board's reference clock.
 
-The DMA side keeps its own system clock; the controller runs in `dram` (memory rate / 4, e.g. 200 MHz for
-DDR3-1600, 233.3 MHz for DDR3-1866) and the PHY's serialisers in `dram4x`. The IDELAYCTRL that calibrates
-the PHY's input delays needs 200 MHz: every supported board has a 200 MHz oscillator, used as is (one PLL
-cannot make 233.3, 933.3 and 200 MHz together).
+The DMA side keeps its own system clock; the controller runs in `dram` (memory rate / 4, e.g. 200
+MHz for DDR3-1600, 233.3 MHz for DDR3-1866) and the PHY's serialisers in `dram4x`. The IDELAYCTRL
+that calibrates the PHY's input delays needs 200 MHz: every supported board has a 200 MHz
+oscillator, used as is (one PLL cannot make 233.3, 933.3 and 200 MHz together).
 
-`clkin` is the reference clock after its input buffer (e.g. the system PLL's `clkin`), so that both PLLs
-share one differential input.
+`clkin` is the reference clock after its input buffer (e.g. the system PLL's `clkin`), so that both
+PLLs share one differential input.
 """
 
 from migen import *

@@ -4,14 +4,14 @@
 
 """DRAMStreamReader: a requested DRAM window read out as a DMA stream (FPGA -> host).
 
-The host asks for a window (byte address and length, whole native words, inside the DRAM) and starts it.
-The reader keeps up to `outstanding` native reads in flight (enough to cover the controller's and the clock
-crossing's latency, so the stream has no bubbles) and unpacks each native word into DMA words, low bits
-first: exactly the window's bytes leave on the source, nothing more. Bad requests, or a request while a
-window is open, are refused (`refused` pulses) and change nothing.
+The host asks for a window (byte address and length, whole native words, inside the DRAM) and starts
+it. The reader keeps up to `outstanding` native reads in flight (enough to cover the controller's
+and the clock crossing's latency, so the stream has no bubbles) and unpacks each native word into
+DMA words, low bits first: exactly the window's bytes leave on the source, nothing more. Bad
+requests, or a request while a window is open, are refused (`refused` pulses) and change nothing.
 
-`abort` stops issuing reads; the answers to reads already in flight are drained and dropped, so the next
-window starts clean.
+`abort` stops issuing reads; the answers to reads already in flight are drained and dropped, so the
+next window starts clean.
 """
 
 from migen import *

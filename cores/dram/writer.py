@@ -4,15 +4,15 @@
 
 """DRAMStreamWriter: a DMA stream (host -> FPGA) written into DRAM, in one requested window.
 
-The host asks for a window (byte address and length, whole native words, inside the DRAM) and starts it.
-The writer then takes exactly that many bytes from its sink, packs the DMA words into native words (the
-first DMA word in the low bits) and writes them from the window's first word on. A request outside the
-DRAM, not aligned to the native word, empty, or made while a window is open is refused (`refused` pulses)
-and changes nothing. Outside an open window the sink is held (ready low): data that arrives early waits
-in the DMA instead of being dropped or written anywhere.
+The host asks for a window (byte address and length, whole native words, inside the DRAM) and starts
+it. The writer then takes exactly that many bytes from its sink, packs the DMA words into native
+words (the first DMA word in the low bits) and writes them from the window's first word on. A
+request outside the DRAM, not aligned to the native word, empty, or made while a window is open is
+refused (`refused` pulses) and changes nothing. Outside an open window the sink is held (ready low):
+data that arrives early waits in the DMA instead of being dropped or written anywhere.
 
-`abort` closes an open window: what has not arrived is no longer awaited, and a native word that was only
-partly received is dropped rather than written with stale bytes.
+`abort` closes an open window: what has not arrived is no longer awaited, and a native word that was
+only partly received is dropped rather than written with stale bytes.
 """
 
 from migen import *

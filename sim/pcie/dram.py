@@ -4,10 +4,10 @@
 
 """Simulated board DRAM: LiteDRAM's SDRAMPHYModel in place of the DDR3 PHY, with a fault to inject.
 
-The model stores the whole memory in simulator arrays, so its geometry is the board module's with fewer
-rows: banks, columns (8 KiB per row across the 64-bit SODIMM) and timings stay those of the board, so
-transfers cross banks every 8 KiB and rows every 64 KiB exactly as on the board, but the model holds
-`rows` x 64 KiB instead of the SODIMM's gigabytes.
+The model stores the whole memory in simulator arrays, so its geometry is the board module's with
+fewer rows: banks, columns (8 KiB per row across the 64-bit SODIMM) and timings stay those of the
+board, so transfers cross banks every 8 KiB and rows every 64 KiB exactly as on the board, but the
+model holds `rows` x 64 KiB instead of the SODIMM's gigabytes.
 """
 
 from migen import *
@@ -26,8 +26,8 @@ def shrunk_module(module_cls, nrows):
     board_address_bits = max(log2_int(module_cls.nrows), log2_int(module_cls.ncols))
     def __init__(self, *args, **kwargs):
         module_cls.__init__(self, *args, **kwargs)
-        # The board's address bus: the model and the controller use A10 (auto-precharge), which a bus
-        # sized for the fewer rows would not have.
+        # The board's address bus: the model and the controller use A10 (auto-precharge), which a
+        # bus sized for the fewer rows would not have.
         self.geom_settings.addressbits = board_address_bits
     return type(f"Sim{module_cls.__name__}", (module_cls,), {"nrows": nrows, "__init__": __init__})
 
@@ -61,8 +61,8 @@ def sdram_model(module, clk_freq):
 
 # Simulated board DRAM -----------------------------------------------------------------------------
 
-# 128 rows x 64 KiB = 8 MiB: room for the 4 MiB figures at an offset, while the model's arrays stay small
-# for Verilator.
+# 128 rows x 64 KiB = 8 MiB: room for the 4 MiB figures at an offset, while the model's arrays stay
+# small for Verilator.
 SIM_DRAM_ROWS = 128
 
 

@@ -4,18 +4,17 @@
 
 """Bench jobs for SoCs built with a DRAM (`"target": "dram"`), run by bench.py like the other jobs.
 
-- "dram":     host -> DRAM: random data from a host buffer written into a DRAM window through the DMA
-              reader; then DRAM -> host: the same window read into a second host buffer through the
-              DMA writer; both timed like the pattern rows (h2c: until the last completion is accepted
-              from the hard block; c2h: until the last byte lands in host memory). The host buffer must
-              come back equal, its 64 guard bytes untouched, and each window's native word count exact.
-- "refusal":  bad DRAM windows (unaligned, empty, past the end) on both engines: each must be refused,
-              counted once, and leave the engines idle.
-- "memtest":  LiteDRAM's BIST writes a pattern over a DRAM range and checks it: 0 errors, then errors
-              with a stuck data bit injected in the memory model (top-level port `sim_dram_stuck`).
+- "dram":     host -> DRAM: random data from a host buffer written into a DRAM window through the
+  DMA reader; then DRAM -> host: the same window read into a second host buffer through the DMA
+  writer; both timed like the pattern rows (h2c: until the last completion is accepted from the hard
+  block; c2h: until the last byte lands in host memory). The host buffer must come back equal, its
+  64 guard bytes untouched, and each window's native word count exact.
+- "refusal":  bad DRAM windows (unaligned, empty, past the end) on both engines: each must be
+  refused, counted once, and leave the engines idle.
+- "memtest":  LiteDRAM's BIST writes a pattern over a DRAM range and checks it: 0 errors, then
+  errors with a stuck data bit injected in the memory model (top-level port `sim_dram_stuck`).
 """
 
-import cocotb
 from cocotb.triggers import Timer, First
 from cocotb.utils import get_sim_time
 

@@ -4,11 +4,12 @@
 
 """A DRAMDMAChannel on its own against LiteDRAM's controller and SDRAMPHYModel, in Verilator.
 
-migen's Python simulator runs the LiteDRAM controller at a few dozen cycles per second: far too slow for
-windows of useful size. This top (the channel, two crossbar ports with their clock crossings, the
-controller and the model in a `dram` clock domain, the stuck-bit injector) is converted to Verilog and
-run by cocotb (dram_unit_bench.py) in Verilator instead. The DMA side runs at the ZC706's 150 MHz with
-128-bit words, the controller at 200 MHz (DDR3-1600 at 1:4) with 512-bit native words.
+migen's Python simulator runs the LiteDRAM controller at a few dozen cycles per second: far too slow
+for windows of useful size. This top (the channel, two crossbar ports with their clock crossings,
+the controller and the model in a `dram` clock domain, the stuck-bit injector) is converted to
+Verilog and run by cocotb (dram_unit_bench.py) in Verilator instead. The DMA side runs at the
+ZC706's 150 MHz with 128-bit words, the controller at 200 MHz (DDR3-1600 at 1:4) with 512-bit native
+words.
 """
 
 import hashlib

@@ -4,15 +4,16 @@
 
 """cocotb tests of the DRAMDMAChannel unit top (dram_unit.py), run in Verilator by test_dram_cores.py.
 
-Streams are driven at the falling edge and sampled after it settles (ReadOnly): a word moves at the next
-rising edge when valid and ready were both high. Random idle cycles and back-pressure use fixed seeds.
+Streams are driven at the falling edge and sampled after it settles (ReadOnly): a word moves at the
+next rising edge when valid and ready were both high. Random idle cycles and back-pressure use fixed
+seeds.
 """
 
 import random
 
 import cocotb
 from cocotb.clock import Clock
-from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge, with_timeout
+from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
 
 from hostlink.sim.pcie.dram_unit import DATA_WIDTH, SYS_CLK_FREQ, DRAM_CLK_FREQ, DRAM_ROWS
 
@@ -79,7 +80,8 @@ class UnitBench:
         while sent < len(words) and (max_cycles is None or cycle < max_cycles):
             assert cycle < 200_000, f"{name}: {sent} of {len(words)} words taken after 200000 cycles"
             await FallingEdge(self.clk)
-            # A word on offer stays on offer until taken (stream rule); idle cycles only between words.
+            # A word on offer stays on offer until taken (stream rule); idle cycles only between
+            # words.
             offering = offering or not (idle and rng.random() < idle)
             valid.value = int(offering)
             data.value  = words[sent]
@@ -146,8 +148,8 @@ async def bench(dut):
 
 # Tests --------------------------------------------------------------------------------------------
 
-# (base, bytes): one native word, odd numbers of them, across a bank (8 KiB) and a row (64 KiB), up to the
-# last word of the DRAM.
+# (base, bytes): one native word, odd numbers of them, across a bank (8 KiB) and a row (64 KiB), up
+# to the last word of the DRAM.
 WINDOWS = [
     (0,                    NATIVE),
     (NATIVE,               3 * NATIVE),
@@ -279,8 +281,8 @@ async def no_bubbles(dut):
     read_cycles = (cocotb.utils.get_sim_time("ps") - start) / (1e12 / SYS_CLK_FREQ)
     assert got == words
     dut._log.warning("no_bubbles: %d words, write %.0f cycles, read %.0f cycles", len(words), write_cycles, read_cycles)
-    # The DRAM (512 bits at 200 MHz, refresh included) outruns 128 bits at 150 MHz: only the start-up
-    # latency and the refresh stalls may show.
+    # The DRAM (512 bits at 200 MHz, refresh included) outruns 128 bits at 150 MHz: only the
+    # start-up latency and the refresh stalls may show.
     assert write_cycles < len(words) * 1.03 + 100
     assert read_cycles  < len(words) * 1.03 + 100
 
