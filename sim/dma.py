@@ -82,6 +82,10 @@ def build_parser():
         help="Channels running at once, or a list of counts (e.g. 1,2,4); each <= --dma-channels (default 1).")
     p.add_argument("--descriptor-size", default="64K", type=parse_size,
         help="Bytes per descriptor (grown if a transfer needs more than the 256-entry table).")
+    p.add_argument("--with-dram",    action="store_true",
+        help="SoC with the board's DRAM (simulated): adds host -> DRAM and DRAM -> host rows per size.")
+    p.add_argument("--dram-address", default=4096, type=parse_size,
+        help="DRAM byte address of the DRAM rows' window (default 4K: windows straddle DRAM rows).")
     p.add_argument("--json",         metavar="PATH", help="Write the results as JSON to PATH.")
     p.add_argument("--verbose",      action="store_true", help="Show the simulator's output.")
     host = p.add_argument_group("host profile (defaults: the board's link, MPS 256, MRRS 512, 1 us reads)")
@@ -152,6 +156,14 @@ def make_jobs(sizes, directions, channels, descriptor_size, granularity=1, split
     return jobs
 
 
+def make_dram_jobs(sizes, descriptor_size, granularity, dram_address):
+    """Per size, one job writing a DRAM window from the host then reading it back (see dram_jobs.py)."""
+    jobs = []
+    for job in make_jobs(sizes, ["h2c"], 1, descriptor_size, granularity):
+        jobs.append(dict(job, target="dram", kind="dram", dram_address=dram_address))
+    return jobs
+
+
 def format_table(results):
     lines = []
     host = results["host"]
@@ -164,7 +176,8 @@ def format_table(results):
     lines.append(f"{'size':>10} {'direction':>9} {'ch':>3} {'bytes':>10} {'cycles':>10} {'GB/s':>7} {'errors':>6} {'MSI':>7}")
     for r in results["results"]:
         cycles = r["cycles"] if r["cycles"] is not None else "timeout"
-        lines.append(f"{r['size']:>10} {r['direction']:>9} {r['channels']:>3} {r['bytes']:>10} {cycles:>10} "
+        direction = r["direction"] if r.get("target") != "dram" else f"{r['direction']}-dram"
+        lines.append(f"{r['size']:>10} {direction:>9} {r['channels']:>3} {r['bytes']:>10} {cycles:>10} "
                      f"{r['gbytes_per_s']:>7.3f} {r['errors']:>6} {r['msis']:>3}/{r['msis_expected']:<3}")
     return "\n".join(lines)
 
@@ -199,7 +212,7 @@ def plot_throughput(results, path):
 # Main ---------------------------------------------------------------------------------------------
 
 def run(board_name, sizes, directions=DIRECTIONS, dma_channels=2, channels=1, descriptor_size=65536,
-        profile=None, verbose=False, split=False):
+        profile=None, verbose=False, split=False, with_dram=False, dram_address=4096):
     from hostlink.sim.pcie.run import run_jobs
     board = get_board(board_name)
     check_dma_channels(dma_channels)
@@ -208,7 +221,9 @@ def run(board_name, sizes, directions=DIRECTIONS, dma_channels=2, channels=1, de
             raise ValueError(f"channels running at once must be from 1 to {dma_channels}, not {count!r}")
     profile = profile or host_profile("default", **board_profile_defaults(board))
     jobs = make_jobs(sizes, directions, channels, descriptor_size, granularity=board.data_width // 8, split=split)
-    return run_jobs(board.name, jobs, profile, dma_channels=dma_channels, verbose=verbose)
+    if with_dram:
+        jobs += make_dram_jobs(sizes, descriptor_size, board.data_width // 8, dram_address)
+    return run_jobs(board.name, jobs, profile, dma_channels=dma_channels, verbose=verbose, with_dram=with_dram)
 
 
 def main(argv=None):
@@ -225,7 +240,8 @@ def main(argv=None):
         board   = get_board(args.board)
         profile = profile_from_args(args, board)
         results = run(board.name, args.sizes, args.directions, args.dma_channels, args.channels,
-            args.descriptor_size, profile, args.verbose, split=args.split)
+            args.descriptor_size, profile, args.verbose, split=args.split,
+            with_dram=args.with_dram, dram_address=args.dram_address)
     except ValueError as error:
         parser.error(str(error))
     print(format_table(results))

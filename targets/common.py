@@ -26,7 +26,7 @@ from hostlink.cores.pcie.dma_pattern import DMAPatternGenerator, DMAPatternCheck
 DEFAULT_DMA_CHANNELS = 2
 
 
-def add_pcie_dma(soc, phy, dma_channels, max_pending_requests=8, led_pads=None):
+def add_pcie_dma(soc, phy, dma_channels, max_pending_requests=8, led_pads=None, dram_channels=None):
     """LitePCIe endpoint, scatter-gather DMA channels with internal loopback, MSI, on `phy`.
 
     `max_pending_requests` reads of max-read-request size stay in flight: they must cover the link's
@@ -35,6 +35,8 @@ def add_pcie_dma(soc, phy, dma_channels, max_pending_requests=8, led_pads=None):
     Each channel's user side has a pattern generator and checker (hostlink.cores.pcie.dma_pattern), used
     when its loopback is off, so each direction can be measured and checked alone.
     `led_pads`, when given, show link-up (LED 0) and DMA activity (LED 1).
+    `dram_channels` (from add_dram), when given, put a switch between each channel and its patterns, so
+    that the host can move that channel's data to and from the board's DRAM instead.
     """
     add_pcie(soc, phy,
         ndmas                = dma_channels,
@@ -49,10 +51,19 @@ def add_pcie_dma(soc, phy, dma_channels, max_pending_requests=8, led_pads=None):
         checker   = DMAPatternChecker(dma.data_width)
         soc.add_module(name=f"pcie_dma{i}_generator", module=generator)
         soc.add_module(name=f"pcie_dma{i}_checker",   module=checker)
-        soc.comb += [
-            generator.source.connect(dma.sink),
-            dma.source.connect(checker.sink),
-        ]
+        if dram_channels is None:
+            soc.comb += [
+                generator.source.connect(dma.sink),
+                dma.source.connect(checker.sink),
+            ]
+        else:
+            dram = dram_channels[i]
+            soc.comb += [
+                dma.source.connect(dram.from_dma),
+                dram.to_dma.connect(dma.sink),
+                generator.source.connect(dram.from_pattern),
+                dram.to_pattern.connect(checker.sink),
+            ]
     if led_pads is not None:
         dma_active = Signal()
         soc.comb += dma_active.eq(Reduce("OR", [
@@ -71,7 +82,8 @@ def check_pcie_parameters(lanes, data_width, dma_channels, allowed_lanes, allowe
 def add_pcie_endpoint(soc, platform, pcie_phy_cls, lanes, data_width, dma_channels,
     max_pending_requests = 8,
     bar0_size            = 0x100000,
-    pcie_phy_kwargs      = None):
+    pcie_phy_kwargs      = None,
+    dram_channels        = None):
     """`pcie_phy_cls` on the board's `pcie_x<lanes>` pads as `soc.pcie_phy`, and add_pcie_dma().
 
     Shared by PCIeDMASoC and the SoCs that add PCIe to something else (KC705: next to the UDP core).
@@ -85,6 +97,7 @@ def add_pcie_endpoint(soc, platform, pcie_phy_cls, lanes, data_width, dma_channe
         dma_channels         = dma_channels,
         max_pending_requests = max_pending_requests,
         led_pads             = platform.request_all("user_led"),
+        dram_channels        = dram_channels,
     )
 
 
@@ -99,6 +112,10 @@ class PCIeDMASoC(SoCMini):
     `crg_cls(platform, sys_clk_freq)` and `pcie_phy_cls` are parameters so that the simulation
     (hostlink.sim.pcie) can replace the board clocking and the hard block and keep everything else.
     `pcie_phy_kwargs` carries the settings of one PHY class only (VC709: `speed="gen3"`).
+
+    `with_dram` adds the board's DDR3 SODIMM (add_dram) as described by `dram_platform`, the platform
+    module's DDRAM_* constants; the CRG then gets `dram_clk_freq` and makes the `dram`/`dram4x` domains.
+    `dram_phy(platform, clk_freq) -> (phy, module)` replaces the board's PHY (the simulation's model).
     """
     def __init__(self, platform, sys_clk_freq, crg_cls, pcie_phy_cls, lanes, data_width,
         allowed_lanes,
@@ -108,11 +125,20 @@ class PCIeDMASoC(SoCMini):
         bar0_size            = 0x100000,
         ident                = "hostlink PCIe DMA SoC",
         pcie_phy_kwargs      = None,
+        with_dram            = False,
+        dram_platform        = None,
+        dram_phy             = None,
         **kwargs):
         check_pcie_parameters(lanes, data_width, dma_channels, allowed_lanes, allowed_data_widths)
+        if with_dram and dram_platform is None:
+            raise ValueError("--with-dram needs the board's DDR3 settings; this board has none")
 
         # CRG --------------------------------------------------------------------------------------
-        self.crg = crg_cls(platform, sys_clk_freq)
+        if with_dram:
+            dram_clk_freq = board_dram_clk_freq(dram_platform)
+            self.crg = crg_cls(platform, sys_clk_freq, dram_clk_freq=dram_clk_freq)
+        else:
+            self.crg = crg_cls(platform, sys_clk_freq)
 
         # SoCMini ----------------------------------------------------------------------------------
         # The command line's --ident, when given, wins over the board's.
@@ -124,6 +150,12 @@ class PCIeDMASoC(SoCMini):
             integrated_rom_size=0, integrated_sram_size=0)
         SoCMini.__init__(self, platform, sys_clk_freq, **kwargs)
 
+        # DRAM -------------------------------------------------------------------------------------
+        dram_channels = None
+        if with_dram:
+            phy, module = (dram_phy or board_dram_phy(dram_platform))(platform, dram_clk_freq)
+            dram_channels = add_dram(self, phy, module, dram_clk_freq, dma_channels, data_width)
+
         # PCIe -------------------------------------------------------------------------------------
         add_pcie_endpoint(self, platform, pcie_phy_cls,
             lanes                = lanes,
@@ -132,7 +164,74 @@ class PCIeDMASoC(SoCMini):
             max_pending_requests = max_pending_requests,
             bar0_size            = bar0_size,
             pcie_phy_kwargs      = pcie_phy_kwargs,
+            dram_channels        = dram_channels,
         )
+
+# DRAM ---------------------------------------------------------------------------------------------
+
+def board_dram_clk_freq(platform_module):
+    """The DRAM controller clock of a board at 1:4: the SODIMM's transfer rate / 8."""
+    return platform_module.DDRAM_RATE / 8
+
+
+def board_dram_module(platform_module, clk_freq):
+    """The LiteDRAM module instance of a board's SODIMM (the platform's DDRAM_* constants) at 1:4."""
+    import litedram.modules
+    module_cls = getattr(litedram.modules, platform_module.DDRAM_MODULE)
+    return module_cls(clk_freq, "1:4", speedgrade=platform_module.DDRAM_SPEEDGRADE)
+
+
+def board_dram_phy(platform_module):
+    """`dram_phy(platform, clk_freq) -> (phy, module)` for a board's SODIMM on its "ddram" pads."""
+    def dram_phy(platform, clk_freq):
+        import litedram.phy.s7ddrphy
+        phy_cls = getattr(litedram.phy.s7ddrphy, platform_module.DDRAM_PHY)
+        phy = phy_cls(platform.request("ddram"),
+            memtype          = "DDR3",
+            nphases          = 4,
+            sys_clk_freq     = clk_freq,
+            iodelay_clk_freq = platform_module.DDRAM_IODELAY_CLK_FREQ,
+        )
+        return phy, board_dram_module(platform_module, clk_freq)
+    return dram_phy
+
+
+def add_dram(soc, phy, module, dram_clk_freq, dma_channels, data_width, outstanding_reads=64):
+    """LiteDRAM controller on `phy` in the `dram` clock domain (the CRG provides `dram` and `dram4x`),
+    a DRAMDMAChannel per DMA channel (returned, for add_pcie_dma) and a memory test (LiteDRAM's BIST
+    generator and checker) for bring-up. Every port crosses to the DMA's `sys` domain at the native width.
+
+    `phy` is a LiteDRAM PHY written for the `sys`/`sys4x` domains (K7DDRPHY, V7DDRPHY, or the simulation
+    model); `module` a LiteDRAM module instance for the board's SODIMM at 1:4.
+    """
+    from litedram.core import LiteDRAMCore
+    from litedram.frontend.bist import LiteDRAMBISTGenerator, LiteDRAMBISTChecker
+    from hostlink.cores.dram.common import dram_size, native_port_cdc
+    from hostlink.cores.dram.channel import DRAMDMAChannel
+
+    soc.ddrphy = ClockDomainsRenamer({"sys": "dram", "sys4x": "dram4x"})(phy)
+    soc.sdram  = ClockDomainsRenamer("dram")(LiteDRAMCore(phy,
+        geom_settings   = module.geom_settings,
+        timing_settings = module.timing_settings,
+        clk_freq        = dram_clk_freq,
+    ))
+    size = dram_size(module)
+    soc.add_constant("DRAM_SIZE", size)
+    soc.add_constant("DRAM_NATIVE_BYTES", soc.sdram.crossbar.controller.data_width // 8)
+
+    def port(mode):
+        user_port, cdc = native_port_cdc(soc.sdram.crossbar.get_port(mode=mode), "dram")
+        soc.submodules += cdc
+        return user_port
+
+    channels = []
+    for i in range(dma_channels):
+        channel = DRAMDMAChannel(port("write"), port("read"), data_width, size, outstanding=outstanding_reads)
+        soc.add_module(name=f"pcie_dma{i}_dram", module=channel)
+        channels.append(channel)
+    soc.add_module(name="sdram_generator", module=LiteDRAMBISTGenerator(port("write")))
+    soc.add_module(name="sdram_checker",   module=LiteDRAMBISTChecker(port("read")))
+    return channels
 
 # PCIe targets -------------------------------------------------------------------------------------
 
@@ -149,6 +248,8 @@ def add_pcie_arguments(parser, sys_clk_freq=None):
         help="DMA channels (1 to 8).")
     parser.add_target_argument("--driver", action="store_true",
         help="Generate the kernel driver and user tools.")
+    parser.add_target_argument("--with-dram", action="store_true",
+        help="The board's DDR3 SODIMM as a DMA source and sink (doc/dram.md).")
 
 
 def pcie_target_main(soc_cls, platform_cls, description, sys_clk_freq, argv=None):
@@ -165,6 +266,7 @@ def pcie_target_main(soc_cls, platform_cls, description, sys_clk_freq, argv=None
         soc = soc_cls(
             sys_clk_freq = args.sys_clk_freq,
             dma_channels = args.dma_channels,
+            with_dram    = args.with_dram,
             **parser.soc_argdict
         )
     except ValueError as error:

@@ -178,6 +178,8 @@ def main(argv=None):
         parser.error("--no-ethernet leaves nothing without --with-pcie")
     if args.driver and not args.with_pcie:
         parser.error("--driver generates the PCIe driver: it needs --with-pcie")
+    if args.with_dram:
+        parser.error("--with-dram is not available on the KC705 yet (zc706, vc709)")
     log_to_stdout()
 
     sys_clk_freq = args.sys_clk_freq

@@ -18,16 +18,21 @@ from litex.gen import *
 from litex.soc.cores.clock import S7PLL
 
 from hostlink.targets import vc709_platform
-from hostlink.targets.common import PCIeDMASoC, DEFAULT_DMA_CHANNELS, pcie_target_main
+from hostlink.cores.dram.clocking import S7DRAMClocking
+from hostlink.targets.common import (PCIeDMASoC, DEFAULT_DMA_CHANNELS, board_dram_clk_freq,
+    pcie_target_main)
 from hostlink.cores.pcie.v7gen3phy import V7Gen3PCIEPHY
 
 # One 256-bit beat per cycle at the block's 250 MHz user clock.
 SYS_CLK_FREQ = 250e6
 
+# The SODIMM in J1 (DDR3-1866, 64 bits) at 1:4: the DRAM controller runs at 233.25 MHz.
+DRAM_CLK_FREQ = board_dram_clk_freq(vc709_platform)
+
 # CRG ----------------------------------------------------------------------------------------------
 
 class _CRG(LiteXModule):
-    def __init__(self, platform, sys_clk_freq):
+    def __init__(self, platform, sys_clk_freq, dram_clk_freq=None):
         self.rst    = Signal()
         self.cd_sys = ClockDomain()
 
@@ -38,6 +43,10 @@ class _CRG(LiteXModule):
         pll.register_clkin(platform.request("clk200"), 200e6)
         pll.create_clkout(self.cd_sys, sys_clk_freq)
         platform.add_false_path_constraints(self.cd_sys.clk, pll.clkin)
+        if dram_clk_freq is not None:
+            self.dram = S7DRAMClocking(pll.clkin, 200e6, dram_clk_freq, speedgrade=-2)
+            self.comb += self.dram.rst.eq(self.rst)
+            platform.add_false_path_constraints(self.cd_sys.clk, self.dram.cd_dram.clk)
 
 # BaseSoC ------------------------------------------------------------------------------------------
 
@@ -63,6 +72,7 @@ class BaseSoC(PCIeDMASoC):
             bar0_size            = 0x100000,
             ident                = f"hostlink VC709 PCIe Gen3 x{lanes} DMA SoC",
             pcie_phy_kwargs      = dict(speed="gen3"),
+            dram_platform        = vc709_platform,
             **kwargs)
         # The Gen3 block next to the edge connector's GTH quads 114/115 (read at finalization).
         self.pcie_phy.update_config({"pcie_blk_locn": "X0Y1"})

@@ -20,7 +20,9 @@ from litex.soc.cores.clock import S7PLL
 from litepcie.phy.s7pciephy import S7PCIEPHY
 
 from hostlink.targets import zc706_platform
-from hostlink.targets.common import PCIeDMASoC, DEFAULT_DMA_CHANNELS, pcie_target_main
+from hostlink.cores.dram.clocking import S7DRAMClocking
+from hostlink.targets.common import (PCIeDMASoC, DEFAULT_DMA_CHANNELS, board_dram_clk_freq,
+    pcie_target_main)
 
 # The user clock of pcie_7x at Gen2 x4 / 128 bits is 125 MHz. LitePCIe's 128-bit TLP depacketizer spends
 # about two idle cycles per TLP, so at 125 MHz a 256-byte completion (17 beats) takes ~19 cycles and host ->
@@ -28,10 +30,13 @@ from hostlink.targets.common import PCIeDMASoC, DEFAULT_DMA_CHANNELS, pcie_targe
 # absorbs those cycles and leaves the link as the limit.
 SYS_CLK_FREQ = 150e6
 
+# The PL SODIMM (DDR3-1600, 64 bits) at 1:4: the DRAM controller runs at 200 MHz.
+DRAM_CLK_FREQ = board_dram_clk_freq(zc706_platform)
+
 # CRG ----------------------------------------------------------------------------------------------
 
 class _CRG(LiteXModule):
-    def __init__(self, platform, sys_clk_freq):
+    def __init__(self, platform, sys_clk_freq, dram_clk_freq=None):
         self.rst    = Signal()
         self.cd_sys = ClockDomain()
 
@@ -42,6 +47,10 @@ class _CRG(LiteXModule):
         pll.register_clkin(platform.request("clk200"), 200e6)
         pll.create_clkout(self.cd_sys, sys_clk_freq)
         platform.add_false_path_constraints(self.cd_sys.clk, pll.clkin)
+        if dram_clk_freq is not None:
+            self.dram = S7DRAMClocking(pll.clkin, 200e6, dram_clk_freq, speedgrade=-2)
+            self.comb += self.dram.rst.eq(self.rst)
+            platform.add_false_path_constraints(self.cd_sys.clk, self.dram.cd_dram.clk)
 
 # BaseSoC ------------------------------------------------------------------------------------------
 
@@ -63,6 +72,7 @@ class BaseSoC(PCIeDMASoC):
             dma_channels         = dma_channels,
             bar0_size            = 0x100000,  # LitePCIe's pcie_7x configuration: BAR0 of 1 MiB.
             ident                = f"hostlink ZC706 PCIe Gen2 x{lanes} DMA SoC",
+            dram_platform        = zc706_platform,
             **kwargs)
 
 # Build --------------------------------------------------------------------------------------------

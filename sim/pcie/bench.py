@@ -89,6 +89,11 @@ class Bench:
         period_ps = 2 * round(0.5e12 / self.sys_clk_hz)   # Whole picoseconds, even for a 50% duty cycle.
         cocotb.start_soon(Clock(self.dut.sim_sys_clk, period_ps, unit="ps").start())
         self.dut.sim_sys_rst.value = 1
+        if cfg.get("dram_clk_hz"):
+            dram_period_ps = 2 * round(0.5e12 / cfg["dram_clk_hz"])
+            cocotb.start_soon(Clock(self.dut.sim_dram_clk, dram_period_ps, unit="ps").start())
+            self.dut.sim_dram_rst.value   = 1
+            self.dut.sim_dram_stuck.value = 0
 
         self.rc = HostRootComplex(profile)
         self.rc.max_payload_size      = mps_code(profile.max_payload_size)
@@ -123,6 +128,8 @@ class Bench:
         for _ in range(20):
             await RisingEdge(self.dut.sim_sys_clk)
         self.dut.sim_sys_rst.value = 0
+        if cfg.get("dram_clk_hz"):
+            self.dut.sim_dram_rst.value = 0
         for _ in range(50):
             await RisingEdge(self.dut.sim_sys_clk)
 
@@ -149,6 +156,9 @@ class Bench:
         return self.msis
 
     async def run_job(self, job):
+        if job.get("target") == "dram":
+            from hostlink.sim.pcie.dram_jobs import run_dram_job
+            return await run_dram_job(self, job)
         kind, size, channels = job["kind"], job["size"], job["channels"]
         drv = self.driver
         descriptor_size = job["descriptor_size"]

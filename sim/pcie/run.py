@@ -48,11 +48,11 @@ def compile_model(model_dir, top, sources, log_file, verbose=False):
                 raise RuntimeError(f"Verilator build failed ({' '.join(cmd[:2])} ...): see {log_file}")
 
 
-def _gateware_sources_digest(board, dma_channels):
+def _gateware_sources_digest(board, dma_channels, with_dram=False):
     """What the simulated SoC is elaborated from: our gateware and targets, and the pinned libraries."""
     from importlib.metadata import version
-    digest = hashlib.sha256(f"{board.name}/{dma_channels}".encode())
-    for package in ("litex", "litepcie", "migen"):
+    digest = hashlib.sha256(f"{board.name}/{dma_channels}/{with_dram}".encode())
+    for package in ("litex", "litepcie", "litedram", "migen"):
         digest.update(f"{package}=={version(package)}".encode())
     for top in ("cores", "targets", os.path.join("sim", "pcie")):
         for folder, _, files in sorted(os.walk(os.path.join(REPO, top))):
@@ -63,18 +63,18 @@ def _gateware_sources_digest(board, dma_channels):
     return digest.hexdigest()[:16]
 
 
-def build_model(board_name, dma_channels=2, build_root=BUILD_ROOT, verbose=False):
+def build_model(board_name, dma_channels=2, build_root=BUILD_ROOT, verbose=False, with_dram=False):
     """Generate the SoC and compile its Verilator model; reuse both when nothing they depend on changed."""
     board    = get_board(board_name)
-    name     = f"{board.name}_dma{dma_channels}"
+    name     = f"{board.name}_dma{dma_channels}" + ("_dram" if with_dram else "")
     soc_dir  = os.path.join(build_root, "sim", name)
-    sources  = _gateware_sources_digest(board, dma_channels)
+    sources  = _gateware_sources_digest(board, dma_channels, with_dram)
     sources_stamp = os.path.join(soc_dir, "sources.digest")
     verilog  = os.path.join(soc_dir, "gateware", "sim_top.v")
     csr_json = os.path.join(soc_dir, "csr.json")
     if not (os.path.exists(sources_stamp) and open(sources_stamp).read() == sources
             and os.path.exists(verilog) and os.path.exists(csr_json)):
-        verilog, csr_json = generate_sim_soc(board, dma_channels, soc_dir)
+        verilog, csr_json = generate_sim_soc(board, dma_channels, soc_dir, with_dram=with_dram)
         with open(sources_stamp, "w") as f:
             f.write(sources)
     digest = hashlib.sha256()
@@ -93,10 +93,11 @@ def build_model(board_name, dma_channels=2, build_root=BUILD_ROOT, verbose=False
     return {"board": board, "model_dir": model_dir, "csr_json": csr_json, "soc_dir": soc_dir, "verilog": verilog}
 
 
-def run_jobs(board_name, jobs, profile, dma_channels=2, build_root=BUILD_ROOT, verbose=False):
+def run_jobs(board_name, jobs, profile, dma_channels=2, build_root=BUILD_ROOT, verbose=False,
+        with_dram=False):
     """Run `jobs` (see bench.py) on the board's model against `profile`. Returns the bench's results."""
     from cocotb_tools.runner import get_runner
-    model = build_model(board_name, dma_channels, build_root, verbose)
+    model = build_model(board_name, dma_channels, build_root, verbose, with_dram=with_dram)
     board = model["board"]
     os.environ.update(verilator_env())
     with tempfile.TemporaryDirectory(prefix="hostlink-sim-") as tmp:
@@ -109,6 +110,7 @@ def run_jobs(board_name, jobs, profile, dma_channels=2, build_root=BUILD_ROOT, v
             "data_width":        board.data_width,
             "user_clk_hz":       board.user_clk_freq,
             "sys_clk_hz":        board.sys_clk_hz(),
+            "dram_clk_hz":       board.dram_clk_hz() if with_dram else None,
             "csr_json":          model["csr_json"],
             "host":              profile.as_dict(),
             "jobs":              jobs,

@@ -37,18 +37,24 @@ STUBS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "xilinx_stubs.v
 # Simulation clocking ------------------------------------------------------------------------------
 
 class SimCRG(LiteXModule):
-    def __init__(self, platform, sys_clk_freq):
+    """With a DRAM, its controller's clock and reset come from `sim_dram_clk` / `sim_dram_rst` (the PHY
+    model has no `dram4x` side)."""
+    def __init__(self, platform, sys_clk_freq, dram_clk_freq=None):
         self.rst    = Signal()
         self.cd_sys = ClockDomain()
 
         # # #
 
-        platform.add_extension([("sim_sys", 0, Subsignal("clk", Pins(1)), Subsignal("rst", Pins(1)))])
-        pads = platform.request("sim_sys")
-        self.comb += [
-            self.cd_sys.clk.eq(pads.clk),
-            self.cd_sys.rst.eq(pads.rst | self.rst),
-        ]
+        if dram_clk_freq is not None:
+            self.cd_dram = ClockDomain()
+        for name in ["sys"] + (["dram"] if dram_clk_freq is not None else []):
+            platform.add_extension([(f"sim_{name}", 0, Subsignal("clk", Pins(1)), Subsignal("rst", Pins(1)))])
+            pads = platform.request(f"sim_{name}")
+            cd   = getattr(self, f"cd_{name}")
+            self.comb += [
+                cd.clk.eq(pads.clk),
+                cd.rst.eq(pads.rst | self.rst),
+            ]
 
 # Simulation PHYs ----------------------------------------------------------------------------------
 
@@ -62,7 +68,7 @@ class SimS7PCIEPHY(S7PCIEPHY):
 
 # Simulation platform ------------------------------------------------------------------------------
 
-def _comb_blocks_run_at_time_zero(path):
+def comb_blocks_run_at_time_zero(path):
     # Migen writes a combinational signal with a constant value as `always @(*) begin x <= 1; end`.
     # Such a block reads nothing, so by IEEE 1364 it never runs: x keeps its declared initial value
     # (Verilator does exactly that; a real synthesizer folds the constant). SystemVerilog's always_comb
@@ -89,7 +95,7 @@ def make_sim_platform(board_platform_cls):
             try:
                 verilog = self.get_verilog(fragment, name=build_name)
                 verilog.write(build_name + ".v")
-                _comb_blocks_run_at_time_zero(build_name + ".v")
+                comb_blocks_run_at_time_zero(build_name + ".v")
             finally:
                 os.chdir(cwd)
             return verilog
@@ -101,7 +107,7 @@ def make_sim_platform(board_platform_cls):
 @dataclass
 class SimBoard:
     name:           str
-    soc_factory:    object   # (dma_channels) -> SoC instance
+    soc_factory:    object   # (dma_channels, with_dram) -> SoC instance
     device:         str      # Device model: "s7" (sim/pcie/s7_device.py) or "us" (cocotbext-pcie's).
     link_speed:     int
     link_width:     int
@@ -109,19 +115,26 @@ class SimBoard:
     user_clk_freq:  float
     sys_clk_freq:   object   # Hz, or a function returning the target's default (kept in one place).
     hard_block_prefix: str = "pcie_s7"
+    dram_clk_freq:  object = None   # Hz of the DRAM controller, or a function returning the target's.
 
     def sys_clk_hz(self):
         return self.sys_clk_freq() if callable(self.sys_clk_freq) else self.sys_clk_freq
 
+    def dram_clk_hz(self):
+        return self.dram_clk_freq() if callable(self.dram_clk_freq) else self.dram_clk_freq
 
-def _zc706_soc(dma_channels):
+
+def _zc706_soc(dma_channels, with_dram=False):
     from hostlink.targets import zc706, zc706_platform
+    from hostlink.sim.pcie.dram import sim_dram_phy
     platform = make_sim_platform(zc706_platform.Platform)()
-    return zc706.BaseSoC(platform=platform, dma_channels=dma_channels,
-        crg_cls=SimCRG, pcie_phy_cls=SimS7PCIEPHY)
+    return zc706.BaseSoC(platform=platform, dma_channels=dma_channels, with_dram=with_dram,
+        crg_cls=SimCRG, pcie_phy_cls=SimS7PCIEPHY, dram_phy=sim_dram_phy(zc706_platform))
 
 
-def _kc705_soc(dma_channels):
+def _kc705_soc(dma_channels, with_dram=False):
+    if with_dram:
+        raise ValueError("--with-dram is not available on the kc705 yet (zc706, vc709)")
     # PCIe alone: the UDP core has no model on this side (./sim.py udp simulates it).
     from litex_boards.platforms import xilinx_kc705
     from hostlink.targets import kc705
@@ -136,17 +149,18 @@ def _target_sys_clk_freq(board, constant="SYS_CLK_FREQ"):
     return lambda: getattr(importlib.import_module(f"hostlink.targets.{board}"), constant)
 
 
-def _vc709_soc(dma_channels):
+def _vc709_soc(dma_channels, with_dram=False):
     from hostlink.sim.pcie.v7gen3 import vc709_soc   # v7gen3 builds on this module.
-    return vc709_soc(dma_channels)
+    return vc709_soc(dma_channels, with_dram=with_dram)
 
 
 BOARDS = {
     "zc706": SimBoard("zc706", _zc706_soc, device="s7", link_speed=2, link_width=4, data_width=128,
-        user_clk_freq=125e6, sys_clk_freq=_target_sys_clk_freq("zc706")),
+        user_clk_freq=125e6, sys_clk_freq=_target_sys_clk_freq("zc706"),
+        dram_clk_freq=_target_sys_clk_freq("zc706", "DRAM_CLK_FREQ")),
     "vc709": SimBoard("vc709", _vc709_soc, device="us", link_speed=3, link_width=8, data_width=256,
         user_clk_freq=250e6, sys_clk_freq=_target_sys_clk_freq("vc709"),
-        hard_block_prefix="pcie3_7x"),
+        hard_block_prefix="pcie3_7x", dram_clk_freq=_target_sys_clk_freq("vc709", "DRAM_CLK_FREQ")),
     "kc705": SimBoard("kc705", _kc705_soc, device="s7", link_speed=2, link_width=8, data_width=128,
         user_clk_freq=250e6, sys_clk_freq=_target_sys_clk_freq("kc705", "PCIE_SYS_CLK_FREQ")),
 }
@@ -159,7 +173,7 @@ def get_board(name):
 
 # Generation ---------------------------------------------------------------------------------------
 
-def generate_sim_soc(board, dma_channels, output_dir):
+def generate_sim_soc(board, dma_channels, output_dir, with_dram=False):
     """Elaborate the simulated SoC: Verilog and csr.json in `output_dir`. Returns (verilog, csr.json)."""
     board = get_board(board) if isinstance(board, str) else board
     os.makedirs(output_dir, exist_ok=True)
@@ -170,7 +184,7 @@ def generate_sim_soc(board, dma_channels, output_dir):
         saved_handlers = root.handlers[:]
         root.handlers[:] = [logging.StreamHandler(log)]
         try:
-            soc = board.soc_factory(dma_channels)
+            soc = board.soc_factory(dma_channels, with_dram=with_dram)
             builder = Builder(soc,
                 output_dir       = output_dir,
                 compile_software = False,
