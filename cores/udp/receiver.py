@@ -155,8 +155,10 @@ class UDPReceiver(LiteXModule):
         length_bad = Signal()
         oversize   = Signal()
         no_room    = Signal()
+        empty      = Signal()
         self.sync += [
             free.eq(buffer_depth - (wr_commit - rd)),
+            empty.eq(udp_length == UDP_HEADER_LEN),
             length_bad.eq((udp_length < UDP_HEADER_LEN) | (ip_length != (udp_length + IPV4_HEADER_LEN))),
             oversize.eq(payload_length > max_payload),
             no_room.eq((payload_length > free) | ~lengths.sink.ready),
@@ -169,7 +171,7 @@ class UDPReceiver(LiteXModule):
                 check_reason.eq(reason_code["length"])
             ).Elif(oversize,
                 check_reason.eq(reason_code["oversize"])
-            ).Elif(ended & (payload_length != 0),
+            ).Elif(ended & ~empty,
                 check_reason.eq(reason_code["truncated"])
             ).Elif(no_room,
                 check_reason.eq(reason_code["overflow"])
@@ -188,7 +190,7 @@ class UDPReceiver(LiteXModule):
                     NextValue(reason, check_reason),
                     NextState("DRAIN")
                 )
-            ).Elif(payload_length == 0,
+            ).Elif(empty,
                 If(ended,
                     NextState("COMMIT")
                 ).Else(
