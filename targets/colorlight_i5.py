@@ -210,6 +210,8 @@ def main():
     parser.add_target_argument("--ethernet-stack", default="hostlink",   choices=ETHERNET_STACKS,
         help="hostlink's minimal UDP core, or LiteEth's ARP/IP/UDP stack (UDP echo) for comparison.")
     add_udp_arguments(parser)
+    # A bitstream that misses timing is not fit for a board: nextpnr fails the build instead.
+    parser.set_defaults(nextpnr_timingstrict=True)
     args = parser.parse_args()
 
     soc = BaseSoC(board=args.board, revision=args.revision,

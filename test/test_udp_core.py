@@ -17,6 +17,7 @@ from litex.soc.interconnect.csr import CSRStatus, CSRStorage
 
 from hostlink.cores.udp import UDPCore, PacketGenerator
 from hostlink.cores.udp.core import _Counter, MAX_CLOCK_RATIO
+from hostlink.cores.udp.mac import PipelinedMACCore
 from hostlink.cores.udp.common import *
 from hostlink.cores.udp.arp import arp_reply_frame
 from hostlink.cores.udp.testing import PHYModel, PHYTxMonitor, PHYRxDriver, StreamSink
@@ -323,3 +324,19 @@ def test_counter_saturates():
         values["count"] = (yield counter.value)
     run_simulation(counter, {"sys": [check()]}, clocks={"sys": 20, "eth": 8})
     assert values["count"] == 2**32 - 1
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    (dict(cdc_depth=12), "cdc_depth must be a power of 2 >= 4, not 12"),
+    (dict(cdc_depth=2),  "cdc_depth must be a power of 2 >= 4, not 2"),
+])
+def test_mac_rejects_bad_parameters(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        PipelinedMACCore(PHYModel(), **kwargs)
+
+
+def test_mac_needs_an_8_bit_phy():
+    phy = PHYModel()
+    phy.dw = 32
+    with pytest.raises(ValueError, match="PipelinedMACCore needs an 8-bit PHY, not dw=32"):
+        PipelinedMACCore(phy)

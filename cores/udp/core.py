@@ -14,13 +14,13 @@ from litex.soc.interconnect import stream
 from litex.soc.interconnect.csr import *
 from litex.soc.interconnect.packet import Arbiter
 
-from liteeth.mac.core import LiteEthMACCore
 
 from hostlink.cores.udp.common import *
 from hostlink.cores.udp.transmitter import UDPTransmitter
 from hostlink.cores.udp.receiver import UDPReceiver
 from hostlink.cores.udp.arp import ARPResponder
 from hostlink.cores.udp.generator import PacketGenerator
+from hostlink.cores.udp.mac import PipelinedMACCore
 
 # Helpers ------------------------------------------------------------------------------------------
 
@@ -159,23 +159,11 @@ class UDPCore(LiteXModule):
 
         # MAC (preamble, FCS, padding, inter-frame gap, clock domain crossings).
         # ---------------------------------------------------------------------
-        # Its datapath runs in the data plane's clock: only the FIFOs of the crossings and the gap
-        # inserter are in the PHY's clocks, so the MAC's ready chain (preamble, CRC, padding) ends
-        # at the crossing's FIFO instead of reaching through it into the FIFO's read logic. 16-deep
-        # crossings fit one distributed RAM per 4 bits on ECP5 (no read multiplexer); they only need
-        # to absorb the clocks' ppm difference and the few cycles the MAC stalls per frame.
-        self.mac = mac = in_domain(LiteEthMACCore(phy=phy, dw=8,
-            with_sys_datapath = True,
-            tx_cdc_depth      = 16,
-            rx_cdc_depth      = 16,
-        ))
-        # The MAC's own CSRs (preamble and CRC error counts) would be read from `sys` while counted
-        # in the data plane's clock; bad frames are counted by rx_drop_error instead.
-        self.autocsr_exclude = {"mac"}
-        # The MAC's last stage reads a distributed RAM: a register stage keeps its output off the
-        # receiver's header checks.
-        self.rx_buffer = rx_buffer = in_domain(stream.PipeValid(eth_raw_layout()))
-        self.comb += mac.source.connect(rx_buffer.sink)
+        # Its datapath runs in the data plane's clock, a register stage between each of its stages
+        # (see PipelinedMACCore); only the crossings' FIFOs and the gap inserter are in the PHY's
+        # clocks. 16-deep crossings fit one distributed RAM per 4 bits on ECP5 (no read
+        # multiplexer); they only absorb the clocks' ppm difference and the MAC's per-frame stalls.
+        self.mac = mac = in_domain(PipelinedMACCore(phy, cdc_depth=16))
 
         # UDP/IPv4.
         # ---------
@@ -192,27 +180,22 @@ class UDPCore(LiteXModule):
             max_payload = max_payload,
         ))
 
-        # The MAC's ready goes through its preamble, CRC and padding stages combinationally: a
-        # skid buffer (registered valid and ready, no bubble) ends that chain before the arbiter.
-        self.mac_tx_buffer = mac_tx_buffer = in_domain(stream.Buffer(eth_raw_layout(), pipe_valid=True, pipe_ready=True))
-        self.comb += mac_tx_buffer.source.connect(mac.sink)
-
         # TX: UDP frames and ARP replies share the MAC, one whole frame at a time.
         # RX: every frame goes to the receiver and to the ARP responder.
         if with_arp:
             self.arp = arp = in_domain(ARPResponder(fpga_mac=self.fpga_mac, fpga_ip=self.fpga_ip))
-            self.arbiter = in_domain(Arbiter([tx.source, arp.source], mac_tx_buffer.sink))
+            self.arbiter = in_domain(Arbiter([tx.source, arp.source], mac.sink))
             self.comb += [
-                rx_buffer.source.connect(rx.sink,  omit={"valid", "ready"}),
-                rx_buffer.source.connect(arp.sink, omit={"valid", "ready"}),
-                rx.sink.valid.eq(rx_buffer.source.valid & arp.sink.ready),
-                arp.sink.valid.eq(rx_buffer.source.valid & rx.sink.ready),
-                rx_buffer.source.ready.eq(rx.sink.ready & arp.sink.ready),
+                mac.source.connect(rx.sink,  omit={"valid", "ready"}),
+                mac.source.connect(arp.sink, omit={"valid", "ready"}),
+                rx.sink.valid.eq(mac.source.valid & arp.sink.ready),
+                arp.sink.valid.eq(mac.source.valid & rx.sink.ready),
+                mac.source.ready.eq(rx.sink.ready & arp.sink.ready),
             ]
         else:
             self.comb += [
-                tx.source.connect(mac_tx_buffer.sink),
-                rx_buffer.source.connect(rx.sink),
+                tx.source.connect(mac.sink),
+                mac.source.connect(rx.sink),
             ]
 
         # Payload source: generator or echo.

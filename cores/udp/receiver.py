@@ -102,15 +102,20 @@ class UDPReceiver(LiteXModule):
         self.lengths = lengths = stream.SyncFIFO([("length", 16)], max_packets)
 
         # Drop accounting: one pulse per frame, on the reason latched first.
-        # The outputs are registered: counters downstream start a fresh timing path.
-        drop_now    = Signal()
-        drop_reason = Signal.like(reason)
-        received    = Signal()
-        drop        = Signal(len(RX_DROP_REASONS))
-        self.comb += If(drop_now,
-            Case(drop_reason, {i + 1: drop[i].eq(1) for i in range(len(RX_DROP_REASONS))})
+        # The reason is registered before it is decoded, and the outputs after: the header checks
+        # that choose the reason and the counters downstream stay on separate timing paths.
+        drop_now      = Signal()
+        drop_reason   = Signal.like(reason)
+        drop_now_r    = Signal()
+        drop_reason_r = Signal.like(reason)
+        received      = Signal()
+        drop          = Signal(len(RX_DROP_REASONS))
+        self.comb += If(drop_now_r,
+            Case(drop_reason_r, {i + 1: drop[i].eq(1) for i in range(len(RX_DROP_REASONS))})
         )
         self.sync += [
+            drop_now_r.eq(drop_now),
+            drop_reason_r.eq(drop_reason),
             self.drop.eq(drop),
             self.received.eq(received),
         ]
@@ -263,24 +268,38 @@ class UDPReceiver(LiteXModule):
         # ----------
         # The read port is addressed with the next read pointer, so the byte at `rd` is on dat_r
         # whenever a packet is ready; while stalled it re-reads `rd` every cycle.
-        rcount  = Signal(16)
-        advance = Signal()
+        # The head packet's length is taken into registers one cycle before its first byte
+        # (`loaded`), so `last` is a register too: the length FIFO's asynchronous read stays off
+        # the path through `ready` back into the FIFO.
+        loaded    = Signal()   # `remaining`, `last` and `empty` describe the head packet.
+        remaining = Signal(16) # Bytes of the head packet after the current one.
+        last      = Signal()
+        empty     = Signal()
+        advance   = Signal()
         self.comb += [
-            source.valid.eq(lengths.source.valid),
+            source.valid.eq(lengths.source.valid & loaded),
             source.length.eq(lengths.source.length),
             source.data.eq(rport.dat_r),
-            source.last.eq((lengths.source.length == 0) | (rcount == (lengths.source.length - 1))),
-            advance.eq(source.valid & source.ready & (lengths.source.length != 0)),
+            source.last.eq(last),
+            advance.eq(source.valid & source.ready & ~empty),
             rport.adr.eq(Mux(advance, rd + 1, rd)[:aw]),
-            lengths.source.ready.eq(source.valid & source.ready & source.last),
+            lengths.source.ready.eq(source.valid & source.ready & last),
         ]
         self.sync += [
             If(advance, rd.eq(rd + 1)),
-            If(source.valid & source.ready,
-                If(source.last,
-                    rcount.eq(0)
+            If(~loaded,
+                If(lengths.source.valid,
+                    loaded.eq(1),
+                    remaining.eq(lengths.source.length - 1),
+                    last.eq(lengths.source.length <= 1),
+                    empty.eq(lengths.source.length == 0),
+                )
+            ).Elif(source.valid & source.ready,
+                If(last,
+                    loaded.eq(0)
                 ).Else(
-                    rcount.eq(rcount + 1)
+                    remaining.eq(remaining - 1),
+                    last.eq(remaining == 1),
                 )
             )
         ]
