@@ -61,9 +61,14 @@ class PacketGenerator(LiteXModule):
 
         # Control-Path (FSM).
         # -------------------
-        done = Signal()
+        # `reached` (the packet being sent is the run's last) is a register: the 32-bit comparison
+        # stays off the FSM's paths. NEXT, one cycle after each packet, reads it; the cycle is
+        # hidden by the skid buffer in front of the transmitter, or counts as the gap's first one.
+        done    = Signal()
         endless = Signal()
-        self.comb += done.eq(stopping | (~endless & (seq == count)))
+        reached = Signal()
+        self.sync += reached.eq(seq == count)
+        self.comb += done.eq(stopping | (~endless & reached))
         self.fsm = fsm = FSM(reset_state="IDLE")
         fsm.act("IDLE",
             If(self.start,
@@ -98,13 +103,19 @@ class PacketGenerator(LiteXModule):
                     NextValue(remaining, first_remaining),
                     NextValue(last,      first_last),
                     NextValue(seq, seq + 1),
-                    NextValue(wait, 1),
-                    If(done | self.stop,
-                        NextState("IDLE")
-                    ).Elif(gap != 0,
-                        NextState("GAP")
-                    )
+                    NextState("NEXT")
                 )
+            )
+        )
+        fsm.act("NEXT",
+            self.busy.eq(1),
+            NextValue(wait, 2),
+            If(done | self.stop,
+                NextState("IDLE")
+            ).Elif(gap > 1,
+                NextState("GAP")
+            ).Else(
+                NextState("SEND")
             )
         )
         fsm.act("GAP",

@@ -168,18 +168,32 @@ class UDPReceiver(LiteXModule):
             oversize.eq(payload_length > max_payload),
             no_room.eq((payload_length > free) | ~lengths.sink.ready),
         ]
-        check_reason = Signal.like(reason)
+        # The verdict itself is registered during the last header byte, from the values `reason`
+        # and `ended` take with that byte: CHECK only acts on it.
+        header_reason = Signal.like(reason)
+        check_reason  = Signal.like(reason)
         self.comb += [
             If(reason != 0,
-                check_reason.eq(reason)
+                header_reason.eq(reason)
+            ).Elif(byte_fail != 0,
+                header_reason.eq(byte_fail)
+            ).Elif(frame_error,
+                header_reason.eq(reason_code["error"])
+            )
+        ]
+        self.sync += [
+            If(header_reason != 0,
+                check_reason.eq(header_reason)
             ).Elif(length_bad,
                 check_reason.eq(reason_code["length"])
             ).Elif(oversize,
                 check_reason.eq(reason_code["oversize"])
-            ).Elif(ended & ~empty,
+            ).Elif(sink.last & ~empty,
                 check_reason.eq(reason_code["truncated"])
             ).Elif(no_room,
                 check_reason.eq(reason_code["overflow"])
+            ).Else(
+                check_reason.eq(0)
             )
         ]
         fsm.act("CHECK",
