@@ -169,14 +169,14 @@ class UDPReceiver(LiteXModule):
             no_room.eq((payload_length > free) | ~lengths.sink.ready),
         ]
         # The verdict itself is registered during the last header byte, from the values `reason`
-        # and `ended` take with that byte: CHECK only acts on it.
+        # and `ended` take with that byte: CHECK only acts on it. No byte check is past offset 37,
+        # so `reason` is final by then but for a bad FCS flagged on that byte.
+        assert max(checks) < HEADER_LEN - 1
         header_reason = Signal.like(reason)
         check_reason  = Signal.like(reason)
         self.comb += [
             If(reason != 0,
                 header_reason.eq(reason)
-            ).Elif(byte_fail != 0,
-                header_reason.eq(byte_fail)
             ).Elif(frame_error,
                 header_reason.eq(reason_code["error"])
             )
