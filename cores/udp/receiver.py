@@ -125,33 +125,42 @@ class UDPReceiver(LiteXModule):
 
         # Control-Path (FSM).
         # -------------------
+        # Each byte's check result is registered (`byte_fail_r`) and folded into `reason` a cycle
+        # later, so the comparison of the data with its expected value ends at a register. A frame
+        # that ends inside the header is judged in RUNT, the cycle after its last byte.
+        byte_fail_r = Signal.like(byte_fail)
         self.fsm = fsm = FSM(reset_state="HEADER")
+        self.sync += byte_fail_r.eq(Mux(fsm.ongoing("HEADER") & sink.valid, byte_fail, 0))
         fsm.act("HEADER",
             sink.ready.eq(1),
+            If((reason == 0) & (byte_fail_r != 0),
+                NextValue(reason, byte_fail_r)
+            ),
             If(sink.valid,
                 NextValue(count, count + 1),
-                If((reason == 0) & (byte_fail != 0),
-                    NextValue(reason, byte_fail)
-                ),
                 If(count == HEADER_LEN - 1,
                     NextValue(ended, sink.last),
-                    If(frame_error & (reason == 0) & (byte_fail == 0),
+                    If(frame_error & (reason == 0) & (byte_fail_r == 0),
                         NextValue(reason, reason_code["error"])
                     ),
                     NextState("CHECK")
                 ).Elif(sink.last,
-                    drop_now.eq(1),
-                    If(reason != 0,
-                        drop_reason.eq(reason)
-                    ).Elif(byte_fail != 0,
-                        drop_reason.eq(byte_fail)
-                    ).Else(
-                        drop_reason.eq(reason_code["truncated"])
-                    ),
-                    NextValue(count, 0),
-                    NextValue(reason, 0)
+                    NextState("RUNT")
                 )
             )
+        )
+        fsm.act("RUNT",
+            drop_now.eq(1),
+            If(reason != 0,
+                drop_reason.eq(reason)
+            ).Elif(byte_fail_r != 0,
+                drop_reason.eq(byte_fail_r)
+            ).Else(
+                drop_reason.eq(reason_code["truncated"])
+            ),
+            NextValue(count, 0),
+            NextValue(reason, 0),
+            NextState("HEADER")
         )
         # The length and room checks are registered from the captured fields, so the CHECK cycle
         # only selects among flags (this keeps the receiver at 125 MHz on ECP5). Byte 39 is the
