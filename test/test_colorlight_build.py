@@ -53,6 +53,7 @@ def test_build_produces_a_bitstream_that_meets_timing(tmp_path):
     log = result.stdout + result.stderr
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     fmax = routed_fmax(log)
+    print(f"routed Fmax (MHz, achieved/constraint): {fmax}")
     constraints = sorted(constraint for _, constraint in fmax.values())
     assert constraints == [50.0, 125.0, 125.0], fmax
     for clock, (achieved, constraint) in fmax.items():
