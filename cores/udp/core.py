@@ -180,11 +180,16 @@ class UDPCore(LiteXModule):
             max_payload = max_payload,
         ))
 
+        # The transmitter's header bytes come from its length adder: a register stage keeps that
+        # path off the arbiter and the MAC's input.
+        self.tx_out = tx_out = in_domain(stream.PipeValid(eth_raw_layout()))
+        self.comb += tx.source.connect(tx_out.sink)
+
         # TX: UDP frames and ARP replies share the MAC, one whole frame at a time.
         # RX: every frame goes to the receiver and to the ARP responder.
         if with_arp:
             self.arp = arp = in_domain(ARPResponder(fpga_mac=self.fpga_mac, fpga_ip=self.fpga_ip))
-            self.arbiter = in_domain(Arbiter([tx.source, arp.source], mac.sink))
+            self.arbiter = in_domain(Arbiter([tx_out.source, arp.source], mac.sink))
             self.comb += [
                 mac.source.connect(rx.sink,  omit={"valid", "ready"}),
                 mac.source.connect(arp.sink, omit={"valid", "ready"}),
@@ -194,7 +199,7 @@ class UDPCore(LiteXModule):
             ]
         else:
             self.comb += [
-                tx.source.connect(mac.sink),
+                tx_out.source.connect(mac.sink),
                 mac.source.connect(rx.sink),
             ]
 
