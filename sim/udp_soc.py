@@ -277,6 +277,10 @@ def board_config(board):
     params = inspect.signature(target.BaseSoC.__init__).parameters
     config = {}
     for name in FALLBACK_CONFIG:
+        if name == "eth_clk_freq" and name not in params:
+            # A board whose UDP core runs in its one `sys` clock: both planes at that clock.
+            config[name] = params["sys_clk_freq"].default
+            continue
         if name not in params or params[name].default is inspect.Parameter.empty:
             raise ValueError(f"hostlink.targets.{board}.BaseSoC has no default {name} to simulate with")
         config[name] = params[name].default

@@ -25,15 +25,9 @@ def test_generates_sources_and_tcl(tmp_path):
     Builder(soc, output_dir=str(tmp_path), compile_software=False).build(run=False)
     gateware = tmp_path / "gateware"
     verilog = (gateware / "xilinx_kc705.v").read_text()
-    assert "udpcore" in verilog.lower() or "udp_" in verilog
+    assert "udptransmitter" in verilog and "udpreceiver" in verilog
     assert (gateware / "xilinx_kc705.tcl").exists() and (gateware / "xilinx_kc705.xdc").exists()
     assert "udp" in soc.csr.locs
-    # As the ColorLight i5: the data plane at 125 MHz in `eth`, the control plane at 50 MHz, timed as
-    # unrelated clocks (the crossings are synchronised).
-    assert sorted(freq for _, freq, *_ in soc.crg.pll.clkouts.values()) == [50e6, 125e6]
-    assert soc.udp.clock_domain == "eth"
-    xdc = (gateware / "xilinx_kc705.xdc").read_text()
-    assert "set_false_path" in xdc
 
 
 @pytest.mark.skipif(shutil.which("vivado") is not None, reason="Vivado is installed: --build would run it")
