@@ -260,7 +260,7 @@ def resolve_fpga_mac(netns, tool, fpga_ip, port, timeout):
     return None
 
 
-def result_record(payload, sent, received, bad_payload, wire, sys_clk_freq, before, after,
+def result_record(payload, sent, received, bad_payload, wire, eth_clk_freq, before, after,
                   counters_before, counters_after, extra):
     frames = wire["frames"]
     cpp    = wire["cycles"] / frames if frames else None
@@ -276,8 +276,8 @@ def result_record(payload, sent, received, bad_payload, wire, sys_clk_freq, befo
         "wire_bubbles":         wire["bubbles"],
         "model_rx_overflows":   wire["rx_overflows"],
         "cycles_per_packet":    cpp,
-        "goodput_mbytes_per_s": payload * sys_clk_freq / cpp / 1e6 if cpp else 0.0,
-        "line_limit_mbytes_per_s": payload * sys_clk_freq / wire_cycles_for(payload) / 1e6,
+        "goodput_mbytes_per_s": payload * eth_clk_freq / cpp / 1e6 if cpp else 0.0,
+        "line_limit_mbytes_per_s": payload * eth_clk_freq / wire_cycles_for(payload) / 1e6,
         "kernel_counters_before": before,
         "kernel_counters_after":  after,
         "kernel_errors":        {k: after[k] - before[k] for k in before},
@@ -292,7 +292,7 @@ def wire_cycles_for(payload):
     return wire_cycles(HEADER_LEN + payload)
 
 
-def run_generator(sim, netns, tool, args, payload, sys_clk_freq, tmpdir):
+def run_generator(sim, netns, tool, args, payload, eth_clk_freq, tmpdir):
     json_path = os.path.join(tmpdir, f"recv_{payload}.json")
     tool_timeout = args.timeout
     proc = start_tool(netns, [tool, "recv", "--port", args.port, "--expect", args.count,
@@ -323,7 +323,7 @@ def run_generator(sim, netns, tool, args, payload, sys_clk_freq, tmpdir):
         received        = recv["unique"],
         bad_payload     = recv["bad_payload"],
         wire            = wire,
-        sys_clk_freq    = sys_clk_freq,
+        eth_clk_freq    = eth_clk_freq,
         before          = before,
         after           = after,
         counters_before = counters_before,
@@ -332,7 +332,7 @@ def run_generator(sim, netns, tool, args, payload, sys_clk_freq, tmpdir):
     )
 
 
-def run_echo(sim, netns, tool, args, payload, sys_clk_freq, tmpdir):
+def run_echo(sim, netns, tool, args, payload, eth_clk_freq, tmpdir):
     json_path = os.path.join(tmpdir, f"echo_{payload}.json")
     before          = snmp_errors(netns)
     counters_before = sim.counters()
@@ -359,7 +359,7 @@ def run_echo(sim, netns, tool, args, payload, sys_clk_freq, tmpdir):
         received        = echo["echoed_ok"] + echo["bad_payload"],
         bad_payload     = echo["bad_payload"],
         wire            = wire,
-        sys_clk_freq    = sys_clk_freq,
+        eth_clk_freq    = eth_clk_freq,
         before          = before,
         after           = after,
         counters_before = counters_before,
@@ -441,8 +441,9 @@ def check_addresses(args):
 
 # Main ---------------------------------------------------------------------------------------------
 
-def print_summary(results, board, sys_clk_freq, mode):
-    print(f"\nhostlink UDP simulation: board {board}, sys clock {sys_clk_freq / 1e6:.3f} MHz, mode {mode}")
+def print_summary(results, board, eth_clk_freq, sys_clk_freq, mode):
+    print(f"\nhostlink UDP simulation: board {board}, data plane clock {eth_clk_freq / 1e6:.3f} MHz "
+          f"(cycles below), control plane clock {sys_clk_freq / 1e6:.3f} MHz, mode {mode}")
     print(f"{'payload':>8} {'sent':>8} {'recv':>8} {'lost':>6} {'bad':>5} {'cycles/pkt':>11} "
           f"{'MB/s':>8} {'line MB/s':>10} {'kernel errors':>14}")
     for r in results:
@@ -491,6 +492,7 @@ def run(args, log=print):
 
     board        = board_config(args.board)
     sys_clk_freq = board["sys_clk_freq"]
+    eth_clk_freq = board["eth_clk_freq"]
     fpga_mac     = board["fpga_mac"]
     build_dir = os.path.abspath(args.build_dir or os.path.join("build", "sim_udp", f"{args.board}_{args.mode}"))
     os.makedirs(build_dir, exist_ok=True)
@@ -499,7 +501,7 @@ def run(args, log=print):
     # LiteX logs the whole SoC tree at INFO level; the build's own messages say what matters here.
     logging.disable(logging.INFO)
     try:
-        soc = UDPSimSoC(sys_clk_freq,
+        soc = UDPSimSoC(sys_clk_freq, eth_clk_freq,
             fpga_mac  = fpga_mac,
             fpga_ip   = args.fpga_ip,
             host_mac  = TAP_MAC,
@@ -517,6 +519,7 @@ def run(args, log=print):
         "board":          args.board,
         "mode":           args.mode,
         "sys_clk_freq":   sys_clk_freq,
+        "eth_clk_freq":   eth_clk_freq,
         "board_config_source": board["source"],
         "fpga_mac":       fpga_mac,
         "fpga_ip":        args.fpga_ip,
@@ -539,11 +542,11 @@ def run(args, log=print):
             for payload in args.payload:
                 log(f"sim.py udp: {args.count} packets of {payload} bytes ({args.mode})")
                 runner = run_generator if args.mode == "generator" else run_echo
-                results.append(runner(sim, netns, tool, args, payload, sys_clk_freq, tmpdir))
+                results.append(runner(sim, netns, tool, args, payload, eth_clk_freq, tmpdir))
         finally:
             sim.stop()
 
-    print_summary(results, args.board, sys_clk_freq, args.mode)
+    print_summary(results, args.board, eth_clk_freq, sys_clk_freq, args.mode)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(report, f, indent=2)

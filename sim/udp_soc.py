@@ -8,6 +8,11 @@ The SoC has no CPU. The host drives it through a UARTBone bridge on LiteX's `ser
 module (CSR reads and writes over TCP), and the PHY is `WirePHYModel`: LiteX's simulated Ethernet
 (one byte per cycle to a TAP device) plus the wire time a real 1 Gb/s PHY spends on every frame
 and that the TAP model leaves out, so that cycle counts are what the cable would carry.
+
+Clocks are the board's: the data plane (`eth`: MAC, UDPCore, PHY model) at its `eth_clk_freq`, the
+control plane (`sys`: UARTBone, CSRs, counters) at its `sys_clk_freq`. LiteX's TAP and TCP
+simulator modules tick on the pin named `sys_clk`, so that pin carries the data plane's clock and
+`ctrl_clk` the control plane's; UARTBone crosses from the TCP stream's clock to `sys`.
 """
 
 import hashlib
@@ -17,6 +22,8 @@ import os
 import subprocess
 
 from migen import *
+from migen.genlib.cdc import BusSynchronizer, PulseSynchronizer
+from migen.genlib.resetsync import AsyncResetSynchronizer
 
 from litex.gen import *
 
@@ -24,7 +31,6 @@ from litex.build.generic_platform import Pins, Subsignal
 from litex.build.sim import SimPlatform
 from litex.build.sim.config import SimConfig
 
-from litex.build.io import CRG
 from litex.soc.cores.uart import RS232PHYModel, UARTBone
 from litex.soc.integration.builder import Builder
 from litex.soc.integration.soc_core import SoCMini
@@ -60,8 +66,9 @@ def wire_cycles(frame_len):
 # Sim I/Os -----------------------------------------------------------------------------------------
 
 _io = [
-    ("sys_clk", 0, Pins(1)),
-    ("sys_rst", 0, Pins(1)),
+    ("sys_clk",  0, Pins(1)), # Data plane (the TAP and TCP modules' clock).
+    ("ctrl_clk", 0, Pins(1)), # Control plane.
+    ("sys_rst",  0, Pins(1)),
 
     # Stream endpoints of LiteX's serial2tcp simulator module.
     ("serial", 0,
@@ -105,11 +112,14 @@ class WirePHYModel(LiteXModule):
     dw                = 8
     with_preamble_crc = False # The TAP carries frames without preamble and FCS; their time is modelled.
 
-    def __init__(self, pads, rx_fifo_depth=RX_FIFO_DEPTH, with_csr=True):
+    def __init__(self, pads, rx_fifo_depth=RX_FIFO_DEPTH, clock_domain="sys", with_csr=True):
         if not isinstance(rx_fifo_depth, int) or rx_fifo_depth < 2 * MAX_FRAME_LEN:
             raise ValueError(f"rx_fifo_depth must be an integer >= {2 * MAX_FRAME_LEN} (two frames), "
                              f"not {rx_fifo_depth!r}")
-        self.crg    = LiteEthPHYModelCRG()
+        self.clock_domain = clock_domain
+        in_domain = ClockDomainsRenamer({"sys": clock_domain})
+        sync      = getattr(self.sync, clock_domain)
+        self.crg    = in_domain(LiteEthPHYModelCRG())
         self.sink   = sink   = stream.Endpoint(eth_phy_description(8))
         self.source = source = stream.Endpoint(eth_phy_description(8))
 
@@ -131,7 +141,7 @@ class WirePHYModel(LiteXModule):
             pads.source_valid.eq(sink.valid & sink.ready),
             pads.source_data.eq(sink.data),
         ]
-        self.sync += [
+        sync += [
             If(hold != 0,
                 hold.eq(hold - 1)
             ).Elif(sink.valid & sink.last,
@@ -143,17 +153,17 @@ class WirePHYModel(LiteXModule):
         # -------------
         rx_valid = Signal()
         rx_data  = Signal(8)
-        self.sync += [
+        sync += [
             rx_valid.eq(pads.sink_valid),
             rx_data.eq(pads.sink_data),
         ]
-        self.rx_fifo = rx_fifo = stream.SyncFIFO([("data", 8)], rx_fifo_depth)
+        self.rx_fifo = rx_fifo = in_domain(stream.SyncFIFO([("data", 8)], rx_fifo_depth))
         self.comb += [
             rx_fifo.sink.valid.eq(rx_valid),
             rx_fifo.sink.data.eq(rx_data),
             rx_fifo.sink.last.eq(rx_valid & ~pads.sink_valid), # The model idles one cycle after a frame.
         ]
-        self.sync += If(rx_valid & ~rx_fifo.sink.ready, self.rx_overflows.eq(self.rx_overflows + 1))
+        sync += If(rx_valid & ~rx_fifo.sink.ready, self.rx_overflows.eq(self.rx_overflows + 1))
 
         rx_hold = Signal(max=WIRE_OVERHEAD + 1)
         self.comb += [
@@ -162,7 +172,7 @@ class WirePHYModel(LiteXModule):
             source.last.eq(rx_fifo.source.last),
             rx_fifo.source.ready.eq(source.ready & (rx_hold == 0)),
         ]
-        self.sync += [
+        sync += [
             If(rx_hold != 0,
                 rx_hold.eq(rx_hold - 1)
             ).Elif(source.valid & source.ready & source.last,
@@ -180,7 +190,7 @@ class WirePHYModel(LiteXModule):
             beat.eq(sink.valid & sink.ready),
             self.busy.eq(in_frame | (hold != 0)),
         ]
-        self.sync += [
+        sync += [
             If(self.clear,
                 in_frame.eq(0),
                 running.eq(0),
@@ -223,27 +233,36 @@ class WirePHYModel(LiteXModule):
         self._status  = CSRStatus(fields=[
             CSRField("busy", size=1, offset=0, description="A frame or its wire overhead is in progress."),
         ])
-        self.comb += [
-            self.clear.eq(self._control.fields.clear),
-            self._frames.status.eq(self.frames),
-            self._bytes.status.eq(self.bytes),
-            self._cycles.status.eq(self.cycles),
-            self._bubbles.status.eq(self.bubbles),
-            self._status.fields.busy.eq(self.busy),
-            self._rx_overflows.status.eq(self.rx_overflows),
-        ]
+        status  = Cat(self._frames.status, self._bytes.status, self._cycles.status, self._bubbles.status,
+                      self._status.fields.busy, self._rx_overflows.status)
+        monitor = Cat(self.frames, self.bytes, self.cycles, self.bubbles, self.busy, self.rx_overflows)
+        if self.clock_domain == "sys":
+            self.comb += [
+                self.clear.eq(self._control.fields.clear),
+                status.eq(monitor),
+            ]
+        else:
+            # The monitor is read as one coherent word (busy low: the figures are final).
+            self.clear_cdc  = PulseSynchronizer("sys", self.clock_domain)
+            self.status_cdc = BusSynchronizer(len(status), self.clock_domain, "sys")
+            self.comb += [
+                self.clear_cdc.i.eq(self._control.fields.clear),
+                self.clear.eq(self.clear_cdc.o),
+                self.status_cdc.i.eq(monitor),
+                status.eq(self.status_cdc.o),
+            ]
 
 # Boards -------------------------------------------------------------------------------------------
 
 BOARDS = ["colorlight_i5", "kc705"]
 
-# Used for a board whose target module is not there (yet): the clock UDPCore needs for line rate on
-# a 1 Gb/s PHY (one byte per cycle) and a locally administered MAC.
-FALLBACK_CONFIG = {"sys_clk_freq": 125e6, "fpga_mac": "02:00:0a:00:00:32"}
+# Used for a board whose target module is not there (yet): the data plane clock UDPCore needs for
+# line rate on a 1 Gb/s PHY (one byte per cycle), a control plane clock, a locally administered MAC.
+FALLBACK_CONFIG = {"sys_clk_freq": 50e6, "eth_clk_freq": 125e6, "fpga_mac": "02:00:0a:00:00:32"}
 
 
 def board_config(board):
-    """The board target's core configuration: {sys_clk_freq, fpga_mac, source}.
+    """The board target's core configuration: {sys_clk_freq, eth_clk_freq, fpga_mac, source}.
 
     Read from the defaults of `hostlink.targets.<board>.BaseSoC`, so the simulation runs the core
     at the board's clock with the board's MAC. The addresses stay the simulation's own: they live
@@ -258,34 +277,64 @@ def board_config(board):
     params = inspect.signature(target.BaseSoC.__init__).parameters
     config = {}
     for name in FALLBACK_CONFIG:
+        if name == "eth_clk_freq" and name not in params:
+            # A board whose UDP core runs in its one `sys` clock: both planes at that clock.
+            config[name] = params["sys_clk_freq"].default
+            continue
         if name not in params or params[name].default is inspect.Parameter.empty:
             raise ValueError(f"hostlink.targets.{board}.BaseSoC has no default {name} to simulate with")
         config[name] = params[name].default
     config["sys_clk_freq"] = float(config["sys_clk_freq"])
+    config["eth_clk_freq"] = float(config["eth_clk_freq"])
     config["source"] = f"hostlink.targets.{board}.BaseSoC"
     return config
 
 # SoC ----------------------------------------------------------------------------------------------
 
+class _CRG(LiteXModule):
+    def __init__(self, platform):
+        self.cd_sys = ClockDomain()
+        self.cd_eth = ClockDomain()
+        self.cd_por = ClockDomain(reset_less=True)
+
+        # # #
+
+        self.comb += [
+            self.cd_sys.clk.eq(platform.request("ctrl_clk")),
+            self.cd_por.clk.eq(ClockSignal("sys")),
+            self.cd_eth.clk.eq(platform.request("sys_clk")),
+        ]
+        # Both planes leave reset together, from a power-on reset.
+        por_rst = Signal(reset=1)
+        self.sync.por += por_rst.eq(platform.request("sys_rst"))
+        self.specials += [
+            AsyncResetSynchronizer(self.cd_sys, por_rst),
+            AsyncResetSynchronizer(self.cd_eth, por_rst),
+        ]
+
+
 class UDPSimSoC(SoCMini):
     """UDPCore, the wire PHY model and a UARTBone; CSRs: `udp_*` (UDPCore), `ethphy_*` (monitor)."""
-    def __init__(self, sys_clk_freq, fpga_mac, fpga_ip, host_mac, host_ip, fpga_port, host_port, mode):
+    def __init__(self, sys_clk_freq, eth_clk_freq, fpga_mac, fpga_ip, host_mac, host_ip, fpga_port, host_port,
+        mode):
         platform = SimPlatform("SIM", _io)
         SoCMini.__init__(self, platform, clk_freq=int(sys_clk_freq),
             ident         = "hostlink UDP simulation",
             ident_version = False,
         )
-        self.crg = CRG(platform.request("sys_clk"))
+        self.eth_clk_freq = eth_clk_freq
+        self.crg = _CRG(platform)
 
         # Host control: CSR accesses from the simulation driver, over TCP.
         self.uartbone_phy = RS232PHYModel(platform.request("serial"))
-        self.uartbone     = UARTBone(phy=self.uartbone_phy, clk_freq=int(sys_clk_freq))
+        self.uartbone     = UARTBone(phy=self.uartbone_phy, clk_freq=int(sys_clk_freq), cd="eth")
         self.bus.add_master(name="uartbone", master=self.uartbone.wishbone)
 
         # Ethernet.
-        self.ethphy = WirePHYModel(platform.request("eth"))
+        self.ethphy = WirePHYModel(platform.request("eth"), clock_domain="eth")
         self.udp    = UDPCore(self.ethphy,
-            sys_clk_freq = sys_clk_freq,
+            clk_freq     = eth_clk_freq,
+            clock_domain = "eth",
             fpga_mac     = fpga_mac,
             fpga_ip      = fpga_ip,
             host_mac     = host_mac,
@@ -302,9 +351,10 @@ def verilator_env():
     return dict(os.environ, **toolchain.verilator_env())
 
 
-def sim_config(sys_clk_freq, tap, host_ip, control_port):
+def sim_config(sys_clk_freq, eth_clk_freq, tap, host_ip, control_port):
     config = SimConfig()
-    config.add_clocker("sys_clk", freq_hz=int(sys_clk_freq))
+    config.add_clocker("sys_clk",  freq_hz=int(eth_clk_freq))
+    config.add_clocker("ctrl_clk", freq_hz=int(sys_clk_freq))
     config.add_module("ethernet",   "eth",    args={"interface": tap, "ip": host_ip})
     config.add_module("serial2tcp", "serial", args={"port": control_port})
     return config
@@ -323,7 +373,7 @@ def build(soc, build_dir, tap, host_ip, control_port, jobs=2, log=print):
         compile_gateware = True,
         csr_csv          = os.path.join(build_dir, "csr.csv"),
     )
-    config = sim_config(soc.sys_clk_freq, tap, host_ip, control_port)
+    config = sim_config(soc.sys_clk_freq, soc.eth_clk_freq, tap, host_ip, control_port)
     builder.build(sim_config=config, run=False, interactive=False, opt_level="O2", jobs=jobs)
 
     gateware = os.path.join(build_dir, "gateware")

@@ -9,6 +9,9 @@
     ./targets/colorlight_i5.py --load      load it over the board's JTAG (ecpdap)
 
 The SoC has no CPU: a host reaches the core's CSRs through UARTBone (litex_server --uart).
+Two clocks from one PLL: the data plane (LiteEth's MAC and the UDP core, `eth`) at 125 MHz, one byte
+per cycle as Gigabit line rate needs, and the control plane (UARTBone, CSR bus, counters, `sys`) at
+50 MHz, where its wide read multiplexers meet timing with margin; UDPCore crosses between them.
 `--ethernet-stack liteeth` builds the same board with LiteEth's ARP/IP/UDP stack (UDP echo) for
 area comparison.
 """
@@ -30,6 +33,7 @@ from litex.soc.integration.builder import Builder
 from liteeth.phy.ecp5rgmii import LiteEthPHYRGMII
 
 from hostlink.cores.udp import UDPCore
+from hostlink.cores.udp.core import check_plane_clocks
 from hostlink.targets.common import add_udp_arguments, udp_soc_kwargs
 
 # Open toolchain -----------------------------------------------------------------------------------
@@ -92,9 +96,10 @@ def use_yowasp_toolchain(wrapper_dir):
 # CRG ----------------------------------------------------------------------------------------------
 
 class _CRG(LiteXModule):
-    def __init__(self, platform, sys_clk_freq):
+    def __init__(self, platform, sys_clk_freq, eth_clk_freq):
         self.rst    = Signal()
         self.cd_sys = ClockDomain()
+        self.cd_eth = ClockDomain() # Ethernet data plane (not the PHY's eth_rx/eth_tx).
 
         # # #
 
@@ -105,14 +110,16 @@ class _CRG(LiteXModule):
         self.comb += pll.reset.eq(~rst_n | self.rst)
         pll.register_clkin(clk25, 25e6)
         pll.create_clkout(self.cd_sys, sys_clk_freq)
+        pll.create_clkout(self.cd_eth, eth_clk_freq)
 
 # BaseSoC ------------------------------------------------------------------------------------------
 
 ETHERNET_STACKS = ["hostlink", "liteeth"]
 
 class BaseSoC(SoCCore):
-    """`sys_clk_freq` defaults to 125 MHz: one byte per cycle is Gigabit line rate."""
-    def __init__(self, board="i5", revision="7.0", toolchain="trellis", sys_clk_freq=125e6,
+    """`eth_clk_freq` (data plane) defaults to 125 MHz, Gigabit line rate; `sys_clk_freq` (control
+    plane: UARTBone, CSRs) to 50 MHz."""
+    def __init__(self, board="i5", revision="7.0", toolchain="trellis", sys_clk_freq=50e6, eth_clk_freq=125e6,
         eth_phy            = 0,
         ethernet_stack     = "hostlink",
         fpga_mac           = "10:e2:d5:00:00:01",
@@ -131,10 +138,11 @@ class BaseSoC(SoCCore):
             raise ValueError(f"eth_phy must be 0 or 1 (the board has two RGMII PHYs), not {eth_phy!r}")
         if ethernet_stack not in ETHERNET_STACKS:
             raise ValueError(f"ethernet_stack must be one of {ETHERNET_STACKS}, not {ethernet_stack!r}")
+        check_plane_clocks(sys_clk_freq, eth_clk_freq)
         platform = colorlight_i5.Platform(board=board, revision=revision, toolchain=toolchain)
 
         # CRG --------------------------------------------------------------------------------------
-        self.crg = _CRG(platform, sys_clk_freq)
+        self.crg = _CRG(platform, sys_clk_freq, eth_clk_freq)
 
         # SoCCore ----------------------------------------------------------------------------------
         kwargs.setdefault("cpu_type",             "None")
@@ -153,7 +161,8 @@ class BaseSoC(SoCCore):
             tx_delay   = 0, # The board's PHYs add the TX clock delay.
         )
         if ethernet_stack == "hostlink":
-            self.udp = UDPCore(self.ethphy, sys_clk_freq,
+            self.udp = UDPCore(self.ethphy, eth_clk_freq,
+                clock_domain       = "eth",
                 fpga_mac           = fpga_mac,
                 fpga_ip            = fpga_ip,
                 host_mac           = host_mac,
@@ -165,20 +174,21 @@ class BaseSoC(SoCCore):
                 generator_defaults = generator_defaults,
             )
         else:
-            add_liteeth_udp_echo(self, self.ethphy, sys_clk_freq, fpga_mac, fpga_ip, fpga_port)
+            add_liteeth_udp_echo(self, self.ethphy, eth_clk_freq, fpga_mac, fpga_ip, fpga_port)
 
 
-def add_liteeth_udp_echo(soc, phy, sys_clk_freq, fpga_mac, fpga_ip, fpga_port):
-    """LiteEth's own MAC/ARP/IP/ICMP/UDP stack answering UDP on `fpga_port` with the same payload:
-    the reference the area report puts next to hostlink's core."""
+def add_liteeth_udp_echo(soc, phy, eth_clk_freq, fpga_mac, fpga_ip, fpga_port):
+    """LiteEth's own MAC/ARP/IP/ICMP/UDP stack answering UDP on `fpga_port` with the same payload,
+    in the same `eth` data plane clock: the reference the area report puts next to hostlink's core."""
     from liteeth.core import LiteEthUDPIPCore
     from hostlink.cores.udp.common import mac_to_int, ip_to_int
-    soc.ethcore = LiteEthUDPIPCore(phy,
-        mac_address = mac_to_int(fpga_mac, "fpga_mac"),
-        ip_address  = ip_to_int(fpga_ip, "fpga_ip"),
-        clk_freq    = sys_clk_freq,
-        dw          = 8,
-    )
+    soc.ethcore = ClockDomainsRenamer({"sys": "eth"})(LiteEthUDPIPCore(phy,
+        mac_address       = mac_to_int(fpga_mac, "fpga_mac"),
+        ip_address        = ip_to_int(fpga_ip, "fpga_ip"),
+        clk_freq          = eth_clk_freq,
+        dw                = 8,
+        with_sys_datapath = True,
+    ))
     port = soc.ethcore.udp.crossbar.get_port(fpga_port, dw=8)
     soc.comb += [
         port.source.connect(port.sink, omit={"src_port", "dst_port", "ip_address"}),
@@ -194,16 +204,20 @@ def main():
     parser = LiteXArgumentParser(platform=colorlight_i5.Platform, description=__doc__.strip().splitlines()[0])
     parser.add_target_argument("--board",          default="i5",         help="Board type (i5).")
     parser.add_target_argument("--revision",       default="7.0",        help="Board revision (7.0).")
-    parser.add_target_argument("--sys-clk-freq",   default=125e6,        type=float, help="System clock frequency.")
+    parser.add_target_argument("--sys-clk-freq",   default=50e6,         type=float, help="Control plane (UARTBone, CSRs) clock frequency.")
+    parser.add_target_argument("--eth-clk-freq",   default=125e6,        type=float, help="Ethernet data plane clock frequency.")
     parser.add_target_argument("--eth-phy",        default=0,            type=int,   help="Ethernet PHY (0 or 1).")
     parser.add_target_argument("--ethernet-stack", default="hostlink",   choices=ETHERNET_STACKS,
         help="hostlink's minimal UDP core, or LiteEth's ARP/IP/UDP stack (UDP echo) for comparison.")
     add_udp_arguments(parser)
+    # A bitstream that misses timing is not fit for a board: nextpnr fails the build instead.
+    parser.set_defaults(nextpnr_timingstrict=True)
     args = parser.parse_args()
 
     soc = BaseSoC(board=args.board, revision=args.revision,
         toolchain      = args.toolchain,
         sys_clk_freq   = args.sys_clk_freq,
+        eth_clk_freq   = args.eth_clk_freq,
         eth_phy        = args.eth_phy,
         ethernet_stack = args.ethernet_stack,
         **udp_soc_kwargs(args),

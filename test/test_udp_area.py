@@ -34,3 +34,17 @@ def test_transmitter_within_budget_on_lfe5u_25f(tmp_path):
     assert tx["ebr"] == 0
     assert tx["fmax_mhz"] >= 125
     assert all(report["met"].values())
+
+
+def test_soc_clocks_are_named_by_role():
+    """nextpnr names the PLL outputs after the CRG's signal; the report maps them to sys/eth/phy."""
+    report = {"fmax": {
+        "$glbnet$crg_clkout0":                  {"achieved": 99.5,  "constraint": 50.0},
+        "$glbnet$crg_clkout1":                  {"achieved": 131.0, "constraint": 125.0},
+        "$glbnet$eth_clocks0_rx$TRELLIS_IO_IN": {"achieved": 190.7, "constraint": 125.0},
+    }}
+    assert ecp5_area.clock_fmax(report) == {
+        "sys": {"achieved": 99.5,  "constraint": 50.0},
+        "eth": {"achieved": 131.0, "constraint": 125.0},
+        "phy": {"achieved": 190.7, "constraint": 125.0},
+    }

@@ -5,6 +5,8 @@
 """UDPCore on LiteEth's MAC core with a byte-level PHY model: generator at line rate, ARP,
 echo, refused requests, CSRs and parameter checks."""
 
+import random
+
 import pytest
 
 from migen import *
@@ -14,6 +16,8 @@ from scapy.all import Ether, ARP, IP, UDP, Raw, raw
 from litex.soc.interconnect.csr import CSRStatus, CSRStorage
 
 from hostlink.cores.udp import UDPCore, PacketGenerator
+from hostlink.cores.udp.core import _Counter, MAX_CLOCK_RATIO
+from hostlink.cores.udp.mac import PipelinedMACCore
 from hostlink.cores.udp.common import *
 from hostlink.cores.udp.arp import arp_reply_frame
 from hostlink.cores.udp.testing import PHYModel, PHYTxMonitor, PHYRxDriver, StreamSink
@@ -93,9 +97,11 @@ def test_generator_gap_and_stop():
         yield
         yield core.gen_stop.eq(0)
     run(core, [mon.generator(), stop()], 1500)
-    # count=0 runs until stop; a 300-cycle gap separates the requests.
+    # count=0 runs until stop; a 300-cycle gap separates the requests. A request holds the
+    # transmitter for its 82 bytes, its acceptance cycle, and the 8 preamble bytes plus two cycles
+    # that the MAC (its datapath in the core's clock) holds it while inserting the preamble.
     assert len(mon.frames) == 3
-    assert mon.starts[1] - mon.starts[0] == (HEADER_LEN + 40) + 1 + 300
+    assert mon.starts[1] - mon.starts[0] == (HEADER_LEN + 40) + 1 + 10 + 300
     assert [bytes(f) for f in mon.frames] == [expected_frame(generator_payload(i, 40)) for i in range(3)]
 
 
@@ -222,5 +228,115 @@ def test_core_rejects_bad_parameters(kwargs, message):
 
 
 def test_core_rejects_bad_clock():
-    with pytest.raises(ValueError, match="sys_clk_freq must be a positive number of Hz, not 0"):
+    with pytest.raises(ValueError, match="clk_freq must be a positive number of Hz, not 0"):
         UDPCore(PHYModel(), 0, **ADDRESSES)
+    with pytest.raises(ValueError, match="clock_domain must name the data plane's clock domain .*not 'eth_tx'"):
+        UDPCore(PHYModel(), 125e6, **ADDRESSES, clock_domain="eth_tx")
+
+# Data plane in its own clock ----------------------------------------------------------------------
+
+# The boards' clocks: data plane 125 MHz (8 ns), control plane 50 MHz (20 ns).
+SPLIT_CLOCKS = {"sys": 20, "eth": 8, "eth_tx": 8, "eth_rx": 8}
+
+# The core is tested without a CSR bus: these set what a bus write leaves in `sys`.
+def csr_store(csr, value):
+    yield csr.storage.eq(value)
+    yield
+
+
+def csr_pulse(field):
+    yield field.eq(1)
+    yield
+    yield field.eq(0)
+    yield
+
+
+def test_generator_driven_through_csrs_from_a_slower_control_clock():
+    """Configuration, start, status and counters cross between `sys` (50 MHz) and `eth` (125 MHz);
+    the frames still leave back to back at line rate."""
+    count, length = 4, 18
+    phy  = PHYModel()
+    core = UDPCore(phy, 125e6, **ADDRESSES, clock_domain="eth")
+    core.submodules += phy
+    mon  = PHYTxMonitor(phy)
+    wire = max(HEADER_LEN + length, 60) + WIRE_OVERHEAD
+    values = {}
+    def control():
+        for _ in range(10):
+            yield
+        yield from csr_store(core._gen_count, count)
+        yield from csr_store(core._gen_length, length)
+        yield from csr_pulse(core._gen_control.fields.start)
+        for _ in range(20):
+            yield
+        values["busy_after_start"] = (yield core._gen_status.fields.busy)
+        for _ in range((count * wire + 100) * 8 // 20):
+            yield
+        values["busy"]    = (yield core._gen_status.fields.busy)
+        values["gen_sent"] = (yield core._gen_sent.status)
+        values["cycles"]  = (yield core._gen_cycles.status)
+        values["tx_sent"] = (yield core._tx_sent.status)
+    def timeout():
+        for _ in range((count * wire + 200) * 8 // 20):
+            yield
+    run_simulation(core, {"sys": [control(), timeout()], "eth_tx": [mon.generator()]}, clocks=SPLIT_CLOCKS)
+    assert [bytes(f) for f in mon.frames] == \
+           [expected_frame(generator_payload(i, length), padded=True) for i in range(count)]
+    for a, b in zip(mon.starts, mon.starts[1:]):
+        assert b - a == wire
+    assert values["busy_after_start"] == 1
+    assert values["busy"] == 0 and values["gen_sent"] == count and values["tx_sent"] == count
+    # gen_cycles counts data plane cycles: about the run's wire time.
+    assert (count - 1) * wire <= values["cycles"] <= count * wire + 50
+
+
+@pytest.mark.parametrize("event_period,sys_period", [(8, 20), (8, 8 * MAX_CLOCK_RATIO), (20, 8)])
+def test_counter_counts_every_event_of_another_clock(event_period, sys_period):
+    """Bursts of back-to-back events (one per cycle) and random ones, at the slowest control clock
+    allowed: none is lost; the count is exact once the last event has crossed."""
+    event   = Signal()
+    counter = _Counter(event, event_domain="eth")
+    rng     = random.Random(3)
+    pattern = [1] * 100 + [rng.random() < 0.4 for _ in range(1000)] + [1] * 37 + [0] * 50
+    values  = {}
+    def drive():
+        for e in pattern:
+            yield event.eq(e)
+            yield
+        yield event.eq(0)
+    def check():
+        for _ in range((len(pattern) + 20) * event_period // sys_period + 10):
+            yield
+        values["count"] = (yield counter.value)
+    run_simulation(counter, {"eth": [drive()], "sys": [check()]},
+                   clocks={"sys": sys_period, "eth": event_period})
+    assert values["count"] == sum(pattern)
+
+
+def test_counter_saturates():
+    event   = Signal(reset=1)
+    counter = _Counter(event, event_domain="eth")
+    values  = {}
+    def check():
+        yield counter.value.eq(2**32 - 5)
+        for _ in range(20):
+            yield
+        values["count"] = (yield counter.value)
+    run_simulation(counter, {"sys": [check()]}, clocks={"sys": 20, "eth": 8})
+    assert values["count"] == 2**32 - 1
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    (dict(cdc_depth=12), "cdc_depth must be a power of 2 >= 4, not 12"),
+    (dict(cdc_depth=2),  "cdc_depth must be a power of 2 >= 4, not 2"),
+])
+def test_mac_rejects_bad_parameters(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        PipelinedMACCore(PHYModel(), **kwargs)
+
+
+def test_mac_needs_an_8_bit_phy():
+    phy = PHYModel()
+    phy.dw = 32
+    with pytest.raises(ValueError, match="PipelinedMACCore needs an 8-bit PHY, not dw=32"):
+        PipelinedMACCore(phy)

@@ -25,7 +25,7 @@ def test_generates_sources_and_tcl(tmp_path):
     Builder(soc, output_dir=str(tmp_path), compile_software=False).build(run=False)
     gateware = tmp_path / "gateware"
     verilog = (gateware / "xilinx_kc705.v").read_text()
-    assert "udp_tx" in verilog and "udp_rx" in verilog
+    assert "udptransmitter" in verilog and "udpreceiver" in verilog
     assert (gateware / "xilinx_kc705.tcl").exists() and (gateware / "xilinx_kc705.xdc").exists()
     assert "udp" in soc.csr.locs
 

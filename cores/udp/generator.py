@@ -39,6 +39,13 @@ class PacketGenerator(LiteXModule):
         count    = Signal(32)
         length   = Signal(16)
         gap      = Signal(32)
+        # The end of a packet is known a cycle ahead: `last` is a register, loaded from `first_last`
+        # at each packet's start and from `remaining` (bytes after the current one) on each byte,
+        # so no subtraction or length comparison sits between the byte counter and the FSM.
+        first_remaining = Signal(16)
+        first_last      = Signal()
+        remaining       = Signal(16)
+        last            = Signal()
         index    = Signal(16)
         wait     = Signal(32)
         stopping = Signal()
@@ -54,9 +61,14 @@ class PacketGenerator(LiteXModule):
 
         # Control-Path (FSM).
         # -------------------
-        done = Signal()
+        # `reached` (the packet being sent is the run's last) is a register: the 32-bit comparison
+        # stays off the FSM's paths. NEXT, one cycle after each packet, reads it; the cycle is
+        # hidden by the skid buffer in front of the transmitter, or counts as the gap's first one.
+        done    = Signal()
         endless = Signal()
-        self.comb += done.eq(stopping | (~endless & (seq == count)))
+        reached = Signal()
+        self.sync += reached.eq(seq == count)
+        self.comb += done.eq(stopping | (~endless & reached))
         self.fsm = fsm = FSM(reset_state="IDLE")
         fsm.act("IDLE",
             If(self.start,
@@ -64,6 +76,10 @@ class PacketGenerator(LiteXModule):
                 NextValue(count,    self.count - 1),
                 NextValue(endless,  self.count == 0),
                 NextValue(length,   self.length),
+                NextValue(first_remaining, self.length - 1),
+                NextValue(first_last,      self.length <= 1),
+                NextValue(remaining,       self.length - 1),
+                NextValue(last,            self.length <= 1),
                 NextValue(gap,      self.gap),
                 NextValue(seq,      0),
                 NextValue(index,    0),
@@ -77,19 +93,29 @@ class PacketGenerator(LiteXModule):
             source.valid.eq(1),
             source.length.eq(length),
             source.data.eq(data),
-            source.last.eq((length == 0) | (index == length - 1)),
+            source.last.eq(last),
             If(source.ready,
                 NextValue(index, index + 1),
+                NextValue(remaining, remaining - 1),
+                NextValue(last, remaining == 1),
                 If(source.last,
                     NextValue(index, 0),
+                    NextValue(remaining, first_remaining),
+                    NextValue(last,      first_last),
                     NextValue(seq, seq + 1),
-                    NextValue(wait, 1),
-                    If(done | self.stop,
-                        NextState("IDLE")
-                    ).Elif(gap != 0,
-                        NextState("GAP")
-                    )
+                    NextState("NEXT")
                 )
+            )
+        )
+        fsm.act("NEXT",
+            self.busy.eq(1),
+            NextValue(wait, 2),
+            If(done | self.stop,
+                NextState("IDLE")
+            ).Elif(gap > 1,
+                NextState("GAP")
+            ).Else(
+                NextState("SEND")
             )
         )
         fsm.act("GAP",

@@ -102,15 +102,20 @@ class UDPReceiver(LiteXModule):
         self.lengths = lengths = stream.SyncFIFO([("length", 16)], max_packets)
 
         # Drop accounting: one pulse per frame, on the reason latched first.
-        # The outputs are registered: counters downstream start a fresh timing path.
-        drop_now    = Signal()
-        drop_reason = Signal.like(reason)
-        received    = Signal()
-        drop        = Signal(len(RX_DROP_REASONS))
-        self.comb += If(drop_now,
-            Case(drop_reason, {i + 1: drop[i].eq(1) for i in range(len(RX_DROP_REASONS))})
+        # The reason is registered before it is decoded, and the outputs after: the header checks
+        # that choose the reason and the counters downstream stay on separate timing paths.
+        drop_now      = Signal()
+        drop_reason   = Signal.like(reason)
+        drop_now_r    = Signal()
+        drop_reason_r = Signal.like(reason)
+        received      = Signal()
+        drop          = Signal(len(RX_DROP_REASONS))
+        self.comb += If(drop_now_r,
+            Case(drop_reason_r, {i + 1: drop[i].eq(1) for i in range(len(RX_DROP_REASONS))})
         )
         self.sync += [
+            drop_now_r.eq(drop_now),
+            drop_reason_r.eq(drop_reason),
             self.drop.eq(drop),
             self.received.eq(received),
         ]
@@ -120,33 +125,42 @@ class UDPReceiver(LiteXModule):
 
         # Control-Path (FSM).
         # -------------------
+        # Each byte's check result is registered (`byte_fail_r`) and folded into `reason` a cycle
+        # later, so the comparison of the data with its expected value ends at a register. A frame
+        # that ends inside the header is judged in RUNT, the cycle after its last byte.
+        byte_fail_r = Signal.like(byte_fail)
         self.fsm = fsm = FSM(reset_state="HEADER")
+        self.sync += byte_fail_r.eq(Mux(fsm.ongoing("HEADER") & sink.valid, byte_fail, 0))
         fsm.act("HEADER",
             sink.ready.eq(1),
+            If((reason == 0) & (byte_fail_r != 0),
+                NextValue(reason, byte_fail_r)
+            ),
             If(sink.valid,
                 NextValue(count, count + 1),
-                If((reason == 0) & (byte_fail != 0),
-                    NextValue(reason, byte_fail)
-                ),
                 If(count == HEADER_LEN - 1,
                     NextValue(ended, sink.last),
-                    If(frame_error & (reason == 0) & (byte_fail == 0),
+                    If(frame_error & (reason == 0) & (byte_fail_r == 0),
                         NextValue(reason, reason_code["error"])
                     ),
                     NextState("CHECK")
                 ).Elif(sink.last,
-                    drop_now.eq(1),
-                    If(reason != 0,
-                        drop_reason.eq(reason)
-                    ).Elif(byte_fail != 0,
-                        drop_reason.eq(byte_fail)
-                    ).Else(
-                        drop_reason.eq(reason_code["truncated"])
-                    ),
-                    NextValue(count, 0),
-                    NextValue(reason, 0)
+                    NextState("RUNT")
                 )
             )
+        )
+        fsm.act("RUNT",
+            drop_now.eq(1),
+            If(reason != 0,
+                drop_reason.eq(reason)
+            ).Elif(byte_fail_r != 0,
+                drop_reason.eq(byte_fail_r)
+            ).Else(
+                drop_reason.eq(reason_code["truncated"])
+            ),
+            NextValue(count, 0),
+            NextValue(reason, 0),
+            NextState("HEADER")
         )
         # The length and room checks are registered from the captured fields, so the CHECK cycle
         # only selects among flags (this keeps the receiver at 125 MHz on ECP5). Byte 39 is the
@@ -155,24 +169,40 @@ class UDPReceiver(LiteXModule):
         length_bad = Signal()
         oversize   = Signal()
         no_room    = Signal()
+        empty      = Signal()
         self.sync += [
             free.eq(buffer_depth - (wr_commit - rd)),
+            empty.eq(udp_length == UDP_HEADER_LEN),
             length_bad.eq((udp_length < UDP_HEADER_LEN) | (ip_length != (udp_length + IPV4_HEADER_LEN))),
             oversize.eq(payload_length > max_payload),
             no_room.eq((payload_length > free) | ~lengths.sink.ready),
         ]
-        check_reason = Signal.like(reason)
+        # The verdict itself is registered during the last header byte, from the values `reason`
+        # and `ended` take with that byte: CHECK only acts on it. No byte check is past offset 37,
+        # so `reason` is final by then but for a bad FCS flagged on that byte.
+        assert max(checks) < HEADER_LEN - 1
+        header_reason = Signal.like(reason)
+        check_reason  = Signal.like(reason)
         self.comb += [
             If(reason != 0,
-                check_reason.eq(reason)
+                header_reason.eq(reason)
+            ).Elif(frame_error,
+                header_reason.eq(reason_code["error"])
+            )
+        ]
+        self.sync += [
+            If(header_reason != 0,
+                check_reason.eq(header_reason)
             ).Elif(length_bad,
                 check_reason.eq(reason_code["length"])
             ).Elif(oversize,
                 check_reason.eq(reason_code["oversize"])
-            ).Elif(ended & (payload_length != 0),
+            ).Elif(sink.last & ~empty,
                 check_reason.eq(reason_code["truncated"])
             ).Elif(no_room,
                 check_reason.eq(reason_code["overflow"])
+            ).Else(
+                check_reason.eq(0)
             )
         ]
         fsm.act("CHECK",
@@ -188,7 +218,7 @@ class UDPReceiver(LiteXModule):
                     NextValue(reason, check_reason),
                     NextState("DRAIN")
                 )
-            ).Elif(payload_length == 0,
+            ).Elif(empty,
                 If(ended,
                     NextState("COMMIT")
                 ).Else(
@@ -261,24 +291,38 @@ class UDPReceiver(LiteXModule):
         # ----------
         # The read port is addressed with the next read pointer, so the byte at `rd` is on dat_r
         # whenever a packet is ready; while stalled it re-reads `rd` every cycle.
-        rcount  = Signal(16)
-        advance = Signal()
+        # The head packet's length is taken into registers one cycle before its first byte
+        # (`loaded`), so `last` is a register too: the length FIFO's asynchronous read stays off
+        # the path through `ready` back into the FIFO.
+        loaded    = Signal()   # `remaining`, `last` and `empty` describe the head packet.
+        remaining = Signal(16) # Bytes of the head packet after the current one.
+        last      = Signal()
+        empty     = Signal()
+        advance   = Signal()
         self.comb += [
-            source.valid.eq(lengths.source.valid),
+            source.valid.eq(lengths.source.valid & loaded),
             source.length.eq(lengths.source.length),
             source.data.eq(rport.dat_r),
-            source.last.eq((lengths.source.length == 0) | (rcount == (lengths.source.length - 1))),
-            advance.eq(source.valid & source.ready & (lengths.source.length != 0)),
+            source.last.eq(last),
+            advance.eq(source.valid & source.ready & ~empty),
             rport.adr.eq(Mux(advance, rd + 1, rd)[:aw]),
-            lengths.source.ready.eq(source.valid & source.ready & source.last),
+            lengths.source.ready.eq(source.valid & source.ready & last),
         ]
         self.sync += [
             If(advance, rd.eq(rd + 1)),
-            If(source.valid & source.ready,
-                If(source.last,
-                    rcount.eq(0)
+            If(~loaded,
+                If(lengths.source.valid,
+                    loaded.eq(1),
+                    remaining.eq(lengths.source.length - 1),
+                    last.eq(lengths.source.length <= 1),
+                    empty.eq(lengths.source.length == 0),
+                )
+            ).Elif(source.valid & source.ready,
+                If(last,
+                    loaded.eq(0)
                 ).Else(
-                    rcount.eq(rcount + 1)
+                    remaining.eq(remaining - 1),
+                    last.eq(remaining == 1),
                 )
             )
         ]

@@ -119,7 +119,9 @@ class UDPTransmitter(LiteXModule):
                 low.eq(k_low + inv + no_borrow),
                 field.eq(Cat(low[:w], Mux(low[w], k_high, (k_high - 1) % 2**(16 - w))))
             ).Else(
-                low.eq(length + Mux(in_tl, IPV4_HEADER_LEN + UDP_HEADER_LEN, UDP_HEADER_LEN)),
+                # 28 and 8 are multiples of 4: the two low bits are the length's, no carry cell.
+                low.eq(Cat(length[:2], length[2:] + Mux(in_tl, (IPV4_HEADER_LEN + UDP_HEADER_LEN) >> 2,
+                                                                UDP_HEADER_LEN >> 2))),
                 field.eq(low[:w])
             ),
             # Every field starts at an even offset: big-endian, high byte first.
@@ -143,7 +145,7 @@ class UDPTransmitter(LiteXModule):
             If(sink.valid,
                 NextValue(length, sink.length),
                 NextValue(empty,  sink.length == 0),
-                NextValue(no_borrow, ~greater_than(sink.length, checksum_base - IPV4_HEADER_LEN - UDP_HEADER_LEN)
+                NextValue(no_borrow, ~greater_than(sink.length[:len(length)], checksum_base - IPV4_HEADER_LEN - UDP_HEADER_LEN)
                     if checksum_base >= IPV4_HEADER_LEN + UDP_HEADER_LEN else 0),
                 If(greater_than(sink.length, max_payload),
                     self.refused.eq(1),
