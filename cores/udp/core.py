@@ -86,11 +86,15 @@ class _Counter(LiteXModule):
             # The event is registered so the counter's carry chain starts a fresh timing path.
             self.sync += increment.eq(event)
         else:
-            events = Signal(EVENT_COUNT_BITS)
-            gray   = Signal(EVENT_COUNT_BITS)
+            events  = Signal(EVENT_COUNT_BITS)
+            gray    = Signal(EVENT_COUNT_BITS)
+            event_r = Signal()
             event_sync = getattr(self.sync, event_domain)
             event_sync += [
-                If(event, events.eq(events + 1)),
+                # Registered first: events come from compares (the transmitter's end of payload) whose
+                # path into this adder was the data clock's worst.
+                event_r.eq(event),
+                If(event_r, events.eq(events + 1)),
                 gray.eq(events ^ events[1:]),
             ]
             gray_sys = Signal(EVENT_COUNT_BITS)
