@@ -17,7 +17,8 @@ from hostlink.sim.pcie.soc import BOARDS, get_board
 from hostlink.sim.pcie.driver import TABLE_DEPTH
 
 DIRECTIONS  = ("h2c", "c2h", "bidir")
-SWEEP_SIZES = ("4K", "16K", "64K", "256K", "1M", "4M", "16M", "64M")
+DEFAULT_SIZES = ("4K", "64K", "1M")
+SWEEP_SIZES   = ("4K", "16K", "64K", "256K", "1M", "4M", "16M", "64M")
 
 # Argument parsing ---------------------------------------------------------------------------------
 
@@ -73,7 +74,8 @@ def build_parser():
     p.add_argument("--split", action="store_true",
         help="Sizes are totals, split evenly across the running channels (default: each channel moves a size).")
     p.add_argument("--plot", metavar="PNG", help="Plot throughput against total bytes moved into PNG.")
-    p.add_argument("--sizes",        type=parse_sizes, help="Transfer sizes, e.g. 4K,64K,1M (default 4K,64K,1M).")
+    p.add_argument("--sizes",        type=parse_sizes,
+        help=f"Transfer sizes, e.g. 4K,64K,1M (default {','.join(DEFAULT_SIZES)}).")
     p.add_argument("--directions",   default="h2c,c2h,bidir", type=parse_directions,
         help="h2c (host to FPGA), c2h (FPGA to host), bidir (both at once, through the loopback).")
     p.add_argument("--dma-channels", type=int,
@@ -231,9 +233,9 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.sweep:
         args.split    = True
-        args.sizes    = args.sizes or [parse_size(t) for t in SWEEP_SIZES]
+        args.sizes    = args.sizes or parse_sizes(",".join(SWEEP_SIZES))
         args.channels = args.channels or [1, 2, 4]
-    args.sizes        = args.sizes or [parse_size(t) for t in ("4K", "64K", "1M")]
+    args.sizes        = args.sizes or parse_sizes(",".join(DEFAULT_SIZES))
     args.channels     = args.channels or [1]
     args.dma_channels = args.dma_channels or (max(2, *args.channels) if args.sweep else 2)
     try:
