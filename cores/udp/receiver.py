@@ -83,9 +83,13 @@ class UDPReceiver(LiteXModule):
         self.sync += If(sink.valid & sink.ready, Case(count, captures))
 
         payload_length = Signal(17)
-        payload_last   = Signal(17) # Registered: only used from the payload's first byte on.
+        # `at_last` says the next payload byte is the frame's last. It is registered a byte ahead
+        # from the count and the registered length, so no compare sits between the counter and the
+        # FSM's next-state logic.
+        payload_penultimate = Signal(17) # Registered: only used from the payload's first byte on.
+        at_last             = Signal()
         self.comb += payload_length.eq(udp_length - UDP_HEADER_LEN)
-        self.sync += payload_last.eq(udp_length - UDP_HEADER_LEN - 1)
+        self.sync += payload_penultimate.eq(udp_length - UDP_HEADER_LEN - 2)
 
         # Payload buffer.
         # ---------------
@@ -96,7 +100,10 @@ class UDPReceiver(LiteXModule):
         pcount    = Signal(max=max_payload + 1)
         mem       = Memory(8, buffer_depth)
         wport     = mem.get_port(write_capable=True)
-        rport     = mem.get_port(async_read=False)
+        # Read-first: the reader never reads a byte in the cycle it is written (it only reads
+        # committed bytes, and COMMIT is a cycle after the last write), so the port needs none of
+        # the write-to-read bypass a transparent port puts after the block RAM's output.
+        rport     = mem.get_port(async_read=False, mode=READ_FIRST)
         self.specials += mem, wport, rport
 
         self.lengths = lengths = stream.SyncFIFO([("length", 16)], max_packets)
@@ -208,6 +215,7 @@ class UDPReceiver(LiteXModule):
         fsm.act("CHECK",
             NextValue(count, 0),
             NextValue(pcount, 0),
+            NextValue(at_last, udp_length == UDP_HEADER_LEN + 1),
             If(check_reason != 0,
                 If(ended,
                     drop_now.eq(1),
@@ -236,12 +244,13 @@ class UDPReceiver(LiteXModule):
                 wport.we.eq(1),
                 NextValue(wr, wr + 1),
                 NextValue(pcount, pcount + 1),
+                NextValue(at_last, pcount == payload_penultimate),
                 If(sink.last & (sink.error != 0),
                     drop_now.eq(1),
                     drop_reason.eq(reason_code["error"]),
                     NextValue(wr, wr_commit),
                     NextState("HEADER")
-                ).Elif(pcount == payload_last,
+                ).Elif(at_last,
                     If(sink.last,
                         NextState("COMMIT")
                     ).Else(

@@ -5,6 +5,9 @@
 """Minimal UDP/IPv4 transmitter: static headers in LUTs, lengths from adders, checksum by one
 subtraction (Alachiotis et al., "Efficient PC-FPGA communication over Gigabit Ethernet")."""
 
+from functools import reduce
+from operator import or_
+
 from migen import *
 
 from litex.gen import *
@@ -98,34 +101,51 @@ class UDPTransmitter(LiteXModule):
         # the borrow being a comparison of the length against a constant.
         # Lengths stay below 2**w, so only the low w bits need an adder: above them the lengths
         # are 0 and the checksum is K's high bits, minus 1 unless the low part carried.
+        # One adder serves the three fields: its operand is the length, inverted for the checksum
+        # (an XOR per bit), its constant and carry-in are picked by the field.
         w         = bits_for(max_payload + IPV4_HEADER_LEN + UDP_HEADER_LEN)
         k         = (checksum_base - IPV4_HEADER_LEN - UDP_HEADER_LEN) & 0xffff
         k_low     = k & (2**w - 1)
         k_high    = k >> w
         no_borrow = Signal() # Latched with the length: Total Length <= base.
-        in_tl = Signal()
-        in_cs = Signal()
-        in_ul = Signal()
-        low   = Signal(w + 1)
-        wide  = Signal(w)
-        inv   = Signal(w) # ~length in exactly w bits: inside a wider sum Verilog would widen it first.
+        in_tl      = Signal()
+        in_cs      = Signal()
+        in_dynamic = Signal()
+        operand    = Signal(w)
+        constant   = Signal(w)
+        total      = Signal(w + 1)
+        field_next = Signal(16)
+        # The field is registered, so that the adder's carry chain ends in a flip-flop instead of
+        # running on through the byte multiplexer into the MAC. The register loads the field of the
+        # window the counter is in. When a field's first byte is on the output, the counter was on
+        # it or on the byte before one cycle earlier (the source may have stalled), so each window
+        # holds its field and the byte before it; windows cut at 20 and 32 decode from few bits.
+        windows = {"total_length": (0, 19), "checksum": (20, 31), "udp_length": (32, HEADER_LEN - 1)}
+        for name, offset in [("total_length", IPV4_TOTAL_LENGTH_OFFSET),
+                             ("checksum",     IPV4_CHECKSUM_OFFSET),
+                             ("udp_length",   UDP_LENGTH_OFFSET)]:
+            first, last = windows[name]
+            assert first <= offset - 1 and offset + 1 <= last, name
+        def in_window(name):
+            first, last = windows[name]
+            above_first = greater_than(index, first - 1) if first > 0 else Constant(1)
+            return above_first & ~greater_than(index, last)
+        self.sync += field.eq(field_next)
         self.comb += [
-            wide.eq(length),
-            inv.eq(~wide),
-            in_tl.eq(index[1:] == IPV4_TOTAL_LENGTH_OFFSET // 2),
-            in_cs.eq(index[1:] == IPV4_CHECKSUM_OFFSET // 2),
-            in_ul.eq(index[1:] == UDP_LENGTH_OFFSET // 2),
+            in_tl.eq(in_window("total_length")),
+            in_cs.eq(in_window("checksum")),
+            in_dynamic.eq(reduce(or_, [index[1:] == offset // 2 for offset in
+                (IPV4_TOTAL_LENGTH_OFFSET, IPV4_CHECKSUM_OFFSET, UDP_LENGTH_OFFSET)])),
+            operand.eq(length ^ Replicate(in_cs, w)),
+            constant.eq(Mux(in_cs, k_low, Mux(in_tl, IPV4_HEADER_LEN + UDP_HEADER_LEN, UDP_HEADER_LEN))),
+            total.eq(operand + constant + (in_cs & no_borrow)),
             If(in_cs,
-                low.eq(k_low + inv + no_borrow),
-                field.eq(Cat(low[:w], Mux(low[w], k_high, (k_high - 1) % 2**(16 - w))))
+                field_next.eq(Cat(total[:w], Mux(total[w], k_high, (k_high - 1) % 2**(16 - w))))
             ).Else(
-                # 28 and 8 are multiples of 4: the two low bits are the length's, no carry cell.
-                low.eq(Cat(length[:2], length[2:] + Mux(in_tl, (IPV4_HEADER_LEN + UDP_HEADER_LEN) >> 2,
-                                                                UDP_HEADER_LEN >> 2))),
-                field.eq(low[:w])
+                field_next.eq(total[:w])
             ),
             # Every field starts at an even offset: big-endian, high byte first.
-            If(in_tl | in_cs | in_ul,
+            If(in_dynamic,
                 header_byte.eq(Mux(index[0], field[:8], field[8:]))
             ).Else(
                 header_byte.eq(static_byte)
