@@ -15,8 +15,8 @@ from scapy.all import Ether, IP, UDP, Raw, raw
 
 from hostlink.cores.udp import UDPTransmitter
 from hostlink.cores.udp.common import *
-from hostlink.cores.udp.testing import StreamSource, StreamSink
-from hostlink.cores.udp.verilator_tb import TransmitterHarness, verilator_available
+from hostlink.sim.udp_models import StreamSource, StreamSink
+from hostlink.sim.udp_transmitter_harness import TransmitterHarness, verilator_available
 
 MAX_PAYLOAD = max_payload_for_mtu(DEFAULT_MTU)
 

@@ -4,8 +4,8 @@
 
 """Simulation models for the UDP cores' tests (migen `run_simulation` generators).
 
-Kept next to the cores, like LiteX's own stream simulation helpers, so tests and the simulated
-SoC drive the cores the same way.
+Stream sources and sinks with random idle cycles and back-pressure, and a model of the PHY side of
+LiteEth's MAC, shared by the UDP tests.
 """
 
 import random
