@@ -58,6 +58,15 @@ def parse_channel_counts(text):
     return counts
 
 
+def parse_stream_names(text):
+    names = [t.strip() for t in str(text).split(",") if t.strip()]
+    bad = [n for n in names if not n.replace("_", "").isalnum()]
+    if not names or bad:
+        raise argparse.ArgumentTypeError(f"stream names are Verilog identifiers separated by commas, "
+            f"not {text!r}")
+    return names
+
+
 def probability(text):
     value = float(text)
     if not 0 <= value < 1:
@@ -90,6 +99,10 @@ def build_parser():
         help="DRAM byte address of the DRAM rows' window (default 4K: windows straddle DRAM rows).")
     p.add_argument("--json",         metavar="PATH", help="Write the results as JSON to PATH.")
     p.add_argument("--verbose",      action="store_true", help="Show the simulator's output.")
+    p.add_argument("--profile-streams", metavar="NAMES", type=parse_stream_names,
+        help="Debugging: per job, count the cycles each named stream (a prefix of NAME_valid/NAME_ready "
+             "in the SoC's Verilog) transfers, stalls and idles; builds a slower model with every signal "
+             "visible.")
     host = p.add_argument_group("host profile (defaults: the board's link, MPS 256, MRRS 512, 1 us reads)")
     host.add_argument("--profile",   default="default", choices=["default", "worst", "ideal"],
         help="default: completions up to MPS on 64-byte boundaries, reordered, random back-pressure; "
@@ -214,7 +227,7 @@ def plot_throughput(results, path):
 # Main ---------------------------------------------------------------------------------------------
 
 def run(board_name, sizes, directions=DIRECTIONS, dma_channels=2, channels=1, descriptor_size=65536,
-        profile=None, verbose=False, split=False, with_dram=False, dram_address=4096):
+        profile=None, verbose=False, split=False, with_dram=False, dram_address=4096, profile_streams=None):
     from hostlink.sim.pcie.run import run_jobs
     board = get_board(board_name)
     check_dma_channels(dma_channels)
@@ -225,7 +238,8 @@ def run(board_name, sizes, directions=DIRECTIONS, dma_channels=2, channels=1, de
     jobs = make_jobs(sizes, directions, channels, descriptor_size, granularity=board.data_width // 8, split=split)
     if with_dram:
         jobs += make_dram_jobs(sizes, descriptor_size, board.data_width // 8, dram_address)
-    return run_jobs(board.name, jobs, profile, dma_channels=dma_channels, verbose=verbose, with_dram=with_dram)
+    return run_jobs(board.name, jobs, profile, dma_channels=dma_channels, verbose=verbose, with_dram=with_dram,
+        profile_streams=profile_streams)
 
 
 def main(argv=None):
@@ -243,10 +257,18 @@ def main(argv=None):
         profile = profile_from_args(args, board)
         results = run(board.name, args.sizes, args.directions, args.dma_channels, args.channels,
             args.descriptor_size, profile, args.verbose, split=args.split,
-            with_dram=args.with_dram, dram_address=args.dram_address)
+            with_dram=args.with_dram, dram_address=args.dram_address, profile_streams=args.profile_streams)
     except ValueError as error:
         parser.error(str(error))
     print(format_table(results))
+    if args.profile_streams:
+        from hostlink.sim.pcie.stream_profile import format_profile
+        for row in results["results"]:
+            if "stream_profile" in row:
+                label = ", ".join(f"{key} {row[key]}" for key in
+                    ("target", "kind", "direction", "bytes", "channels") if key in row)
+                print(f"\n{label}: cycles per stream")
+                print(format_profile(row["stream_profile"]))
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=2)

@@ -5,7 +5,8 @@
 """cocotb bench: a simulated PCIe DMA SoC against the host model, driven like the Linux driver drives it.
 
 Runs inside the simulator (see run.py). Reads its job list from the JSON file named by the environment
-variable HOSTLINK_SIM_CONFIG and writes results to the file named there. Each job is one transfer:
+variable HOSTLINK_SIM_CONFIG and writes results to the file named there. With "profile_streams" in the
+configuration, each result row also holds the named streams' occupancy during its job (stream_profile.py). Each job is one transfer:
 
 - "h2c":    loopback off; the reader fetches a host buffer holding the count pattern; the FPGA's checker
             counts words and mismatches. Done when the hard block has delivered every completion byte.
@@ -280,19 +281,6 @@ async def dma_bench(dut):
     with open(os.environ["HOSTLINK_SIM_CONFIG"]) as f:
         config = json.load(f)
     bench = Bench(dut, config)
-    if os.environ.get("HOSTLINK_SIM_DEBUG"):
-        async def spy():
-            names = os.environ["HOSTLINK_SIM_DEBUG"].split(",")
-            seen = {}
-            for _ in range(3000):
-                if get_sim_time('ns') < 3000: await Timer(3000, 'ns')
-                await RisingEdge(dut.sim_sys_clk)
-                for n in names:
-                    v = str(getattr(dut, n).value)
-                    if seen.get(n) != v:
-                        print("spy", get_sim_time("ns"), n, v, flush=True)
-                        seen[n] = v
-        cocotb.start_soon(spy())
     await bench.setup()
     results = {"enumeration": {
         "vendor_id":  bench.function.vendor_id,
@@ -308,9 +296,20 @@ async def dma_bench(dut):
     await bench.driver.write("ctrl_scratch", 0xdeadbeef)
     results["enumeration"]["scratch"] = [scratch_reset, await bench.driver.read("ctrl_scratch")]
     bench.log.warning("enumerated: %s", results["enumeration"])
+    profiler = None
+    if config.get("profile_streams"):
+        from hostlink.sim.pcie.stream_profile import StreamProfiler
+        profiler = StreamProfiler(dut, dut.sim_sys_clk, config["profile_streams"])
     for job in config["jobs"]:
         bench.log.warning("job %s", job)
-        results["results"].extend(await bench.run_job(job))
+        if profiler:
+            profiler.start()
+        rows = await bench.run_job(job)
+        if profiler:
+            profile = profiler.stop()
+            for row in rows:
+                row["stream_profile"] = profile
+        results["results"].extend(rows)
         bench.log.warning("result %s", results["results"][-1])
     with open(config["results"], "w") as f:
         json.dump(results, f, indent=2)

@@ -14,13 +14,14 @@ import tempfile
 
 from hostlink.sim.pcie.soc import get_board, generate_sim_soc, STUBS
 from hostlink.sim.pcie.host import HostProfile
+from hostlink.sim.pcie.stream_profile import check_stream_names
 from hostlink.sim.toolchain import verilator_env
 
 REPO       = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD_ROOT = os.environ.get("HOSTLINK_BUILD_DIR", os.path.join(REPO, "build"))
 
 
-def compile_model(model_dir, top, sources, log_file, verbose=False):
+def compile_model(model_dir, top, sources, log_file, verbose=False, public_signals=False):
     """Verilator model with cocotb's VPI main, like cocotb's runner builds it, with our own flags.
 
     cocotb's runner adds --public-flat-rw, which makes every signal of the SoC writable from VPI: that
@@ -31,10 +32,9 @@ def compile_model(model_dir, top, sources, log_file, verbose=False):
     main = os.path.join(cocotb_tools.config.share_dir, "lib", "verilator", "verilator.cpp")
     env  = dict(os.environ, **verilator_env())
     os.makedirs(model_dir, exist_ok=True)
-    debug = bool(os.environ.get("HOSTLINK_SIM_DEBUG"))
     commands = [
         ["verilator", "-cc", "--exe", "-Mdir", model_dir, "--top-module", top, "--prefix", "Vtop",
-         "-o", top, "--vpi", *(["--public-flat-rw"] if debug else ["--public-depth", "1"]),
+         "-o", top, "--vpi", *(["--public-flat-rw"] if public_signals else ["--public-depth", "1"]),
          "-LDFLAGS", f"-Wl,-rpath,{libs} -L{libs} -lcocotbvpi_verilator",
          "-Wno-fatal", "-Wno-lint", "-Wno-style", "-O3", "--x-assign", "fast", "--x-initial", "fast",
          "--timescale", "1ps/1ps", main, *sources],
@@ -63,8 +63,12 @@ def _gateware_sources_digest(board, dma_channels, with_dram=False):
     return digest.hexdigest()[:16]
 
 
-def build_model(board_name, dma_channels=2, build_root=BUILD_ROOT, verbose=False, with_dram=False):
-    """Generate the SoC and compile its Verilator model; reuse both when nothing they depend on changed."""
+def build_model(board_name, dma_channels=2, build_root=BUILD_ROOT, verbose=False, with_dram=False,
+        profile_streams=None):
+    """Generate the SoC and compile its Verilator model; reuse both when nothing they depend on changed.
+    With `profile_streams` (names checked against the SoC first) the model is a separate one in which
+    every signal is visible."""
+    public_signals = bool(profile_streams)
     board    = get_board(board_name)
     name     = f"{board.name}_dma{dma_channels}" + ("_dram" if with_dram else "")
     soc_dir  = os.path.join(build_root, "sim", name)
@@ -77,27 +81,32 @@ def build_model(board_name, dma_channels=2, build_root=BUILD_ROOT, verbose=False
         verilog, csr_json = generate_sim_soc(board, dma_channels, soc_dir, with_dram=with_dram)
         with open(sources_stamp, "w") as f:
             f.write(sources)
+    if profile_streams:
+        check_stream_names(verilog, profile_streams)
     digest = hashlib.sha256()
     for path in (verilog, STUBS):
         with open(path) as f:
             # LiteX stamps the generation date in comments: not a change of the design.
             digest.update("".join(l for l in f if not l.startswith("//")).encode())
     digest = digest.hexdigest()[:16]
-    model_dir = os.path.join(soc_dir, "verilator")
+    model_dir = os.path.join(soc_dir, "verilator_public" if public_signals else "verilator")
     stamp     = os.path.join(model_dir, "hostlink.digest")
     if not (os.path.exists(stamp) and open(stamp).read() == digest):
         compile_model(model_dir, "sim_top", [verilog, STUBS],
-            log_file=os.path.join(soc_dir, "verilator_build.log"), verbose=verbose)
+            log_file=os.path.join(soc_dir, "verilator_build.log"), verbose=verbose,
+            public_signals=public_signals)
         with open(stamp, "w") as f:
             f.write(digest)
     return {"board": board, "model_dir": model_dir, "csr_json": csr_json, "soc_dir": soc_dir, "verilog": verilog}
 
 
 def run_jobs(board_name, jobs, profile, dma_channels=2, build_root=BUILD_ROOT, verbose=False,
-        with_dram=False):
-    """Run `jobs` (see bench.py) on the board's model against `profile`. Returns the bench's results."""
+        with_dram=False, profile_streams=None):
+    """Run `jobs` (see bench.py) on the board's model against `profile`. Returns the bench's results.
+    `profile_streams` (stream names, see stream_profile.py) adds each job's stream occupancy."""
     from cocotb_tools.runner import get_runner
-    model = build_model(board_name, dma_channels, build_root, verbose, with_dram=with_dram)
+    model = build_model(board_name, dma_channels, build_root, verbose, with_dram=with_dram,
+        profile_streams=profile_streams)
     board = model["board"]
     os.environ.update(verilator_env())
     with tempfile.TemporaryDirectory(prefix="hostlink-sim-") as tmp:
@@ -114,6 +123,7 @@ def run_jobs(board_name, jobs, profile, dma_channels=2, build_root=BUILD_ROOT, v
             "csr_json":          model["csr_json"],
             "host":              profile.as_dict(),
             "jobs":              jobs,
+            "profile_streams":   list(profile_streams or []),
             "results":           results_path,
         }
         with open(config_path, "w") as f:

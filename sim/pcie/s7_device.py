@@ -40,9 +40,6 @@ from cocotbext.pcie.core.tlp import Tlp, TlpType
 
 # Constants ----------------------------------------------------------------------------------------
 
-import os
-DEBUG = bool(os.environ.get("HOSTLINK_SIM_DEBUG"))
-
 LTSSM_L0 = 0x16
 
 # Payload bits per second per lane after 8b/10b coding, by PCIe generation.
@@ -172,7 +169,7 @@ class S7PcieDevice(Device):
             await super().upstream_recv(tlp)
 
     def _enqueue_rx(self, tlp, bar_hit):
-        if DEBUG: print("to user", get_sim_time("ns"), repr(tlp)[:200], flush=True)
+        self.log.debug("TLP to the user side: %r", tlp)
         raw = bytes(tlp.pack())
         dwords = [int.from_bytes(raw[i:i+4], "big") for i in range(0, len(raw), 4)]
         self.rx_queue.append((tlp, dwords, bar_hit))
@@ -247,7 +244,6 @@ class S7PcieDevice(Device):
             await RisingEdge(self.clk)
             # Sampled at the edge, as cocotbext-axi does: the values the flops saw.
             if tready.value:
-                if DEBUG: print("rx beat accepted", get_sim_time("ns"), hex(beat[0]), hex(beat[2]), flush=True)
                 for tlp in beat[4]:
                     tlp.release_fc()
                     if tlp.fmt_type in _COMPLETIONS:
@@ -335,7 +331,7 @@ class S7PcieDevice(Device):
                     raw = b"".join(dw.to_bytes(4, "big") for dw in dwords)
                     dwords = []
                     tlp = Tlp.unpack(bytearray(raw))
-                    if DEBUG: print("from user", get_sim_time("ns"), repr(tlp)[:200], flush=True)
+                    self.log.debug("TLP from the user side: %r", tlp)
                     self.tx_queue.put_nowait(tlp)
 
     async def _run_tx_send(self):
