@@ -250,3 +250,121 @@ def test_controller_accepts_completions_every_cycle():
 def test_controller_refuses_bad_reads_in_flight():
     with pytest.raises(ValueError, match="power of two from 1 to 128, not 3"):
         TLPController(256, 64, 3)
+
+
+def _interleaving_bench(dut, requests, words_per_completion, completions_per_request, rng, ready_probability, log):
+    """Like _controller_bench, but the host interleaves the completions of different tags (whole TLPs
+    each), as a root complex serving several reads at once does."""
+    order   = []
+    pending = []   # [tag, index, completions sent]
+
+    def requester():
+        for index, (channel, user_id) in enumerate(requests):
+            yield dut.master_in.sink.valid.eq(1)
+            yield dut.master_in.sink.last.eq(1)
+            yield dut.master_in.sink.channel.eq(channel)
+            yield dut.master_in.sink.user_id.eq(user_id)
+            yield dut.master_in.sink.adr.eq(index)
+            yield
+            while not (yield dut.master_in.sink.ready):
+                yield
+        yield dut.master_in.sink.valid.eq(0)
+
+    def host():
+        yield dut.master_out.sink.ready.eq(1)
+        done = 0
+        while done < len(requests):
+            yield
+            if (yield dut.master_out.sink.valid) and (yield dut.master_out.sink.ready):
+                index = (yield dut.master_out.sink.adr)
+                order.append(index)
+                pending.append([(yield dut.master_out.sink.tag), index, 0])
+            if pending and rng.random() < 0.7:
+                entry = rng.choice(pending)
+                tag, index, c = entry
+                yield dut.master_out.sink.ready.eq(0)   # Requests wait while a completion is sent.
+                for w in range(words_per_completion):
+                    yield dut.master_out.source.valid.eq(1)
+                    yield dut.master_out.source.tag.eq(tag)
+                    yield dut.master_out.source.first.eq(w == 0)
+                    yield dut.master_out.source.last.eq(w == words_per_completion - 1)
+                    yield dut.master_out.source.end.eq(c == completions_per_request - 1)
+                    yield dut.master_out.source.dat.eq(index << 16 | c*words_per_completion + w)
+                    yield
+                yield dut.master_out.source.valid.eq(0)
+                yield dut.master_out.sink.ready.eq(1)
+                entry[2] += 1
+                if entry[2] == completions_per_request:
+                    pending.remove(entry)
+                    done += 1
+
+    def consumer():
+        received = log.setdefault("received", [])
+        for _ in range(MAX_CYCLES):
+            if len(received) == len(requests)*words_per_completion*completions_per_request:
+                break
+            ready = rng.random() < ready_probability
+            yield dut.master_in.source.ready.eq(ready)
+            yield
+            if ready and (yield dut.master_in.source.valid):
+                received.append(((yield dut.master_in.source.dat),
+                    (yield dut.master_in.source.first), (yield dut.master_in.source.last),
+                    (yield dut.master_in.source.end), (yield dut.master_in.source.channel),
+                    (yield dut.master_in.source.user_id)))
+
+    log["order"] = order
+    return [requester(), host(), consumer()]
+
+
+@pytest.mark.parametrize("max_pending, ready_probability", [(8, 1.0), (8, 0.6), (32, 0.9), (2, 1.0)])
+def test_controller_reorders_interleaved_completions(max_pending, ready_probability):
+    rng = random.Random(max_pending + int(10*ready_probability))
+    requests = [(i % 4, (7*i) & 0xff) for i in range(40)]
+    dut = TLPController(256, 64, max_pending)
+    log = {}
+    wpc, cpr = 2, 4
+    run_simulation(dut, _interleaving_bench(dut, requests, wpc, cpr, rng, ready_probability, log))
+    expected = [(index << 16 | c*wpc + w, int(w == 0), int(w == wpc - 1), int(c == cpr - 1),
+                 requests[index][0], requests[index][1])
+        for index in log["order"] for c in range(cpr) for w in range(wpc)]
+    assert log["received"] == expected
+
+
+def test_controller_streams_consecutive_requests_without_a_bubble():
+    """Requests whose data is all in: one beat per cycle out, across request boundaries."""
+    dut = TLPController(256, 64, 8)
+    beats_out = []
+
+    def bench():
+        tags = []
+        for index in range(8):
+            yield dut.master_in.sink.valid.eq(1)
+            yield dut.master_in.sink.last.eq(1)
+            yield dut.master_in.sink.adr.eq(index)
+            yield dut.master_out.sink.ready.eq(1)
+            while True:
+                yield
+                if (yield dut.master_out.sink.valid) and (yield dut.master_in.sink.ready):
+                    tags.append((yield dut.master_out.sink.tag))
+                    break
+        yield dut.master_in.sink.valid.eq(0)
+        for index, tag in reversed(list(enumerate(tags))):   # Completed last request first.
+            for w in range(16):
+                yield dut.master_out.source.valid.eq(1)
+                yield dut.master_out.source.tag.eq(tag)
+                yield dut.master_out.source.first.eq(w == 0)
+                yield dut.master_out.source.last.eq(w == 15)
+                yield dut.master_out.source.end.eq(1)
+                yield dut.master_out.source.dat.eq(index << 16 | w)
+                yield
+        yield dut.master_out.source.valid.eq(0)
+        yield dut.master_in.source.ready.eq(1)
+        for cycle in range(400):
+            yield
+            if (yield dut.master_in.source.valid):
+                beats_out.append((cycle, (yield dut.master_in.source.dat)))
+
+    run_simulation(dut, bench())
+    assert [dat for _, dat in beats_out] == [index << 16 | w for index in range(8) for w in range(16)]
+    cycles = [cycle for cycle, _ in beats_out]
+    assert cycles == list(range(cycles[0], cycles[0] + 8*16))
