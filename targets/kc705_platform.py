@@ -29,7 +29,7 @@ from litex_boards.platforms import xilinx_kc705
 # DQ32-63, DQS4-7, DM4-7 and RESET# in bank 34.
 _ddram = ("ddram", 0,
     # A0-A15. The shipped 1 GB SODIMM uses A0-A13 (16K rows); A14 is AK10 in Xilinx's board files for the
-    # later 2 GB SODIMM. LiteDRAM drives the unused upper address pins low.
+    # later 2 GB SODIMM; A15 (AK11) is LiteX-Boards' alone. LiteDRAM drives the unused upper pins low.
     Subsignal("a", Pins(
         "AH12 AG13 AG12 AF12 AJ12 AJ13 AJ14 AH14",
         "AK13 AK14 AF13 AE13 AJ11 AH11 AK10 AK11"),
