@@ -232,21 +232,25 @@ WINDOWS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def sim_results():
-    from hostlink.sim.pcie.host import host_profile
-    from hostlink.sim.pcie.run import run_jobs
+def _sim_jobs(refusal_channel):
     jobs = [{"target": "dram", "kind": "dram", "size": size, "dram_address": address, "channels": [0],
              "descriptor_size": 65536} for address, size in WINDOWS]
     jobs += [
-        {"target": "dram", "kind": "refusal", "channels": [0]},
+        {"target": "dram", "kind": "refusal", "channels": [refusal_channel]},
         {"target": "dram", "kind": "memtest", "dram_address": ROW, "size": 16 * 1024},
         # The pattern rows still work with the DRAM in the SoC.
         {"kind": "h2c", "size": 4096, "channels": [0], "descriptor_size": 65536},
         {"kind": "c2h", "size": 4096, "channels": [0], "descriptor_size": 65536},
     ]
+    return jobs
+
+
+@pytest.fixture(scope="module")
+def sim_results():
+    from hostlink.sim.pcie.host import host_profile
+    from hostlink.sim.pcie.run import run_jobs
     profile = host_profile("default", link_speed=2, link_width=4)
-    return run_jobs("zc706", jobs, profile, with_dram=True)["results"]
+    return run_jobs("zc706", _sim_jobs(refusal_channel=0), profile, with_dram=True)["results"]
 
 
 def _dram_rows(results, address, size):
@@ -290,28 +294,20 @@ def test_cli_with_dram_rejects_bad_address():
 
 # KC705 simulation ---------------------------------------------------------------------------------
 
-# The KC705's own build of the same jobs, shorter: a bank and a row crossed at odd sizes, the last
-# bytes of the simulated DRAM, the refusals and the memory test.
-KC705_WINDOWS = [WINDOWS[2], WINDOWS[3], WINDOWS[5]]
-
+# The same jobs on the KC705's own SoC (Gen2 x8, 250 MHz DMA side); refusals on the second channel.
 
 @pytest.fixture(scope="module")
-def kc705_sim_results():
+def kc705_sim_run():
     from hostlink.sim.pcie.host import host_profile
     from hostlink.sim.pcie.run import run_jobs
-    jobs = [{"target": "dram", "kind": "dram", "size": size, "dram_address": address, "channels": [0],
-             "descriptor_size": 65536} for address, size in KC705_WINDOWS]
-    jobs += [
-        {"target": "dram", "kind": "refusal", "channels": [1]},
-        {"target": "dram", "kind": "memtest", "dram_address": ROW, "size": 16 * 1024},
-    ]
     profile = host_profile("default", link_speed=2, link_width=8)
-    return run_jobs("kc705", jobs, profile, with_dram=True)
+    return run_jobs("kc705", _sim_jobs(refusal_channel=1), profile, with_dram=True)
 
 
-@pytest.mark.parametrize("address,size", KC705_WINDOWS)
-def test_sim_kc705_dram_round_trip(kc705_sim_results, address, size):
-    rows = _dram_rows(kc705_sim_results["results"], address, size)
+@pytest.mark.parametrize("address,size", WINDOWS)
+def test_sim_kc705_dram_round_trip(kc705_sim_run, address, size):
+    assert kc705_sim_run["sys_clk_hz"] == 250_000_000
+    rows = _dram_rows(kc705_sim_run["results"], address, size)
     assert [r["direction"] for r in rows] == ["h2c", "c2h"]
     for r in rows:
         assert r["errors"] == 0, r
@@ -319,10 +315,14 @@ def test_sim_kc705_dram_round_trip(kc705_sim_results, address, size):
         assert r["msis"] == r["msis_expected"], r
 
 
-def test_sim_kc705_dram_refusals_and_memtest(kc705_sim_results):
-    assert kc705_sim_results["sys_clk_hz"] == 250_000_000
-    [refusal] = [r for r in kc705_sim_results["results"] if r.get("kind") == "refusal"]
+def test_sim_kc705_refusals_memtest_and_patterns(kc705_sim_run):
+    results = kc705_sim_run["results"]
+    [refusal] = [r for r in results if r.get("kind") == "refusal"]
     assert refusal["refused"] == refusal["requests"] == 10
-    [memtest] = [r for r in kc705_sim_results["results"] if r.get("kind") == "memtest"]
+    assert refusal["errors"] == 0
+    [memtest] = [r for r in results if r.get("kind") == "memtest"]
     assert memtest["checker_errors"] == 0
     assert memtest["checker_errors_stuck_bit"] > 0
+    patterns = [r for r in results if r.get("target") is None]
+    assert [r["direction"] for r in patterns] == ["h2c", "c2h"]
+    assert all(r["errors"] == 0 for r in patterns)
