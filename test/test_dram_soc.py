@@ -203,14 +203,6 @@ def test_kc705_dram_needs_pcie():
         kc705.BaseSoC(with_dram=True)
 
 
-def test_kc705_cli_refuses_dram_without_pcie(tmp_path):
-    result = run_target("kc705", "--with-dram", "--output-dir", str(tmp_path))
-    assert result.returncode == 2
-    assert result.stderr.strip().splitlines()[-1].endswith(
-        "error: --with-dram needs --with-pcie: the DRAM is a source and sink of the PCIe DMA")
-    assert not (tmp_path / "gateware").exists()
-
-
 def test_kc705_cli_with_dram(tmp_path):
     result = run_target("kc705", "--with-pcie", "--no-ethernet", "--with-dram", "--driver",
         "--output-dir", str(tmp_path))
