@@ -192,7 +192,8 @@ class BaseSoC(SoCCore):
 
 def main(argv=None):
     from litex.build.parser import LiteXArgumentParser
-    parser = LiteXArgumentParser(platform=kc705_platform.Platform, description=__doc__.strip().splitlines()[0])
+    parser = LiteXArgumentParser(platform=kc705_platform.Platform,
+        description=__doc__.strip().splitlines()[0])
     parser.add_target_argument("--sys-clk-freq", default=None, type=float,
         help=f"System clock frequency (default {SYS_CLK_FREQ/1e6:.0f} MHz, "
              f"{PCIE_SYS_CLK_FREQ/1e6:.0f} MHz with PCIe).")

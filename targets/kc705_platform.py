@@ -7,7 +7,8 @@ and the DDRAM_* constants that say how to run LiteDRAM on it (as zc706_platform 
 
 LiteX-Boards 2023.12's `xilinx_kc705` has every pin hostlink uses (clock, PCIe x8, Ethernet, LEDs, DDR3).
 Its "ddram" pins equal, pin for pin, Xilinx's KC705 board files (XilinxBoardStore kc705 1.3 `mig.prj`,
-MT8JTF12864HZ-1G6) and a second, MIG-generated KC705 XDC; two of its IO settings do not (doc/ddr3.md):
+MT8JTF12864HZ-1G6) and a second, MIG-generated KC705 XDC; two of its IO settings do not
+(doc/kc705.md):
 
 - DQS0-7 are `DIFF_SSTL15` there; Xilinx's MIG configuration uses `DIFF_SSTL15_T_DCI`, the on-die split
   termination while the FPGA receives (read bursts), as DQ already has and as our ZC706/VC709 pads have.
@@ -64,9 +65,9 @@ _ddram = ("ddram", 0,
 
 # DDR3 memory --------------------------------------------------------------------------------------
 
-# What a target needs to run LiteDRAM on the "ddram" pads. The KC705 (UG810, board revision 1.1) ships
-# with a Micron MT8JTF12864HZ-1G6 SODIMM (1 GB, one rank of eight 1 Gb x8 chips, DDR3-1600), the memory
-# of Xilinx's board files: LiteDRAM's MT8JTF12864, the ZC706's module. As there, LiteDRAM only has "1066"
+# What a target needs to run LiteDRAM on the "ddram" pads. The KC705 ships with a Micron MT8JTF12864HZ-1G6
+# SODIMM (1 GB, one rank of eight 1 Gb x8 chips, DDR3-1600), the memory of Xilinx's board files:
+# LiteDRAM's MT8JTF12864, the ZC706's module. As there, LiteDRAM only has "1066"
 # and "1333" timings; the "1333" ones are equal to or longer than the -1G6 figures of Xilinx's KC705 MIG
 # project (tRP = tRCD = 13.125 ns, tRFC = 110 ns, tFAW = 30 ns, tRAS 36 ns against 35 ns), so they are safe
 # at 1600 MT/s. The PHY runs 1:4, so its clock is the rate / 8: 200 MHz. The memory PLL and IDELAYCTRL take
