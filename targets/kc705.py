@@ -13,6 +13,8 @@ and with --with-pcie the PCIe Gen2 x8 scatter-gather DMA of the ZC706/VC709 targ
                                         PCIe DMA alone (what ./sim.py dma --board kc705 runs)
     ./targets/kc705.py --with-pcie --driver
                                         kernel driver and user tools in <output-dir>/driver
+    ./targets/kc705.py --with-pcie --with-dram
+                                        the DDR3 SODIMM as a DMA source and sink (doc/dram.md)
 
 The SoC has no CPU: a host reaches the CSRs through UARTBone (litex_server --uart) when the UDP core
 is in, and through PCIe BAR0 when PCIe is in.
@@ -24,8 +26,6 @@ from migen import *
 
 from litex.gen import *
 
-from litex_boards.platforms import xilinx_kc705
-
 from litex.soc.cores.clock import S7MMCM
 from litex.soc.integration.soc_core import SoCCore
 from litex.soc.integration.builder import Builder
@@ -35,9 +35,12 @@ from liteeth.phy import LiteEthPHY
 from litepcie.phy.s7pciephy import S7PCIEPHY
 
 from hostlink.cores.udp import UDPCore
+from hostlink.cores.dram.clocking import S7DRAMClocking
+from hostlink.targets import kc705_platform
 from hostlink.targets.common import add_udp_arguments, udp_soc_kwargs, finish_target, log_to_stdout
 from hostlink.targets.common import DEFAULT_DMA_CHANNELS, add_pcie_arguments
 from hostlink.targets.common import check_pcie_parameters, add_pcie_endpoint
+from hostlink.targets.common import board_dram_clk_freq, board_dram_phy, add_dram
 
 # One byte per cycle is Gigabit line rate.
 SYS_CLK_FREQ = 125e6
@@ -49,21 +52,29 @@ SYS_CLK_FREQ = 125e6
 # not verified: no Vivado here.
 PCIE_SYS_CLK_FREQ = 250e6
 
+# The SODIMM (DDR3-1600, 64 bits) at 1:4: the DRAM controller runs at 200 MHz.
+DRAM_CLK_FREQ = board_dram_clk_freq(kc705_platform)
+
 # CRG ----------------------------------------------------------------------------------------------
 
 class _CRG(LiteXModule):
-    def __init__(self, platform, sys_clk_freq):
+    def __init__(self, platform, sys_clk_freq, dram_clk_freq=None):
         self.rst    = Signal()
         self.cd_sys = ClockDomain()
 
         # # #
 
+        reset = platform.request("cpu_reset") | self.rst
         self.pll = pll = S7MMCM(speedgrade=-2)
-        self.comb += pll.reset.eq(platform.request("cpu_reset") | self.rst)
+        self.comb += pll.reset.eq(reset)
         pll.register_clkin(platform.request("clk200"), 200e6)
         pll.create_clkout(self.cd_sys, sys_clk_freq)
         # The SoC's reset reaches the MMCM input: not a timing path.
         platform.add_false_path_constraints(self.cd_sys.clk, pll.clkin)
+        if dram_clk_freq is not None:
+            self.dram = S7DRAMClocking(pll.clkin, 200e6, dram_clk_freq, speedgrade=-2)
+            self.comb += self.dram.rst.eq(reset)
+            platform.add_false_path_constraints(self.cd_sys.clk, self.dram.cd_dram.clk)
 
 # BaseSoC ------------------------------------------------------------------------------------------
 
@@ -74,6 +85,10 @@ class BaseSoC(SoCCore):
     `sys_clk_freq` defaults to SYS_CLK_FREQ, the UDP core's; with PCIe give PCIE_SYS_CLK_FREQ
     (main() does): at 125 MHz the DMA would top out near 1.7 GB/s. `platform`, `crg_cls` and
     `pcie_phy_cls` let the simulation (hostlink.sim.pcie) replace the board clocking and hard block.
+
+    `with_dram` (PCIe only) adds the DDR3 SODIMM as each DMA channel's alternative source and sink,
+    as on the ZC706/VC709 (targets.common.add_dram); `dram_phy(platform, clk_freq) -> (phy, module)`
+    replaces the board's DDR3 PHY (the simulation's model).
     """
     LANES       = [4, 8]   # 8 on the edge connector; pcie_7x at Gen2 x4 or x8 takes 128 bits.
     DATA_WIDTHS = [128]    # Gen2 x8: 128 bits at 250 MHz (x4: at 125 MHz).
@@ -96,16 +111,23 @@ class BaseSoC(SoCCore):
         platform           = None,
         crg_cls            = _CRG,
         pcie_phy_cls       = S7PCIEPHY,
+        with_dram          = False,
+        dram_phy           = None,
         **kwargs):
         if not (with_ethernet or with_pcie):
             raise ValueError("the KC705 SoC needs the UDP core, PCIe or both, not neither")
+        if with_dram and not with_pcie:
+            raise ValueError("--with-dram needs --with-pcie: the DRAM is a source and sink of the PCIe DMA")
         if with_pcie:
             check_pcie_parameters(pcie_lanes, pcie_data_width, dma_channels,
                 self.LANES, self.DATA_WIDTHS)
-        platform = platform if platform is not None else xilinx_kc705.Platform()
+        platform = platform if platform is not None else kc705_platform.Platform()
 
         # CRG --------------------------------------------------------------------------------------
-        self.crg = crg_cls(platform, sys_clk_freq)
+        if with_dram:
+            self.crg = crg_cls(platform, sys_clk_freq, dram_clk_freq=DRAM_CLK_FREQ)
+        else:
+            self.crg = crg_cls(platform, sys_clk_freq)
 
         # SoCCore ----------------------------------------------------------------------------------
         kwargs.setdefault("cpu_type",             "None")
@@ -147,6 +169,12 @@ class BaseSoC(SoCCore):
                 generator_defaults = generator_defaults,
             )
 
+        # DRAM -------------------------------------------------------------------------------------
+        dram_channels = None
+        if with_dram:
+            phy, module = (dram_phy or board_dram_phy(kc705_platform))(platform, DRAM_CLK_FREQ)
+            dram_channels = add_dram(self, phy, module, DRAM_CLK_FREQ, dma_channels, pcie_data_width)
+
         # PCIe -------------------------------------------------------------------------------------
         if with_pcie:
             add_pcie_endpoint(self, platform, pcie_phy_cls,
@@ -157,13 +185,15 @@ class BaseSoC(SoCCore):
                 # 16 reads of 512 B in flight, not LitePCIe's 8.
                 max_pending_requests = 16,
                 bar0_size            = 0x100000,  # LitePCIe's pcie_7x configuration: 1 MiB.
+                dram_channels        = dram_channels,
             )
 
 # Build --------------------------------------------------------------------------------------------
 
 def main(argv=None):
     from litex.build.parser import LiteXArgumentParser
-    parser = LiteXArgumentParser(platform=xilinx_kc705.Platform, description=__doc__.strip().splitlines()[0])
+    parser = LiteXArgumentParser(platform=kc705_platform.Platform,
+        description=__doc__.strip().splitlines()[0])
     parser.add_target_argument("--sys-clk-freq", default=None, type=float,
         help=f"System clock frequency (default {SYS_CLK_FREQ/1e6:.0f} MHz, "
              f"{PCIE_SYS_CLK_FREQ/1e6:.0f} MHz with PCIe).")
@@ -178,8 +208,6 @@ def main(argv=None):
         parser.error("--no-ethernet leaves nothing without --with-pcie")
     if args.driver and not args.with_pcie:
         parser.error("--driver generates the PCIe driver: it needs --with-pcie")
-    if args.with_dram:
-        parser.error("--with-dram is not available on the KC705 yet (zc706, vc709)")
     log_to_stdout()
 
     sys_clk_freq = args.sys_clk_freq
@@ -191,6 +219,7 @@ def main(argv=None):
             with_ethernet = not args.no_ethernet,
             with_pcie     = args.with_pcie,
             dma_channels  = args.dma_channels,
+            with_dram     = args.with_dram,
             **udp_soc_kwargs(args),
             **parser.soc_argdict
         )

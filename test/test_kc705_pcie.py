@@ -141,6 +141,7 @@ def test_cli_build_without_vivado_fails_with_one_line(tmp_path):
         "DMA channel count must be an integer from 1 to 8, not 9"),
     (["--no-ethernet"], "--no-ethernet leaves nothing without --with-pcie"),
     (["--driver"],      "--driver generates the PCIe driver: it needs --with-pcie"),
+    (["--with-dram"],   "--with-dram needs --with-pcie: the DRAM is a source and sink of the PCIe DMA"),
 ])
 def test_cli_rejects_bad_options(tmp_path, args, message):
     result = run_target("kc705", *args, "--output-dir", str(tmp_path))

@@ -133,15 +133,13 @@ def _zc706_soc(dma_channels, with_dram=False):
 
 
 def _kc705_soc(dma_channels, with_dram=False):
-    if with_dram:
-        raise ValueError("--with-dram is not available on the kc705 yet (zc706, vc709)")
     # PCIe alone: the UDP core has no model on this side (./sim.py udp simulates it).
-    from litex_boards.platforms import xilinx_kc705
-    from hostlink.targets import kc705
-    platform = make_sim_platform(xilinx_kc705.Platform)()
+    from hostlink.targets import kc705, kc705_platform
+    from hostlink.sim.pcie.dram import sim_dram_phy
+    platform = make_sim_platform(kc705_platform.Platform)()
     return kc705.BaseSoC(platform=platform, sys_clk_freq=kc705.PCIE_SYS_CLK_FREQ,
-        with_ethernet=False, with_pcie=True, dma_channels=dma_channels,
-        crg_cls=SimCRG, pcie_phy_cls=SimS7PCIEPHY)
+        with_ethernet=False, with_pcie=True, dma_channels=dma_channels, with_dram=with_dram,
+        crg_cls=SimCRG, pcie_phy_cls=SimS7PCIEPHY, dram_phy=sim_dram_phy(kc705_platform))
 
 
 def _target_sys_clk_freq(board, constant="SYS_CLK_FREQ"):
@@ -162,7 +160,8 @@ BOARDS = {
         user_clk_freq=250e6, sys_clk_freq=_target_sys_clk_freq("vc709"),
         hard_block_prefix="pcie3_7x", dram_clk_freq=_target_sys_clk_freq("vc709", "DRAM_CLK_FREQ")),
     "kc705": SimBoard("kc705", _kc705_soc, device="s7", link_speed=2, link_width=8, data_width=128,
-        user_clk_freq=250e6, sys_clk_freq=_target_sys_clk_freq("kc705", "PCIE_SYS_CLK_FREQ")),
+        user_clk_freq=250e6, sys_clk_freq=_target_sys_clk_freq("kc705", "PCIE_SYS_CLK_FREQ"),
+        dram_clk_freq=_target_sys_clk_freq("kc705", "DRAM_CLK_FREQ")),
 }
 
 
