@@ -208,6 +208,7 @@ def add_dram(soc, phy, module, dram_clk_freq, dma_channels, data_width, outstand
     from litedram.frontend.bist import LiteDRAMBISTGenerator, LiteDRAMBISTChecker
     from hostlink.cores.dram.common import dram_size, native_port_cdc
     from hostlink.cores.dram.channel import DRAMDMAChannel
+    from hostlink.cores.dram.csr_crossing import CSRActionCrossing
 
     soc.ddrphy = ClockDomainsRenamer({"sys": "dram", "sys4x": "dram4x"})(phy)
     soc.sdram  = ClockDomainsRenamer("dram")(LiteDRAMCore(phy,
@@ -215,6 +216,9 @@ def add_dram(soc, phy, module, dram_clk_freq, dma_channels, data_width, outstand
         timing_settings = module.timing_settings,
         clk_freq        = dram_clk_freq,
     ))
+    # The DFI injector's and the PHY's action registers (one command, one delay tap per write) must
+    # reach the `dram` domain exactly once: the host's DDR3 bring-up depends on it.
+    soc.dram_csr_crossing = CSRActionCrossing([soc.ddrphy, soc.sdram.dfii], "sys", "dram")
     size = dram_size(module)
     soc.add_constant("DRAM_SIZE", size)
     soc.add_constant("DRAM_NATIVE_BYTES", soc.sdram.crossbar.controller.data_width // 8)

@@ -1,0 +1,631 @@
+/*
+ * This file is part of hostlink.
+ * Copyright (c) 2026 hostlink developers
+ * SPDX-License-Identifier: BSD-2-Clause
+ *
+ * DDR3 bring-up from the host (see hostlink_dram.h). Built against the headers generated from one
+ * SoC (generated/): csr.h with LiteX's access functions, soc.h, and, when the SoC has a DRAM,
+ * LiteDRAM's sdram_phy.h (the initialisation sequence and the PHY's capabilities) and
+ * dram_settings.h (names for the messages).
+ *
+ * Levelling, per byte lane ("module" in LiteDRAM's words: the DQ byte under one DQS):
+ *
+ * - Write levelling (PHYs with write-levelling delays): the DDR3 in write-levelling mode (MR1 bit 7)
+ *   samples CK on each DQS strobe and returns the sample on DQ. DQS is delayed tap by tap; the
+ *   strobe belongs at the start of the longest run of ones (CK seen high), i.e. where DQS meets the
+ *   rising edge of CK. DQ keeps its offset to DQS (both are moved together).
+ * - Read levelling with the write latency (PHYs with read delays and bitslips): for each write
+ *   bitslip (one tCK apart) and each read bitslip, every read delay tap is tried with a write/read
+ *   of pseudo-random data through the DFI injector, checked on the lane's bits only. The lane takes
+ *   the bitslips with the widest run of error-free taps and the middle of that run.
+ * - A final write/read check of every lane with the chosen settings, then the DFI goes back to the
+ *   controller.
+ *
+ * A PHY without delays (LiteDRAM's simulation model) skips the scans, saying why, and still gets
+ * the final check.
+ */
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "hostlink_dram.h"
+
+#include <generated/csr.h>
+#include <generated/soc.h>
+#ifdef CSR_SDRAM_BASE
+#include <generated/sdram_phy.h>
+#include <generated/dram_settings.h>
+#endif
+
+/* Register access ----------------------------------------------------------------------------- */
+
+/* The bring-up being run: LiteX's generated accessors take no context. One bring-up at a time. */
+static const struct hostlink_dram_io *current;
+
+uint32_t hostlink_dram_csr_read(unsigned long addr)
+{
+	return current->read(current->ctx, (uint32_t)addr);
+}
+
+void hostlink_dram_csr_write(uint32_t value, unsigned long addr)
+{
+	current->write(current->ctx, (uint32_t)addr, value);
+}
+
+/* sdram_phy.h's waits. */
+void cdelay(int units)
+{
+	if (units > 0)
+		current->delay(current->ctx, (uint32_t)units);
+}
+
+const char *hostlink_dram_strerror(int code)
+{
+	switch (code) {
+	case HOSTLINK_DRAM_OK:          return "success";
+	case HOSTLINK_DRAM_NO_DRAM:     return "this SoC has no DRAM (it was generated without --with-dram)";
+	case HOSTLINK_DRAM_LEVELING:    return "levelling failed: a byte lane has no working delay";
+	case HOSTLINK_DRAM_DATA:        return "data written to the DRAM read back wrong";
+	case HOSTLINK_DRAM_MEMTEST:     return "the memory test found errors";
+	case HOSTLINK_DRAM_TIMEOUT:     return "the memory test did not finish in time";
+	case HOSTLINK_DRAM_BAD_REQUEST: return "memory test range outside the DRAM or not a multiple of its native word";
+	default:                        return "unknown error";
+	}
+}
+
+#ifndef CSR_SDRAM_BASE
+
+/* A SoC without DRAM ------------------------------------------------------------------------- */
+
+int hostlink_dram_present(void) { return 0; }
+uint64_t hostlink_dram_size(void) { return 0; }
+uint32_t hostlink_dram_native_bytes(void) { return 0; }
+int hostlink_dram_init(const struct hostlink_dram_io *io) { (void)io; return HOSTLINK_DRAM_NO_DRAM; }
+int hostlink_dram_level(const struct hostlink_dram_io *io) { (void)io; return HOSTLINK_DRAM_NO_DRAM; }
+int hostlink_dram_hardware_control(const struct hostlink_dram_io *io) { (void)io; return HOSTLINK_DRAM_NO_DRAM; }
+int hostlink_dram_status(const struct hostlink_dram_io *io) { (void)io; return HOSTLINK_DRAM_NO_DRAM; }
+int hostlink_dram_memtest(const struct hostlink_dram_io *io, uint64_t base, uint64_t length,
+	uint32_t timeout_units, uint32_t *errors)
+{
+	(void)io; (void)base; (void)length; (void)timeout_units; (void)errors;
+	return HOSTLINK_DRAM_NO_DRAM;
+}
+
+#else
+
+int hostlink_dram_present(void) { return 1; }
+uint64_t hostlink_dram_size(void) { return (uint64_t)DRAM_SIZE; }
+uint32_t hostlink_dram_native_bytes(void) { return DRAM_NATIVE_BYTES; }
+
+static void say(const char *format, ...)
+{
+	char line[512];
+	va_list args;
+	va_start(args, format);
+	vsnprintf(line, sizeof(line), format, args);
+	va_end(args);
+	current->print(current->ctx, line);
+}
+
+
+/* DFI injector ------------------------------------------------------------------------------ */
+
+#if SDRAM_PHY_PHASES != 1 && SDRAM_PHY_PHASES != 2 && SDRAM_PHY_PHASES != 4
+#error "hostlink_dram supports DFI injectors with 1, 2 or 4 phases"
+#endif
+
+#define DFII_WORDS         CSR_SDRAM_DFII_PI0_WRDATA_SIZE   /* 32-bit CSR words per phase's data. */
+#define DFII_CONTROL_SOFTWARE (DFII_CONTROL_CKE | DFII_CONTROL_ODT | DFII_CONTROL_RESET_N)
+#define LANE_BITS          SDRAM_PHY_DQ_DQS_RATIO
+#define LANES              SDRAM_PHY_MODULES
+
+struct phase_registers {
+	uint32_t command, issue, address, baddress, wrdata, rddata;
+};
+
+#define PHASE_REGISTERS(n) { CSR_SDRAM_DFII_PI##n##_COMMAND_ADDR, CSR_SDRAM_DFII_PI##n##_COMMAND_ISSUE_ADDR, \
+	CSR_SDRAM_DFII_PI##n##_ADDRESS_ADDR, CSR_SDRAM_DFII_PI##n##_BADDRESS_ADDR, \
+	CSR_SDRAM_DFII_PI##n##_WRDATA_ADDR, CSR_SDRAM_DFII_PI##n##_RDDATA_ADDR }
+
+static const struct phase_registers phases[SDRAM_PHY_PHASES] = {
+	PHASE_REGISTERS(0),
+#if SDRAM_PHY_PHASES > 1
+	PHASE_REGISTERS(1),
+#endif
+#if SDRAM_PHY_PHASES > 2
+	PHASE_REGISTERS(2),
+	PHASE_REGISTERS(3),
+#endif
+};
+
+static void dfii_command(int phase, uint32_t address, uint32_t bank, uint32_t command)
+{
+	hostlink_dram_csr_write(address, phases[phase].address);
+	hostlink_dram_csr_write(bank, phases[phase].baddress);
+	hostlink_dram_csr_write(command, phases[phase].command);
+	hostlink_dram_csr_write(1, phases[phase].issue);
+}
+
+static int read_phase(void)
+{
+#ifdef CSR_DDRPHY_RDPHASE_ADDR
+	return (int)ddrphy_rdphase_read();
+#else
+	return SDRAM_PHY_RDPHASE;
+#endif
+}
+
+static int write_phase(void)
+{
+#ifdef CSR_DDRPHY_WRPHASE_ADDR
+	return (int)ddrphy_wrphase_read();
+#else
+	return SDRAM_PHY_WRPHASE;
+#endif
+}
+
+static void mode_register(int reg, uint32_t value)
+{
+	dfii_command(0, value, (uint32_t)reg, DFII_COMMAND_RAS | DFII_COMMAND_CAS | DFII_COMMAND_WE | DFII_COMMAND_CS);
+}
+
+/* One lane's bits of one DFI phase's data: `edge` 0 is the low half of the phase's word (the first
+ * DQ transfer), 1 the high half. CSR words come most significant first. */
+static uint32_t lane_bits(const uint32_t *words, int lane, int edge)
+{
+	int offset = edge * SDRAM_PHY_DATABITS + lane * LANE_BITS;
+	uint32_t word = words[DFII_WORDS - 1 - offset / 32];
+	return (word >> (offset % 32)) & ((1u << LANE_BITS) - 1);
+}
+
+static int popcount32(uint32_t x)
+{
+	int n = 0;
+	for (; x; x &= x - 1)
+		n++;
+	return n;
+}
+
+static uint32_t xorshift32(uint32_t *state)
+{
+	uint32_t x = *state;
+	x ^= x << 13;
+	x ^= x >> 17;
+	x ^= x << 5;
+	return *state = x;
+}
+
+/* Write pseudo-random data to row 0, bank 0, column 0 through the DFI injector, read it back, and
+ * count the wrong bits of `lane` (all lanes when `lane` < 0). */
+static int pattern_errors(int lane, uint32_t seed)
+{
+	uint32_t written[SDRAM_PHY_PHASES][DFII_WORDS];
+	uint32_t read[SDRAM_PHY_PHASES][DFII_WORDS];
+	uint32_t state = seed ? seed : 1;
+	int p, w, errors = 0;
+
+	for (p = 0; p < SDRAM_PHY_PHASES; p++)
+		for (w = 0; w < DFII_WORDS; w++) {
+			written[p][w] = xorshift32(&state);
+			hostlink_dram_csr_write(written[p][w], phases[p].wrdata + 4 * w);
+		}
+	dfii_command(0, 0, 0, DFII_COMMAND_RAS | DFII_COMMAND_CS);                              /* Activate. */
+	cdelay(15);
+	dfii_command(write_phase(), 0, 0, DFII_COMMAND_CAS | DFII_COMMAND_WE | DFII_COMMAND_CS | DFII_COMMAND_WRDATA);
+	cdelay(15);
+	dfii_command(read_phase(), 0, 0, DFII_COMMAND_CAS | DFII_COMMAND_CS | DFII_COMMAND_RDDATA);
+	cdelay(15);
+	dfii_command(0, 0, 0, DFII_COMMAND_RAS | DFII_COMMAND_WE | DFII_COMMAND_CS);             /* Precharge. */
+	cdelay(15);
+
+	for (p = 0; p < SDRAM_PHY_PHASES; p++)
+		for (w = 0; w < DFII_WORDS; w++)
+			read[p][w] = hostlink_dram_csr_read(phases[p].rddata + 4 * w);
+	for (p = 0; p < SDRAM_PHY_PHASES; p++) {
+		int first = lane < 0 ? 0 : lane, last = lane < 0 ? LANES - 1 : lane, l;
+		for (l = first; l <= last; l++)
+			for (w = 0; w < 2; w++)
+				errors += popcount32(lane_bits(written[p], l, w) ^ lane_bits(read[p], l, w));
+	}
+	return errors;
+}
+
+/* Three different patterns: one could match a lane's data shifted by a bitslip by chance. */
+static const uint32_t pattern_seeds[] = { 0x2a, 0x54, 0x24 };
+
+static int lane_errors(int lane)
+{
+	int errors = 0;
+	unsigned i;
+	for (i = 0; i < sizeof(pattern_seeds) / sizeof(pattern_seeds[0]); i++)
+		errors += pattern_errors(lane, pattern_seeds[i]);
+	return errors;
+}
+
+/* Longest run of ones in `bits[0..n)`: its start in *start, its length returned. */
+static int longest_run(const unsigned char *bits, int n, int *start)
+{
+	int i, run = 0, best = 0;
+	*start = -1;
+	for (i = 0; i < n; i++) {
+		run = bits[i] ? run + 1 : 0;
+		if (run > best) {
+			best  = run;
+			*start = i - run + 1;
+		}
+	}
+	return best;
+}
+
+static void scan_line(char *text, const unsigned char *bits, int n)
+{
+	int i;
+	for (i = 0; i < n; i++)
+		text[i] = bits[i] ? '1' : '0';
+	text[n] = '\0';
+}
+
+/* Control ----------------------------------------------------------------------------------- */
+
+static void software_control(void)
+{
+	sdram_dfii_control_write(DFII_CONTROL_SOFTWARE);
+}
+
+int hostlink_dram_hardware_control(const struct hostlink_dram_io *io)
+{
+	current = io;
+	sdram_dfii_control_write(DFII_CONTROL_SEL);
+	say("DFI handed to the controller (hardware control).\n");
+	return HOSTLINK_DRAM_OK;
+}
+
+int hostlink_dram_init(const struct hostlink_dram_io *io)
+{
+	current = io;
+	say("DDR3 initialisation (%s, %s, CL %d, CWL %d).\n", HOSTLINK_DRAM_PHY, HOSTLINK_DRAM_MEMTYPE,
+		SDRAM_PHY_CL, SDRAM_PHY_CWL);
+	/* Software control with RESET# and CKE low: JEDEC wants RESET# held for 200 us before the
+	 * sequence releases it, whatever state an earlier run left the DRAM in. */
+	sdram_dfii_control_write(0);
+	cdelay(20000);
+#ifdef CSR_DDRPHY_RST_ADDR
+	ddrphy_rst_write(1);
+	cdelay(1000);
+	ddrphy_rst_write(0);
+	cdelay(1000);
+#endif
+#ifdef CSR_DDRPHY_RDPHASE_ADDR
+	ddrphy_rdphase_write(SDRAM_PHY_RDPHASE);
+#endif
+#ifdef CSR_DDRPHY_WRPHASE_ADDR
+	ddrphy_wrphase_write(SDRAM_PHY_WRPHASE);
+#endif
+	init_sequence();
+	software_control();
+	say("Mode registers loaded and ZQ calibrated; the DFI stays in software control for levelling.\n");
+	return HOSTLINK_DRAM_OK;
+}
+
+/* Delay and bitslip steps, one lane at a time ----------------------------------------------- */
+
+#ifdef CSR_DDRPHY_BASE
+static void select_lane(int lane)   { ddrphy_dly_sel_write(1u << lane); }
+static void deselect_lanes(void)    { ddrphy_dly_sel_write(0); }
+#endif
+
+#if defined(SDRAM_PHY_READ_LEVELING_CAPABLE) && defined(CSR_DDRPHY_RDLY_DQ_RST_ADDR)
+#define HAVE_READ_LEVELING 1
+static void read_delay(int lane, int taps)
+{
+	int i;
+	select_lane(lane);
+	ddrphy_rdly_dq_rst_write(1);
+	for (i = 0; i < taps; i++)
+		ddrphy_rdly_dq_inc_write(1);
+	deselect_lanes();
+}
+
+static void read_bitslip(int lane, int bitslip)
+{
+	int i;
+	select_lane(lane);
+	ddrphy_rdly_dq_bitslip_rst_write(1);
+	for (i = 0; i < bitslip; i++)
+		ddrphy_rdly_dq_bitslip_write(1);
+	deselect_lanes();
+}
+#endif
+
+#if defined(SDRAM_PHY_WRITE_LATENCY_CALIBRATION_CAPABLE) && defined(CSR_DDRPHY_WDLY_DQ_BITSLIP_ADDR)
+#define HAVE_WRITE_LATENCY 1
+static void write_bitslip(int lane, int bitslip)
+{
+	int i;
+	select_lane(lane);
+	ddrphy_wdly_dq_bitslip_rst_write(1);
+	for (i = 0; i < bitslip; i++)
+		ddrphy_wdly_dq_bitslip_write(1);
+	deselect_lanes();
+}
+#endif
+
+#if defined(SDRAM_PHY_WRITE_LEVELING_CAPABLE) && defined(CSR_DDRPHY_WLEVEL_EN_ADDR) && defined(CSR_DDRPHY_WDLY_DQS_RST_ADDR)
+#define HAVE_WRITE_LEVELING 1
+static void write_delay(int lane, int taps)
+{
+	int i;
+	select_lane(lane);
+	ddrphy_wdly_dq_rst_write(1);
+	ddrphy_wdly_dqs_rst_write(1);
+	cdelay(100);
+	for (i = 0; i < taps; i++) {
+		ddrphy_wdly_dq_inc_write(1);
+		ddrphy_wdly_dqs_inc_write(1);
+		cdelay(100);
+	}
+	deselect_lanes();
+}
+#endif
+
+/* Write levelling --------------------------------------------------------------------------- */
+
+#define WRITE_LEVELING_SAMPLES 8
+
+#ifdef HAVE_WRITE_LEVELING
+static int write_leveling(int *dqs_taps)
+{
+	unsigned char ones[SDRAM_PHY_DELAYS];
+	char text[SDRAM_PHY_DELAYS + 1];
+	int lane, tap, sample, failed = 0;
+
+	say("Write levelling (DQS against CK, %d taps, %d samples per tap):\n", SDRAM_PHY_DELAYS,
+		WRITE_LEVELING_SAMPLES);
+	mode_register(DDRX_MR_WRLVL_ADDRESS, DDRX_MR_WRLVL_RESET | (1u << DDRX_MR_WRLVL_BIT));
+	ddrphy_wlevel_en_write(1);
+	cdelay(100);
+	for (lane = 0; lane < LANES; lane++) {
+		int start, length;
+		write_delay(lane, 0);
+		for (tap = 0; tap < SDRAM_PHY_DELAYS; tap++) {
+			int high = 0;
+			for (sample = 0; sample < WRITE_LEVELING_SAMPLES; sample++) {
+				uint32_t words[DFII_WORDS];
+				int w;
+				ddrphy_wlevel_strobe_write(1);
+				cdelay(100);
+				for (w = 0; w < DFII_WORDS; w++)
+					words[w] = hostlink_dram_csr_read(phases[0].rddata + 4 * w);
+				high += (lane_bits(words, lane, 0) | lane_bits(words, lane, 1)) != 0;
+			}
+			ones[tap] = 2 * high > WRITE_LEVELING_SAMPLES;
+			select_lane(lane);
+			ddrphy_wdly_dq_inc_write(1);
+			ddrphy_wdly_dqs_inc_write(1);
+			cdelay(100);
+			deselect_lanes();
+		}
+		length = longest_run(ones, SDRAM_PHY_DELAYS, &start);
+		/* The rising edge is seen where a run of ones starts after a zero; a run from tap 0 only
+		 * counts when it is long enough for the edge to lie just before it. */
+		if (length == 0 || (start == 0 && length <= SDRAM_PHY_DELAYS / 4))
+			dqs_taps[lane] = -1;
+		else
+			dqs_taps[lane] = start;
+		scan_line(text, ones, SDRAM_PHY_DELAYS);
+		if (dqs_taps[lane] < 0) {
+			say("  m%d: |%s| no CK rising edge found\n", lane, text);
+			failed = 1;
+			write_delay(lane, 0);
+		} else {
+			say("  m%d: |%s| DQS delay %d taps\n", lane, text, dqs_taps[lane]);
+			write_delay(lane, dqs_taps[lane]);
+		}
+	}
+	mode_register(DDRX_MR_WRLVL_ADDRESS, DDRX_MR_WRLVL_RESET);
+	ddrphy_wlevel_en_write(0);
+	cdelay(100);
+	return failed ? HOSTLINK_DRAM_LEVELING : HOSTLINK_DRAM_OK;
+}
+#endif
+
+/* Read levelling (with the write latency) --------------------------------------------------- */
+
+#ifdef HAVE_READ_LEVELING
+#ifdef HAVE_WRITE_LATENCY
+#define WRITE_BITSLIP_STEP 2   /* Write bitslips count DDR half-cycles: one tCK is two. */
+#define WRITE_BITSLIPS     SDRAM_PHY_BITSLIPS
+#else
+#define WRITE_BITSLIP_STEP 1
+#define WRITE_BITSLIPS     1
+#endif
+
+static int read_leveling(void)
+{
+	unsigned char ok[SDRAM_PHY_DELAYS];
+	char text[SDRAM_PHY_DELAYS + 1];
+	int lane, failed = 0;
+
+	say("Read levelling (%d read bitslips x %d delay taps%s, 3 patterns per tap):\n",
+		SDRAM_PHY_BITSLIPS, SDRAM_PHY_DELAYS,
+		WRITE_BITSLIPS > 1 ? ", for each write bitslip" : "");
+	for (lane = 0; lane < LANES; lane++) {
+		int best_length = 0, best_start = -1, best_read = 0, best_write = 0;
+		int wslip, rslip, tap;
+		for (wslip = 0; wslip < WRITE_BITSLIPS; wslip += WRITE_BITSLIP_STEP) {
+#ifdef HAVE_WRITE_LATENCY
+			write_bitslip(lane, wslip);
+#endif
+			for (rslip = 0; rslip < SDRAM_PHY_BITSLIPS; rslip++) {
+				int start, length;
+				read_bitslip(lane, rslip);
+				read_delay(lane, 0);
+				for (tap = 0; tap < SDRAM_PHY_DELAYS; tap++) {
+					ok[tap] = lane_errors(lane) == 0;
+					select_lane(lane);
+					ddrphy_rdly_dq_inc_write(1);
+					deselect_lanes();
+				}
+				length = longest_run(ok, SDRAM_PHY_DELAYS, &start);
+				scan_line(text, ok, SDRAM_PHY_DELAYS);
+				if (length > 0)
+					say("  m%d w%d b%d: |%s| taps %d..%d\n", lane, wslip, rslip, text, start, start + length - 1);
+				else
+					say("  m%d w%d b%d: |%s| -\n", lane, wslip, rslip, text);
+				if (length > best_length) {
+					best_length = length;
+					best_start  = start;
+					best_read   = rslip;
+					best_write  = wslip;
+				}
+			}
+		}
+		if (best_length == 0) {
+			say("  m%d: no working read window\n", lane);
+			failed = 1;
+			continue;
+		}
+#ifdef HAVE_WRITE_LATENCY
+		write_bitslip(lane, best_write);
+#endif
+		read_bitslip(lane, best_read);
+		read_delay(lane, best_start + best_length / 2);
+		say("  m%d: write bitslip %d, read bitslip %d, read delay %d (window %d..%d)\n", lane,
+			best_write, best_read, best_start + best_length / 2, best_start, best_start + best_length - 1);
+	}
+	return failed ? HOSTLINK_DRAM_LEVELING : HOSTLINK_DRAM_OK;
+}
+#endif
+
+int hostlink_dram_level(const struct hostlink_dram_io *io)
+{
+	int lane, result = HOSTLINK_DRAM_OK, data_errors = 0;
+	current = io;
+	software_control();
+#ifdef HAVE_WRITE_LEVELING
+	{
+		int dqs_taps[LANES];
+		result = write_leveling(dqs_taps);
+	}
+#elif defined(SDRAM_PHY_WRITE_LEVELING_CAPABLE)
+	say("Write levelling: skipped: %s says it can, but this SoC has no ddrphy_wlevel_*/wdly_dqs_* registers.\n",
+		HOSTLINK_DRAM_PHY);
+#else
+	say("Write levelling: skipped: the PHY (%s) has no write-levelling delays "
+		"(SDRAM_PHY_WRITE_LEVELING_CAPABLE not set in its sdram_phy.h).\n", HOSTLINK_DRAM_PHY);
+#endif
+	if (result == HOSTLINK_DRAM_OK) {
+#ifdef HAVE_READ_LEVELING
+		result = read_leveling();
+#elif defined(SDRAM_PHY_READ_LEVELING_CAPABLE)
+		say("Read levelling: skipped: %s says it can, but this SoC has no ddrphy_rdly_* registers.\n",
+			HOSTLINK_DRAM_PHY);
+#else
+		say("Read levelling: skipped: the PHY (%s) has no read delays or bitslips "
+			"(SDRAM_PHY_READ_LEVELING_CAPABLE not set in its sdram_phy.h).\n", HOSTLINK_DRAM_PHY);
+#endif
+	}
+	if (result != HOSTLINK_DRAM_OK) {
+		say("Levelling failed: the DFI stays in software control.\n");
+		return result;
+	}
+
+	say("Write/read check through the DFI injector:");
+	for (lane = 0; lane < LANES; lane++) {
+		int errors = lane_errors(lane);
+		data_errors += errors;
+		say(" m%d %d", lane, errors);
+	}
+	say(" bit errors\n");
+	if (data_errors) {
+		say("Data check failed: the DFI stays in software control.\n");
+		return HOSTLINK_DRAM_DATA;
+	}
+	return hostlink_dram_hardware_control(io);
+}
+
+/* Memory test ------------------------------------------------------------------------------- */
+
+static int wait_done(uint32_t done_addr, uint32_t timeout_units)
+{
+	uint32_t waited = 0;
+	while (!(hostlink_dram_csr_read(done_addr) & 1)) {
+		if (waited >= timeout_units)
+			return HOSTLINK_DRAM_TIMEOUT;
+		cdelay(100);
+		waited += 100;
+	}
+	return HOSTLINK_DRAM_OK;
+}
+
+int hostlink_dram_memtest(const struct hostlink_dram_io *io, uint64_t base, uint64_t length,
+	uint32_t timeout_units, uint32_t *errors)
+{
+	int result;
+	current = io;
+	if (length == 0 || base % DRAM_NATIVE_BYTES || length % DRAM_NATIVE_BYTES
+	    || base + length > (uint64_t)DRAM_SIZE || base + length > 0xffffffffull)
+		return HOSTLINK_DRAM_BAD_REQUEST;
+
+	sdram_generator_reset_write(1);
+	sdram_generator_base_write((uint32_t)base);
+	sdram_generator_end_write((uint32_t)(base + length));
+	sdram_generator_length_write((uint32_t)length);
+	sdram_generator_random_write(1);   /* Pseudo-random data at consecutive addresses. */
+	sdram_checker_reset_write(1);
+	sdram_checker_base_write((uint32_t)base);
+	sdram_checker_end_write((uint32_t)(base + length));
+	sdram_checker_length_write((uint32_t)length);
+	sdram_checker_random_write(1);
+
+	sdram_generator_start_write(1);
+	result = wait_done(CSR_SDRAM_GENERATOR_DONE_ADDR, timeout_units);
+	if (result != HOSTLINK_DRAM_OK)
+		return result;
+	sdram_checker_start_write(1);
+	result = wait_done(CSR_SDRAM_CHECKER_DONE_ADDR, timeout_units);
+	if (result != HOSTLINK_DRAM_OK)
+		return result;
+	*errors = sdram_checker_errors_read();
+	say("Memory test: 0x%llx..0x%llx (%llu bytes): %u errors\n", (unsigned long long)base,
+		(unsigned long long)(base + length - 1), (unsigned long long)length, *errors);
+	return *errors ? HOSTLINK_DRAM_MEMTEST : HOSTLINK_DRAM_OK;
+}
+
+/* Status ------------------------------------------------------------------------------------ */
+
+int hostlink_dram_status(const struct hostlink_dram_io *io)
+{
+	uint32_t control;
+	current = io;
+	control = sdram_dfii_control_read();
+	say("DRAM: %llu MiB %s, PHY %s, %d-bit, %d DFI phases, CL %d, CWL %d, read phase %d, write phase %d\n",
+		(unsigned long long)DRAM_SIZE >> 20, HOSTLINK_DRAM_MEMTYPE, HOSTLINK_DRAM_PHY,
+		SDRAM_PHY_DATABITS, SDRAM_PHY_PHASES, SDRAM_PHY_CL, SDRAM_PHY_CWL, read_phase(), write_phase());
+	say("Levelling: write %s, read %s, write latency %s\n",
+#ifdef HAVE_WRITE_LEVELING
+		"yes",
+#else
+		"no",
+#endif
+#ifdef HAVE_READ_LEVELING
+		"yes",
+#else
+		"no",
+#endif
+#ifdef HAVE_WRITE_LATENCY
+		"yes"
+#else
+		"no"
+#endif
+	);
+	if (control & DFII_CONTROL_SEL)
+		say("DFI: hardware control (the controller owns the DRAM)\n");
+	else
+		say("DFI: software control (CKE %d, ODT %d, RESET# %s)\n", !!(control & DFII_CONTROL_CKE),
+			!!(control & DFII_CONTROL_ODT), control & DFII_CONTROL_RESET_N ? "released" : "asserted");
+	return HOSTLINK_DRAM_OK;
+}
+
+#endif /* CSR_SDRAM_BASE */
