@@ -53,6 +53,11 @@ class StuckBitDFI(LiteXModule):
         self.comb += self.dfi.connect(d)
         for phase in self.dfi.phases:
             self.comb += If(self.stuck, phase.rddata[bit].eq(1))
+        # SDRAMPHYModel raises rddata_valid on phase 0 only; a DDR3 PHY raises it on every phase that
+        # carries read data. The controller does not look at it (it counts the read latency), but
+        # the DFI injector captures each phase's read data on it, as the host's bring-up reads it.
+        for phase in self.dfi.phases[1:]:
+            self.comb += phase.rddata_valid.eq(d.phases[0].rddata_valid)
 
 
 # DFI probe ----------------------------------------------------------------------------------------

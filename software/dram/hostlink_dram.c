@@ -119,6 +119,8 @@ static void say(const char *format, ...)
 #define DFII_CONTROL_SOFTWARE (DFII_CONTROL_CKE | DFII_CONTROL_ODT | DFII_CONTROL_RESET_N)
 #define LANE_BITS          SDRAM_PHY_DQ_DQS_RATIO
 #define LANES              SDRAM_PHY_MODULES
+/* Helpers that only the levelling of a PHY with delays uses (not the simulation model's). */
+#define LEVELING_ONLY      __attribute__((unused))
 
 struct phase_registers {
 	uint32_t command, issue, address, baddress, wrdata, rddata;
@@ -165,7 +167,7 @@ static int write_phase(void)
 #endif
 }
 
-static void mode_register(int reg, uint32_t value)
+LEVELING_ONLY static void mode_register(int reg, uint32_t value)
 {
 	dfii_command(0, value, (uint32_t)reg, DFII_COMMAND_RAS | DFII_COMMAND_CAS | DFII_COMMAND_WE | DFII_COMMAND_CS);
 }
@@ -196,14 +198,14 @@ static uint32_t xorshift32(uint32_t *state)
 	return *state = x;
 }
 
-/* Write pseudo-random data to row 0, bank 0, column 0 through the DFI injector, read it back, and
- * count the wrong bits of `lane` (all lanes when `lane` < 0). */
-static int pattern_errors(int lane, uint32_t seed)
+/* Write pseudo-random data to row 0, bank 0, column 0 through the DFI injector, read it back, and add
+ * each lane's wrong bits to errors[lane]: one write and one read check every lane at once. */
+static void pattern_errors(uint32_t seed, int errors[LANES])
 {
 	uint32_t written[SDRAM_PHY_PHASES][DFII_WORDS];
 	uint32_t read[SDRAM_PHY_PHASES][DFII_WORDS];
 	uint32_t state = seed ? seed : 1;
-	int p, w, errors = 0;
+	int p, w, lane;
 
 	for (p = 0; p < SDRAM_PHY_PHASES; p++)
 		for (w = 0; w < DFII_WORDS; w++) {
@@ -222,29 +224,25 @@ static int pattern_errors(int lane, uint32_t seed)
 	for (p = 0; p < SDRAM_PHY_PHASES; p++)
 		for (w = 0; w < DFII_WORDS; w++)
 			read[p][w] = hostlink_dram_csr_read(phases[p].rddata + 4 * w);
-	for (p = 0; p < SDRAM_PHY_PHASES; p++) {
-		int first = lane < 0 ? 0 : lane, last = lane < 0 ? LANES - 1 : lane, l;
-		for (l = first; l <= last; l++)
+	for (p = 0; p < SDRAM_PHY_PHASES; p++)
+		for (lane = 0; lane < LANES; lane++)
 			for (w = 0; w < 2; w++)
-				errors += popcount32(lane_bits(written[p], l, w) ^ lane_bits(read[p], l, w));
-	}
-	return errors;
+				errors[lane] += popcount32(lane_bits(written[p], lane, w) ^ lane_bits(read[p], lane, w));
 }
 
 /* Three different patterns: one could match a lane's data shifted by a bitslip by chance. */
 static const uint32_t pattern_seeds[] = { 0x2a, 0x54, 0x24 };
 
-static int lane_errors(int lane)
+static void lane_errors(int errors[LANES])
 {
-	int errors = 0;
 	unsigned i;
+	memset(errors, 0, LANES * sizeof(errors[0]));
 	for (i = 0; i < sizeof(pattern_seeds) / sizeof(pattern_seeds[0]); i++)
-		errors += pattern_errors(lane, pattern_seeds[i]);
-	return errors;
+		pattern_errors(pattern_seeds[i], errors);
 }
 
 /* Longest run of ones in `bits[0..n)`: its start in *start, its length returned. */
-static int longest_run(const unsigned char *bits, int n, int *start)
+LEVELING_ONLY static int longest_run(const unsigned char *bits, int n, int *start)
 {
 	int i, run = 0, best = 0;
 	*start = -1;
@@ -258,7 +256,7 @@ static int longest_run(const unsigned char *bits, int n, int *start)
 	return best;
 }
 
-static void scan_line(char *text, const unsigned char *bits, int n)
+LEVELING_ONLY static void scan_line(char *text, const unsigned char *bits, int n)
 {
 	int i;
 	for (i = 0; i < n; i++)
@@ -308,64 +306,72 @@ int hostlink_dram_init(const struct hostlink_dram_io *io)
 	return HOSTLINK_DRAM_OK;
 }
 
-/* Delay and bitslip steps, one lane at a time ----------------------------------------------- */
+/* Delay and bitslip steps, on the lanes of a mask ------------------------------------------ */
 
-#ifdef CSR_DDRPHY_BASE
-static void select_lane(int lane)   { ddrphy_dly_sel_write(1u << lane); }
-static void deselect_lanes(void)    { ddrphy_dly_sel_write(0); }
-#endif
+#define LANE(lane) (1u << (lane))
+#define ALL_LANES  ((1u << LANES) - 1)
 
 #if defined(SDRAM_PHY_READ_LEVELING_CAPABLE) && defined(CSR_DDRPHY_RDLY_DQ_RST_ADDR)
 #define HAVE_READ_LEVELING 1
-static void read_delay(int lane, int taps)
+static void read_delay(uint32_t lanes, int taps)
 {
 	int i;
-	select_lane(lane);
+	ddrphy_dly_sel_write(lanes);
 	ddrphy_rdly_dq_rst_write(1);
 	for (i = 0; i < taps; i++)
 		ddrphy_rdly_dq_inc_write(1);
-	deselect_lanes();
+	ddrphy_dly_sel_write(0);
 }
 
-static void read_bitslip(int lane, int bitslip)
+static void read_bitslip(uint32_t lanes, int bitslip)
 {
 	int i;
-	select_lane(lane);
+	ddrphy_dly_sel_write(lanes);
 	ddrphy_rdly_dq_bitslip_rst_write(1);
 	for (i = 0; i < bitslip; i++)
 		ddrphy_rdly_dq_bitslip_write(1);
-	deselect_lanes();
+	ddrphy_dly_sel_write(0);
 }
 #endif
 
-#if defined(SDRAM_PHY_WRITE_LATENCY_CALIBRATION_CAPABLE) && defined(CSR_DDRPHY_WDLY_DQ_BITSLIP_ADDR)
+#if defined(HAVE_READ_LEVELING) && defined(SDRAM_PHY_WRITE_LATENCY_CALIBRATION_CAPABLE) \
+	&& defined(CSR_DDRPHY_WDLY_DQ_BITSLIP_ADDR)
 #define HAVE_WRITE_LATENCY 1
-static void write_bitslip(int lane, int bitslip)
+static void write_bitslip(uint32_t lanes, int bitslip)
 {
 	int i;
-	select_lane(lane);
+	ddrphy_dly_sel_write(lanes);
 	ddrphy_wdly_dq_bitslip_rst_write(1);
 	for (i = 0; i < bitslip; i++)
 		ddrphy_wdly_dq_bitslip_write(1);
-	deselect_lanes();
+	ddrphy_dly_sel_write(0);
 }
 #endif
 
-#if defined(SDRAM_PHY_WRITE_LEVELING_CAPABLE) && defined(CSR_DDRPHY_WLEVEL_EN_ADDR) && defined(CSR_DDRPHY_WDLY_DQS_RST_ADDR)
+#if defined(SDRAM_PHY_WRITE_LEVELING_CAPABLE) && defined(CSR_DDRPHY_WLEVEL_EN_ADDR) \
+	&& defined(CSR_DDRPHY_WDLY_DQS_RST_ADDR)
 #define HAVE_WRITE_LEVELING 1
-static void write_delay(int lane, int taps)
+/* DQ and DQS move together: DQ keeps its offset to its strobe. The output delays settle slower than
+ * a register write, hence the waits. */
+static void write_delay_step(uint32_t lanes)
+{
+	ddrphy_dly_sel_write(lanes);
+	ddrphy_wdly_dq_inc_write(1);
+	ddrphy_wdly_dqs_inc_write(1);
+	ddrphy_dly_sel_write(0);
+	cdelay(100);
+}
+
+static void write_delay(uint32_t lanes, int taps)
 {
 	int i;
-	select_lane(lane);
+	ddrphy_dly_sel_write(lanes);
 	ddrphy_wdly_dq_rst_write(1);
 	ddrphy_wdly_dqs_rst_write(1);
+	ddrphy_dly_sel_write(0);
 	cdelay(100);
-	for (i = 0; i < taps; i++) {
-		ddrphy_wdly_dq_inc_write(1);
-		ddrphy_wdly_dqs_inc_write(1);
-		cdelay(100);
-	}
-	deselect_lanes();
+	for (i = 0; i < taps; i++)
+		write_delay_step(lanes);
 }
 #endif
 
@@ -374,53 +380,46 @@ static void write_delay(int lane, int taps)
 #define WRITE_LEVELING_SAMPLES 8
 
 #ifdef HAVE_WRITE_LEVELING
-static int write_leveling(int *dqs_taps)
+static int write_leveling(void)
 {
-	unsigned char ones[SDRAM_PHY_DELAYS];
+	unsigned char ones[LANES][SDRAM_PHY_DELAYS];
 	char text[SDRAM_PHY_DELAYS + 1];
 	int lane, tap, sample, failed = 0;
 
-	say("Write levelling (DQS against CK, %d taps, %d samples per tap):\n", SDRAM_PHY_DELAYS,
-		WRITE_LEVELING_SAMPLES);
+	say("Write levelling (DQS against CK, %d taps, %d samples per tap, all lanes at once):\n",
+		SDRAM_PHY_DELAYS, WRITE_LEVELING_SAMPLES);
 	mode_register(DDRX_MR_WRLVL_ADDRESS, DDRX_MR_WRLVL_RESET | (1u << DDRX_MR_WRLVL_BIT));
 	ddrphy_wlevel_en_write(1);
 	cdelay(100);
-	for (lane = 0; lane < LANES; lane++) {
-		int start, length;
-		write_delay(lane, 0);
-		for (tap = 0; tap < SDRAM_PHY_DELAYS; tap++) {
-			int high = 0;
-			for (sample = 0; sample < WRITE_LEVELING_SAMPLES; sample++) {
-				uint32_t words[DFII_WORDS];
-				int w;
-				ddrphy_wlevel_strobe_write(1);
-				cdelay(100);
-				for (w = 0; w < DFII_WORDS; w++)
-					words[w] = hostlink_dram_csr_read(phases[0].rddata + 4 * w);
-				high += (lane_bits(words, lane, 0) | lane_bits(words, lane, 1)) != 0;
-			}
-			ones[tap] = 2 * high > WRITE_LEVELING_SAMPLES;
-			select_lane(lane);
-			ddrphy_wdly_dq_inc_write(1);
-			ddrphy_wdly_dqs_inc_write(1);
+	write_delay(ALL_LANES, 0);
+	for (tap = 0; tap < SDRAM_PHY_DELAYS; tap++) {
+		int high[LANES] = { 0 };
+		for (sample = 0; sample < WRITE_LEVELING_SAMPLES; sample++) {
+			uint32_t words[DFII_WORDS];
+			int w;
+			ddrphy_wlevel_strobe_write(1);
 			cdelay(100);
-			deselect_lanes();
+			for (w = 0; w < DFII_WORDS; w++)
+				words[w] = hostlink_dram_csr_read(phases[0].rddata + 4 * w);
+			for (lane = 0; lane < LANES; lane++)
+				high[lane] += (lane_bits(words, lane, 0) | lane_bits(words, lane, 1)) != 0;
 		}
-		length = longest_run(ones, SDRAM_PHY_DELAYS, &start);
-		/* The rising edge is seen where a run of ones starts after a zero; a run from tap 0 only
+		for (lane = 0; lane < LANES; lane++)
+			ones[lane][tap] = 2 * high[lane] > WRITE_LEVELING_SAMPLES;
+		write_delay_step(ALL_LANES);
+	}
+	for (lane = 0; lane < LANES; lane++) {
+		int start, length = longest_run(ones[lane], SDRAM_PHY_DELAYS, &start);
+		scan_line(text, ones[lane], SDRAM_PHY_DELAYS);
+		/* The rising edge of CK is where a run of ones starts after a zero; a run from tap 0 only
 		 * counts when it is long enough for the edge to lie just before it. */
-		if (length == 0 || (start == 0 && length <= SDRAM_PHY_DELAYS / 4))
-			dqs_taps[lane] = -1;
-		else
-			dqs_taps[lane] = start;
-		scan_line(text, ones, SDRAM_PHY_DELAYS);
-		if (dqs_taps[lane] < 0) {
+		if (length == 0 || (start == 0 && length <= SDRAM_PHY_DELAYS / 4)) {
 			say("  m%d: |%s| no CK rising edge found\n", lane, text);
+			write_delay(LANE(lane), 0);
 			failed = 1;
-			write_delay(lane, 0);
 		} else {
-			say("  m%d: |%s| DQS delay %d taps\n", lane, text, dqs_taps[lane]);
-			write_delay(lane, dqs_taps[lane]);
+			say("  m%d: |%s| DQS delay %d taps\n", lane, text, start);
+			write_delay(LANE(lane), start);
 		}
 	}
 	mode_register(DDRX_MR_WRLVL_ADDRESS, DDRX_MR_WRLVL_RESET);
@@ -443,56 +442,63 @@ static int write_leveling(int *dqs_taps)
 
 static int read_leveling(void)
 {
-	unsigned char ok[SDRAM_PHY_DELAYS];
+	unsigned char ok[LANES][SDRAM_PHY_DELAYS];
 	char text[SDRAM_PHY_DELAYS + 1];
-	int lane, failed = 0;
+	int best_length[LANES], best_start[LANES], best_read[LANES], best_write[LANES];
+	int lane, wslip, rslip, tap, failed = 0;
 
-	say("Read levelling (%d read bitslips x %d delay taps%s, 3 patterns per tap):\n",
-		SDRAM_PHY_BITSLIPS, SDRAM_PHY_DELAYS,
-		WRITE_BITSLIPS > 1 ? ", for each write bitslip" : "");
+	say("Read levelling (%d read bitslips x %d delay taps%s, 3 patterns per tap, all lanes at once):\n",
+		SDRAM_PHY_BITSLIPS, SDRAM_PHY_DELAYS, WRITE_BITSLIPS > 1 ? ", for each write bitslip" : "");
 	for (lane = 0; lane < LANES; lane++) {
-		int best_length = 0, best_start = -1, best_read = 0, best_write = 0;
-		int wslip, rslip, tap;
-		for (wslip = 0; wslip < WRITE_BITSLIPS; wslip += WRITE_BITSLIP_STEP) {
+		best_length[lane] = 0;
+		best_start[lane] = best_read[lane] = best_write[lane] = 0;
+	}
+	for (wslip = 0; wslip < WRITE_BITSLIPS; wslip += WRITE_BITSLIP_STEP) {
 #ifdef HAVE_WRITE_LATENCY
-			write_bitslip(lane, wslip);
+		write_bitslip(ALL_LANES, wslip);
 #endif
-			for (rslip = 0; rslip < SDRAM_PHY_BITSLIPS; rslip++) {
-				int start, length;
-				read_bitslip(lane, rslip);
-				read_delay(lane, 0);
-				for (tap = 0; tap < SDRAM_PHY_DELAYS; tap++) {
-					ok[tap] = lane_errors(lane) == 0;
-					select_lane(lane);
-					ddrphy_rdly_dq_inc_write(1);
-					deselect_lanes();
-				}
-				length = longest_run(ok, SDRAM_PHY_DELAYS, &start);
-				scan_line(text, ok, SDRAM_PHY_DELAYS);
+		for (rslip = 0; rslip < SDRAM_PHY_BITSLIPS; rslip++) {
+			read_bitslip(ALL_LANES, rslip);
+			read_delay(ALL_LANES, 0);
+			for (tap = 0; tap < SDRAM_PHY_DELAYS; tap++) {
+				int errors[LANES];
+				lane_errors(errors);
+				for (lane = 0; lane < LANES; lane++)
+					ok[lane][tap] = errors[lane] == 0;
+				ddrphy_dly_sel_write(ALL_LANES);
+				ddrphy_rdly_dq_inc_write(1);
+				ddrphy_dly_sel_write(0);
+			}
+			for (lane = 0; lane < LANES; lane++) {
+				int start, length = longest_run(ok[lane], SDRAM_PHY_DELAYS, &start);
+				scan_line(text, ok[lane], SDRAM_PHY_DELAYS);
 				if (length > 0)
 					say("  m%d w%d b%d: |%s| taps %d..%d\n", lane, wslip, rslip, text, start, start + length - 1);
 				else
 					say("  m%d w%d b%d: |%s| -\n", lane, wslip, rslip, text);
-				if (length > best_length) {
-					best_length = length;
-					best_start  = start;
-					best_read   = rslip;
-					best_write  = wslip;
+				if (length > best_length[lane]) {
+					best_length[lane] = length;
+					best_start[lane]  = start;
+					best_read[lane]   = rslip;
+					best_write[lane]  = wslip;
 				}
 			}
 		}
-		if (best_length == 0) {
+	}
+	for (lane = 0; lane < LANES; lane++) {
+		if (best_length[lane] == 0) {
 			say("  m%d: no working read window\n", lane);
 			failed = 1;
 			continue;
 		}
 #ifdef HAVE_WRITE_LATENCY
-		write_bitslip(lane, best_write);
+		write_bitslip(LANE(lane), best_write[lane]);
 #endif
-		read_bitslip(lane, best_read);
-		read_delay(lane, best_start + best_length / 2);
+		read_bitslip(LANE(lane), best_read[lane]);
+		read_delay(LANE(lane), best_start[lane] + best_length[lane] / 2);
 		say("  m%d: write bitslip %d, read bitslip %d, read delay %d (window %d..%d)\n", lane,
-			best_write, best_read, best_start + best_length / 2, best_start, best_start + best_length - 1);
+			best_write[lane], best_read[lane], best_start[lane] + best_length[lane] / 2, best_start[lane],
+			best_start[lane] + best_length[lane] - 1);
 	}
 	return failed ? HOSTLINK_DRAM_LEVELING : HOSTLINK_DRAM_OK;
 }
@@ -501,13 +507,11 @@ static int read_leveling(void)
 int hostlink_dram_level(const struct hostlink_dram_io *io)
 {
 	int lane, result = HOSTLINK_DRAM_OK, data_errors = 0;
+	int errors[LANES];
 	current = io;
 	software_control();
 #ifdef HAVE_WRITE_LEVELING
-	{
-		int dqs_taps[LANES];
-		result = write_leveling(dqs_taps);
-	}
+	result = write_leveling();
 #elif defined(SDRAM_PHY_WRITE_LEVELING_CAPABLE)
 	say("Write levelling: skipped: %s says it can, but this SoC has no ddrphy_wlevel_*/wdly_dqs_* registers.\n",
 		HOSTLINK_DRAM_PHY);
@@ -531,13 +535,13 @@ int hostlink_dram_level(const struct hostlink_dram_io *io)
 		return result;
 	}
 
-	say("Write/read check through the DFI injector:");
+	lane_errors(errors);
+	say("Write/read check through the DFI injector, bit errors per lane:");
 	for (lane = 0; lane < LANES; lane++) {
-		int errors = lane_errors(lane);
-		data_errors += errors;
-		say(" m%d %d", lane, errors);
+		data_errors += errors[lane];
+		say(" m%d %d", lane, errors[lane]);
 	}
-	say(" bit errors\n");
+	say("\n");
 	if (data_errors) {
 		say("Data check failed: the DFI stays in software control.\n");
 		return HOSTLINK_DRAM_DATA;
