@@ -30,7 +30,7 @@ from helpers import elaborate
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# Fixtures -------------------------------------------------------------------------------------------
+# Fixtures -----------------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
 def zc706_dram(tmp_path_factory):
@@ -47,7 +47,7 @@ def _defines(path):
     with open(path) as f:
         return dict(re.findall(r"^#define[ \t]+(\w+)[ \t]*(.*?)[ \t]*$", f.read(), re.MULTILINE))
 
-# Generated tool ---------------------------------------------------------------------------------------
+# Generated tool -----------------------------------------------------------------------------------
 
 def test_generated_headers_come_from_this_soc(zc706_dram):
     from litedram.init import get_sdram_phy_init_sequence
@@ -79,11 +79,12 @@ def _build_tool(driver_dir):
     return os.path.join(driver_dir, "dram", "hostlink_dram")
 
 
-@pytest.mark.parametrize("with_dram", [True, False])
-def test_tool_compiles_and_explains(tmp_path, with_dram):
-    from hostlink.targets import zc706
+@pytest.mark.parametrize("board,with_dram", [("zc706", True), ("zc706", False), ("vc709", True)])
+def test_tool_compiles_and_explains(tmp_path, board, with_dram):
+    import importlib
     from hostlink.software.driver import generate_driver
-    generate_driver(zc706.BaseSoC(with_dram=with_dram), str(tmp_path))
+    target = importlib.import_module(f"hostlink.targets.{board}")
+    generate_driver(target.BaseSoC(with_dram=with_dram), str(tmp_path))
     tool = _build_tool(str(tmp_path))
 
     def run(*args):
@@ -152,7 +153,7 @@ def test_action_crossing_keeps_the_register_map(zc706_dram):
     assert names.index("ddrphy_rdly_dq_rst") < names.index("ddrphy_rdly_dq_inc") < names.index("ddrphy_rdphase")
     assert "sdram_dfii_pi0_command_issue" in csr["csr_registers"]
 
-# Levelling against a register model -------------------------------------------------------------
+# Levelling against a register model ---------------------------------------------------------------
 
 class FakeK7:
     """The ZC706's DFI injector and K7DDRPHY registers over a one-burst DRAM, with known right answers:
@@ -319,7 +320,7 @@ def test_init_runs_the_generated_sequence(zc706_dram):
     assert fake.delays[:3] == [20000, 1000, 1000]   # 200 us of RESET#, then the PHY reset.
     assert 50000 in fake.delays and 10000 in fake.delays
 
-# Simulation: the C code against the simulated SoC ---------------------------------------------------
+# Simulation: the C code against the simulated SoC -------------------------------------------------
 
 @pytest.fixture(scope="module")
 def sim_bringup(tmp_path_factory):

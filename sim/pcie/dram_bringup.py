@@ -40,7 +40,7 @@ DFI_COMMANDS = {
     (1, 0, 0): "WR",  (1, 0, 1): "RD",  (1, 1, 0): "ZQC",
 }
 
-# Library --------------------------------------------------------------------------------------------
+# Library ------------------------------------------------------------------------------------------
 
 def build_bringup_library(soc, directory):
     """Generate the bring-up for `soc` in `directory` and build libhostlink_dram.so; return its path."""
@@ -95,7 +95,7 @@ class BringupLibrary:
             return code, errors.value
         return getattr(self.lib, f"hostlink_dram_{step}")(ctypes.byref(io)), None
 
-# Bench side -----------------------------------------------------------------------------------------
+# Bench side ---------------------------------------------------------------------------------------
 
 class _RegisterNames:
     """CSR address -> register name (and word, for registers wider than 32 bits), from csr.json."""

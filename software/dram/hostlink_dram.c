@@ -38,7 +38,7 @@
 #include <generated/dram_settings.h>
 #endif
 
-/* Register access ----------------------------------------------------------------------------- */
+/* Register access ------------------------------------------------------------------------------ */
 
 /* The bring-up being run: LiteX's generated accessors take no context. One bring-up at a time. */
 static const struct hostlink_dram_io *current;
@@ -76,7 +76,7 @@ const char *hostlink_dram_strerror(int code)
 
 #ifndef CSR_SDRAM_BASE
 
-/* A SoC without DRAM ------------------------------------------------------------------------- */
+/* A SoC without DRAM --------------------------------------------------------------------------- */
 
 int hostlink_dram_present(void) { return 0; }
 uint64_t hostlink_dram_size(void) { return 0; }
@@ -109,7 +109,7 @@ static void say(const char *format, ...)
 }
 
 
-/* DFI injector ------------------------------------------------------------------------------ */
+/* DFI injector --------------------------------------------------------------------------------- */
 
 #if SDRAM_PHY_PHASES != 1 && SDRAM_PHY_PHASES != 2 && SDRAM_PHY_PHASES != 4
 #error "hostlink_dram supports DFI injectors with 1, 2 or 4 phases"
@@ -264,7 +264,7 @@ LEVELING_ONLY static void scan_line(char *text, const unsigned char *bits, int n
 	text[n] = '\0';
 }
 
-/* Control ----------------------------------------------------------------------------------- */
+/* Control -------------------------------------------------------------------------------------- */
 
 static void software_control(void)
 {
@@ -306,7 +306,7 @@ int hostlink_dram_init(const struct hostlink_dram_io *io)
 	return HOSTLINK_DRAM_OK;
 }
 
-/* Delay and bitslip steps, on the lanes of a mask ------------------------------------------ */
+/* Delay and bitslip steps, on the lanes of a mask ---------------------------------------------- */
 
 #define LANE(lane) (1u << (lane))
 #define ALL_LANES  ((1u << LANES) - 1)
@@ -375,7 +375,7 @@ static void write_delay(uint32_t lanes, int taps)
 }
 #endif
 
-/* Write levelling --------------------------------------------------------------------------- */
+/* Write levelling ------------------------------------------------------------------------------ */
 
 #define WRITE_LEVELING_SAMPLES 8
 
@@ -429,7 +429,7 @@ static int write_leveling(void)
 }
 #endif
 
-/* Read levelling (with the write latency) --------------------------------------------------- */
+/* Read levelling (with the write latency) ------------------------------------------------------ */
 
 #ifdef HAVE_READ_LEVELING
 #ifdef HAVE_WRITE_LATENCY
@@ -549,7 +549,7 @@ int hostlink_dram_level(const struct hostlink_dram_io *io)
 	return hostlink_dram_hardware_control(io);
 }
 
-/* Memory test ------------------------------------------------------------------------------- */
+/* Memory test ---------------------------------------------------------------------------------- */
 
 static int wait_done(uint32_t done_addr, uint32_t timeout_units)
 {
@@ -597,7 +597,7 @@ int hostlink_dram_memtest(const struct hostlink_dram_io *io, uint64_t base, uint
 	return *errors ? HOSTLINK_DRAM_MEMTEST : HOSTLINK_DRAM_OK;
 }
 
-/* Status ------------------------------------------------------------------------------------ */
+/* Status --------------------------------------------------------------------------------------- */
 
 int hostlink_dram_status(const struct hostlink_dram_io *io)
 {
