@@ -53,14 +53,15 @@ def build_bringup_library(soc, directory):
     return os.path.join(directory, "libhostlink_dram.so")
 
 
+# struct hostlink_dram_io (software/dram/hostlink_dram.h).
+_READ  = ctypes.CFUNCTYPE(ctypes.c_uint32, ctypes.c_void_p, ctypes.c_uint32)
+_WRITE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_uint32, ctypes.c_uint32)
+_DELAY = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_uint32)
+_PRINT = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p)
+
+
 class _IO(ctypes.Structure):
-    _fields_ = [
-        ("read",  ctypes.CFUNCTYPE(ctypes.c_uint32, ctypes.c_void_p, ctypes.c_uint32)),
-        ("write", ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_uint32, ctypes.c_uint32)),
-        ("delay", ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_uint32)),
-        ("print", ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p)),
-        ("ctx",   ctypes.c_void_p),
-    ]
+    _fields_ = [("read", _READ), ("write", _WRITE), ("delay", _DELAY), ("print", _PRINT), ("ctx", ctypes.c_void_p)]
 
 
 class BringupLibrary:
@@ -77,13 +78,14 @@ class BringupLibrary:
         self.lib.hostlink_dram_size.restype = ctypes.c_uint64
 
     def io(self, read, write, delay, print_):
-        io = _IO()
-        io.read  = _IO._fields_[0][1](lambda ctx, addr: read(addr))
-        io.write = _IO._fields_[1][1](lambda ctx, addr, value: write(addr, value))
-        io.delay = _IO._fields_[2][1](lambda ctx, units: delay(units))
-        io.print = _IO._fields_[3][1](lambda ctx, text: print_(text.decode()))
-        io.ctx   = None
-        return io
+        # The structure keeps the ctypes callbacks (and so the closures) alive as long as it lives.
+        return _IO(
+            read  = _READ(lambda ctx, addr: read(addr)),
+            write = _WRITE(lambda ctx, addr, value: write(addr, value)),
+            delay = _DELAY(lambda ctx, units: delay(units)),
+            print = _PRINT(lambda ctx, text: print_(text.decode())),
+            ctx   = None,
+        )
 
     def call(self, step, io, memtest=None):
         """Run one step ("init", "level", "status", "hardware_control", "memtest") and return
