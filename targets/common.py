@@ -205,6 +205,7 @@ def add_dram(soc, phy, module, dram_clk_freq, dma_channels, data_width, outstand
     model); `module` a LiteDRAM module instance for the board's SODIMM at 1:4.
     """
     from litedram.core import LiteDRAMCore
+    from litedram.core.controller import ControllerSettings
     from litedram.frontend.bist import LiteDRAMBISTGenerator, LiteDRAMBISTChecker
     from hostlink.cores.dram.common import dram_size, native_port_cdc
     from hostlink.cores.dram.channel import DRAMDMAChannel
@@ -215,6 +216,9 @@ def add_dram(soc, phy, module, dram_clk_freq, dma_channels, data_width, outstand
         geom_settings   = module.geom_settings,
         timing_settings = module.timing_settings,
         clk_freq        = dram_clk_freq,
+        # LiteDRAMController's default is one object shared by every controller of the process:
+        # the last SoC built would overwrite the settings that the driver generation reads.
+        controller_settings = ControllerSettings(),
     ))
     # The DFI injector's and the PHY's action registers (one command, one delay tap per write) must
     # reach the `dram` domain exactly once: the host's DDR3 bring-up depends on it.

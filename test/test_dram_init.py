@@ -108,6 +108,15 @@ def test_tool_compiles_and_explains(tmp_path, board, with_dram):
         assert line.startswith("error: this SoC has no DRAM (it was generated without --with-dram)")
         assert not os.path.exists(os.path.join(str(tmp_path), "dram", "generated", "sdram_phy.h"))
 
+def test_each_soc_keeps_its_own_dram_settings():
+    # LiteDRAM's controller shares one default settings object between instances; add_dram gives each
+    # SoC its own, or the driver generated for the first SoC would carry the last one's CL/CWL.
+    from hostlink.targets import vc709, zc706
+    first  = zc706.BaseSoC(with_dram=True)
+    second = vc709.BaseSoC(with_dram=True)
+    assert first.sdram.controller.settings.phy.cwl == 8
+    assert second.sdram.controller.settings.phy.cwl == 9
+
 # Action registers across clock domains ------------------------------------------------------------
 
 class _Actions(Module):

@@ -440,22 +440,22 @@ static int write_leveling(void)
 #define WRITE_BITSLIPS     1
 #endif
 
+#define WRITE_STEPS ((WRITE_BITSLIPS + WRITE_BITSLIP_STEP - 1) / WRITE_BITSLIP_STEP)
+
+/* Every scan, printed lane by lane once all lanes have been scanned together. */
+static unsigned char read_scans[WRITE_STEPS][SDRAM_PHY_BITSLIPS][LANES][SDRAM_PHY_DELAYS];
+
 static int read_leveling(void)
 {
-	unsigned char ok[LANES][SDRAM_PHY_DELAYS];
 	char text[SDRAM_PHY_DELAYS + 1];
 	int best_length[LANES], best_start[LANES], best_read[LANES], best_write[LANES];
-	int lane, wslip, rslip, tap, failed = 0;
+	int lane, step, rslip, tap, failed = 0;
 
 	say("Read levelling (%d read bitslips x %d delay taps%s, 3 patterns per tap, all lanes at once):\n",
-		SDRAM_PHY_BITSLIPS, SDRAM_PHY_DELAYS, WRITE_BITSLIPS > 1 ? ", for each write bitslip" : "");
-	for (lane = 0; lane < LANES; lane++) {
-		best_length[lane] = 0;
-		best_start[lane] = best_read[lane] = best_write[lane] = 0;
-	}
-	for (wslip = 0; wslip < WRITE_BITSLIPS; wslip += WRITE_BITSLIP_STEP) {
+		SDRAM_PHY_BITSLIPS, SDRAM_PHY_DELAYS, WRITE_STEPS > 1 ? ", for each write bitslip" : "");
+	for (step = 0; step < WRITE_STEPS; step++) {
 #ifdef HAVE_WRITE_LATENCY
-		write_bitslip(ALL_LANES, wslip);
+		write_bitslip(ALL_LANES, step * WRITE_BITSLIP_STEP);
 #endif
 		for (rslip = 0; rslip < SDRAM_PHY_BITSLIPS; rslip++) {
 			read_bitslip(ALL_LANES, rslip);
@@ -464,28 +464,32 @@ static int read_leveling(void)
 				int errors[LANES];
 				lane_errors(errors);
 				for (lane = 0; lane < LANES; lane++)
-					ok[lane][tap] = errors[lane] == 0;
+					read_scans[step][rslip][lane][tap] = errors[lane] == 0;
 				ddrphy_dly_sel_write(ALL_LANES);
 				ddrphy_rdly_dq_inc_write(1);
 				ddrphy_dly_sel_write(0);
 			}
-			for (lane = 0; lane < LANES; lane++) {
-				int start, length = longest_run(ok[lane], SDRAM_PHY_DELAYS, &start);
-				scan_line(text, ok[lane], SDRAM_PHY_DELAYS);
+		}
+	}
+	for (lane = 0; lane < LANES; lane++) {
+		best_length[lane] = 0;
+		best_start[lane] = best_read[lane] = best_write[lane] = 0;
+		for (step = 0; step < WRITE_STEPS; step++)
+			for (rslip = 0; rslip < SDRAM_PHY_BITSLIPS; rslip++) {
+				int start, length = longest_run(read_scans[step][rslip][lane], SDRAM_PHY_DELAYS, &start);
+				scan_line(text, read_scans[step][rslip][lane], SDRAM_PHY_DELAYS);
 				if (length > 0)
-					say("  m%d w%d b%d: |%s| taps %d..%d\n", lane, wslip, rslip, text, start, start + length - 1);
+					say("  m%d w%d b%d: |%s| taps %d..%d\n", lane, step * WRITE_BITSLIP_STEP, rslip, text,
+						start, start + length - 1);
 				else
-					say("  m%d w%d b%d: |%s| -\n", lane, wslip, rslip, text);
+					say("  m%d w%d b%d: |%s| -\n", lane, step * WRITE_BITSLIP_STEP, rslip, text);
 				if (length > best_length[lane]) {
 					best_length[lane] = length;
 					best_start[lane]  = start;
 					best_read[lane]   = rslip;
-					best_write[lane]  = wslip;
+					best_write[lane]  = step * WRITE_BITSLIP_STEP;
 				}
 			}
-		}
-	}
-	for (lane = 0; lane < LANES; lane++) {
 		if (best_length[lane] == 0) {
 			say("  m%d: no working read window\n", lane);
 			failed = 1;
