@@ -108,7 +108,6 @@ static void say(const char *format, ...)
 	current->print(current->ctx, line);
 }
 
-
 /* DFI injector --------------------------------------------------------------------------------- */
 
 #if SDRAM_PHY_PHASES != 1 && SDRAM_PHY_PHASES != 2 && SDRAM_PHY_PHASES != 4
