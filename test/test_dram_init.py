@@ -388,6 +388,7 @@ def test_sim_dfi_sees_the_init_sequence(sim_bringup):
     assert expected[-1] == ("ZQC", 0x400, 0)                          # ZQCL (A10 high).
     # Then the write/read check: activate, write on the write phase, read on the read phase, precharge.
     check = commands[len(expected):]
+    assert len(check) == 3 * 4                                        # Three patterns, nothing else.
     assert [(c[2], c[1]) for c in check[:4]] == [("ACT", 0), ("WR", phy.wrphase), ("RD", phy.rdphase), ("PRE", 0)]
     assert all(c[0] < row["handback_ns"] for c in commands)
     # RESET# low with CKE low, then RESET# released, then CKE, before the first MRS.
