@@ -90,8 +90,8 @@ def test_tool_compiles_and_explains(tmp_path, board, with_dram):
     def run(*args):
         return subprocess.run([tool, *args], capture_output=True, text=True, timeout=30)
 
-    help_ = run("-h")
-    assert help_.returncode == 0
+    help_ = run("--help")
+    assert help_.returncode == 0 and run("-h").stdout == help_.stdout
     for command in ("init", "level", "memtest", "status", "bringup"):
         assert f"  {command} " in help_.stdout
     bad = run("calibrate")

@@ -90,7 +90,7 @@ static void usage(FILE *out)
 		"  -c DEVICE  LitePCIe device (default /dev/litepcie0)\n"
 		"  -b BASE    memory test start, bytes (default 0)\n"
 		"  -l LENGTH  memory test length, bytes (default: the whole DRAM, at most 2 GiB)\n"
-		"  -h         this help\n"
+		"  -h, --help this help\n"
 		"BASE and LENGTH are multiples of the DRAM's native word (%u bytes); K, M and G suffixes work.\n",
 		hostlink_dram_native_bytes());
 }
@@ -124,7 +124,11 @@ int main(int argc, char **argv)
 	struct hostlink_dram_io io;
 
 	/* glibc's getopt moves the options after the command to the front: both orders work. */
-	while ((opt = getopt(argc, argv, "c:b:l:h")) != -1) {
+	static const struct option long_options[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	while ((opt = getopt_long(argc, argv, "c:b:l:h", long_options, NULL)) != -1) {
 		switch (opt) {
 		case 'c': device = optarg; break;
 		case 'b':
