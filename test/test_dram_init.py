@@ -156,7 +156,10 @@ def test_action_registers_cross_once(dram_period):
 
 
 def test_action_crossing_keeps_the_register_map(zc706_dram):
-    _, csr, _, _ = zc706_dram
+    soc, csr, _, _ = zc706_dram
+    crossed = soc.dram_csr_crossing.registers
+    assert crossed.count("command_issue") == 4 and "rdly_dq_inc" in crossed and "wlevel_strobe" in crossed
+    assert len(crossed) == 17                                         # 13 K7DDRPHY + 4 DFI phases.
     names = [n for n in csr["csr_registers"] if n.startswith("ddrphy_")]
     # LiteDRAM's order, action registers (rdly_dq_inc, ...) in their own places.
     assert names.index("ddrphy_rdly_dq_rst") < names.index("ddrphy_rdly_dq_inc") < names.index("ddrphy_rdphase")
