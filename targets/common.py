@@ -205,16 +205,24 @@ def add_dram(soc, phy, module, dram_clk_freq, dma_channels, data_width, outstand
     model); `module` a LiteDRAM module instance for the board's SODIMM at 1:4.
     """
     from litedram.core import LiteDRAMCore
+    from litedram.core.controller import ControllerSettings
     from litedram.frontend.bist import LiteDRAMBISTGenerator, LiteDRAMBISTChecker
     from hostlink.cores.dram.common import dram_size, native_port_cdc
     from hostlink.cores.dram.channel import DRAMDMAChannel
+    from hostlink.cores.dram.csr_crossing import CSRActionCrossing
 
     soc.ddrphy = ClockDomainsRenamer({"sys": "dram", "sys4x": "dram4x"})(phy)
     soc.sdram  = ClockDomainsRenamer("dram")(LiteDRAMCore(phy,
         geom_settings   = module.geom_settings,
         timing_settings = module.timing_settings,
         clk_freq        = dram_clk_freq,
+        # LiteDRAMController's default is one object shared by every controller of the process:
+        # the last SoC built would overwrite the settings that the driver generation reads.
+        controller_settings = ControllerSettings(),
     ))
+    # The DFI injector's and the PHY's action registers (one command, one delay tap per write) must
+    # reach the `dram` domain exactly once: the host's DDR3 bring-up depends on it.
+    soc.dram_csr_crossing = CSRActionCrossing([soc.ddrphy, soc.sdram.dfii], "sys", "dram")
     size = dram_size(module)
     soc.add_constant("DRAM_SIZE", size)
     soc.add_constant("DRAM_NATIVE_BYTES", soc.sdram.crossbar.controller.data_width // 8)

@@ -53,6 +53,48 @@ class StuckBitDFI(LiteXModule):
         self.comb += self.dfi.connect(d)
         for phase in self.dfi.phases:
             self.comb += If(self.stuck, phase.rddata[bit].eq(1))
+        # SDRAMPHYModel raises rddata_valid on phase 0 only; a DDR3 PHY raises it on every phase that
+        # carries read data. The controller does not look at it (it counts the read latency), but
+        # the DFI injector captures each phase's read data on it, as the host's bring-up reads it.
+        for phase in self.dfi.phases[1:]:
+            self.comb += phase.rddata_valid.eq(d.phases[0].rddata_valid)
+
+
+# DFI probe ----------------------------------------------------------------------------------------
+
+DFI_PROBE_FIELDS = ["cs_n", "ras_n", "cas_n", "we_n"]   # Per phase, low bit first, in sim_dram_dfi_command.
+
+
+def add_dfi_probe(phy, platform):
+    """The DFI commands that reach the memory model, on top-level outputs, so that a bench can see what
+    the DRAM receives (the host's initialisation sequence) without making the whole SoC public:
+
+    - `sim_dram_dfi_command`: per phase (phase 0 in the low bits) cs_n, ras_n, cas_n, we_n;
+    - `sim_dram_dfi_address`, `sim_dram_dfi_bank`: per phase, phase 0 in the low bits;
+    - `sim_dram_dfi_control`: reset_n, cke, odt of phase 0 (the DFI injector drives every phase alike);
+    - `sim_dram_dfi_data_en`: per phase wrdata_en, then per phase rddata_en.
+    """
+    from litex.build.generic_platform import Pins
+    phases   = phy.dfi.phases
+    nphases  = len(phases)
+    abits    = len(phases[0].address)
+    bbits    = len(phases[0].bank)
+    platform.add_extension([
+        ("sim_dram_dfi_command", 0, Pins(len(DFI_PROBE_FIELDS) * nphases)),
+        ("sim_dram_dfi_address", 0, Pins(abits * nphases)),
+        ("sim_dram_dfi_bank",    0, Pins(bbits * nphases)),
+        ("sim_dram_dfi_control", 0, Pins(3)),
+        ("sim_dram_dfi_data_en", 0, Pins(2 * nphases)),
+    ])
+    phy.comb += [
+        platform.request("sim_dram_dfi_command").eq(Cat(*[getattr(p, f)[0] if f == "cs_n" else getattr(p, f)
+            for p in phases for f in DFI_PROBE_FIELDS])),
+        platform.request("sim_dram_dfi_address").eq(Cat(*[p.address for p in phases])),
+        platform.request("sim_dram_dfi_bank").eq(Cat(*[p.bank for p in phases])),
+        platform.request("sim_dram_dfi_control").eq(Cat(phases[0].reset_n, phases[0].cke[0], phases[0].odt[0])),
+        platform.request("sim_dram_dfi_data_en").eq(Cat(*[p.wrdata_en for p in phases],
+            *[p.rddata_en for p in phases])),
+    ]
 
 
 def sdram_model(module, clk_freq):
@@ -78,5 +120,6 @@ def sim_dram_phy(platform_module, rows=SIM_DRAM_ROWS):
         phy    = StuckBitDFI(sdram_model(module, clk_freq))
         platform.add_extension([("sim_dram_stuck", 0, Pins(1))])
         phy.comb += phy.stuck.eq(platform.request("sim_dram_stuck"))
+        add_dfi_probe(phy, platform)
         return phy, module
     return dram_phy

@@ -11,6 +11,7 @@
   64 guard bytes untouched, and each window's native word count exact.
 - "refusal":  bad DRAM windows (unaligned, empty, past the end) on both engines: each must be
   refused, counted once, and leave the engines idle.
+- "bringup":  the host's DDR3 bring-up (software/dram) run against the SoC: see dram_bringup.py.
 - "memtest":  LiteDRAM's BIST writes a pattern over a DRAM range and checks it: 0 errors, then
   errors with a stuck data bit injected in the memory model (top-level port `sim_dram_stuck`).
 """
@@ -43,7 +44,9 @@ async def _window(drv, channel, engine, base, length):
 # Jobs ---------------------------------------------------------------------------------------------
 
 async def run_dram_job(bench, job):
-    return await {"dram": _transfer, "refusal": _refusal, "memtest": _memtest}[job["kind"]](bench, job)
+    from hostlink.sim.pcie.dram_bringup import run_bringup
+    return await {"dram": _transfer, "refusal": _refusal, "memtest": _memtest,
+                  "bringup": run_bringup}[job["kind"]](bench, job)
 
 
 async def _transfer(bench, job):
