@@ -3,12 +3,14 @@
 # Copyright (c) 2026 hostlink developers
 # SPDX-License-Identifier: BSD-2-Clause
 
-"""Area of the VC709 PCIe DMA SoC on the XC7VX690T from Yosys `synth_xilinx` (YoWASP), no Vivado.
+"""Area of a PCIe DMA SoC (VC709 by default, ZC706, KC705) from Yosys `synth_xilinx` (YoWASP), no Vivado.
 
-    python -m hostlink.software.reports.xilinx_area [--dma-channels N] [--with-dram] [--json PATH] [--build-dir DIR]
+    python -m hostlink.software.reports.xilinx_area [--board B] [--dma-channels N] [--with-dram] [--json PATH]
+                                                    [--build-dir DIR]
 
-The SoC's generated Verilog and LitePCIe's UltraScale adapters are synthesized with the `pcie3_7x_0`
-hard block as a black box (its ports taken from the PHY's instance). Yosys maps to 7-series cells; the
+The SoC's generated Verilog (and on the VC709 LitePCIe's UltraScale adapters) is synthesized with the PCIe
+hard block (`pcie3_7x_0` on the VC709, `pcie_s7` on the others) as a black box, its ports taken from the
+PHY's instance. Yosys maps to 7-series cells; the
 figures are an estimate of what Vivado would place (Vivado packs and optimizes differently), printed
 next to ffLink's 3-7 % of the XC7VX690T's LUTs. `--with-dram` adds the DDR3 SODIMM (V7DDRPHY, LiteDRAM's
 controller, a DRAM window writer/reader per channel, the memory test): ffLink reports 7 % LUT / 11 % FF
@@ -28,9 +30,35 @@ from migen.fhdl.structure import _Value
 
 from litex.soc.integration.builder import Builder
 
-# XC7VX690T resources (DS180): LUTs, flip-flops, 36 Kb block RAMs.
+# Device resources (DS180 for 7-series, DS190 for Zynq-7000): LUTs, flip-flops, 36 Kb block RAMs.
 XC7VX690T = {"lut": 433200, "ff": 866400, "bram36": 1470}
+XC7K325T  = {"lut": 203800, "ff": 407600, "bram36": 445}
+XC7Z045   = {"lut": 218600, "ff": 437200, "bram36": 545}
 FFLINK_LUT_PERCENT = (3, 7)
+
+
+def _vc709_soc(dma_channels, with_dram):
+    from hostlink.targets import vc709
+    return vc709.BaseSoC(dma_channels=dma_channels, with_dram=with_dram)
+
+
+def _zc706_soc(dma_channels, with_dram):
+    from hostlink.targets import zc706
+    return zc706.BaseSoC(dma_channels=dma_channels, with_dram=with_dram)
+
+
+def _kc705_soc(dma_channels, with_dram):
+    from hostlink.targets import kc705
+    return kc705.BaseSoC(sys_clk_freq=kc705.PCIE_SYS_CLK_FREQ, with_ethernet=False, with_pcie=True,
+        dma_channels=dma_channels, with_dram=with_dram)
+
+
+# board -> (device name, resources, SoC factory, hard block module name)
+BOARDS = {
+    "vc709": ("XC7VX690T", XC7VX690T, _vc709_soc, "pcie3_7x_0"),
+    "zc706": ("XC7Z045",   XC7Z045,   _zc706_soc, "pcie_s7"),
+    "kc705": ("XC7K325T",  XC7K325T,  _kc705_soc, "pcie_s7"),
+}
 
 _LUT   = re.compile(r"^LUT[1-6]$")
 _FF    = {"FDRE", "FDSE", "FDCE", "FDPE"}
@@ -49,17 +77,17 @@ def _blackbox(name, params):
     return f"(* blackbox *)\nmodule {name} (\n" + ",\n".join(ports) + "\n);\nendmodule\n"
 
 
-def generate(build_dir, dma_channels, with_dram=False):
-    """Elaborate the VC709 SoC; return (top name, Verilog sources, black-box Verilog)."""
-    from hostlink.targets import vc709
-    soc = vc709.BaseSoC(dma_channels=dma_channels, with_dram=with_dram)
+def generate(build_dir, dma_channels, with_dram=False, board="vc709"):
+    """Elaborate the board's SoC; return (top name, Verilog sources, black-box Verilog, gateware dir)."""
+    _, _, soc_factory, hard_block = BOARDS[board]
+    soc = soc_factory(dma_channels, with_dram)
     builder = Builder(soc, output_dir=build_dir, compile_gateware=False, compile_software=False)
     builder.build(run=False)
     top = soc.platform.name
     # The toolchain adds the generated top-level Verilog to the platform's sources.
     sources = list(dict.fromkeys([s[0] for s in soc.platform.sources] +
                                  [os.path.join(builder.gateware_dir, f"{top}.v")]))
-    return top, sources, _blackbox("pcie3_7x_0", soc.pcie_phy.pcie_phy_params), builder.gateware_dir
+    return top, sources, _blackbox(hard_block, soc.pcie_phy.pcie_phy_params), builder.gateware_dir
 
 # Synthesis ----------------------------------------------------------------------------------------
 
@@ -107,12 +135,13 @@ def parse_stat(text):
 # Main ---------------------------------------------------------------------------------------------
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description="VC709 SoC area on the XC7VX690T (Yosys synth_xilinx).")
+    parser = argparse.ArgumentParser(description="PCIe DMA SoC area on its FPGA (Yosys synth_xilinx).")
+    parser.add_argument("--board",        default="vc709", choices=sorted(BOARDS), help="Board (default vc709).")
     parser.add_argument("--dma-channels", type=int, default=2, help="DMA channels (1 to 8, default 2).")
     parser.add_argument("--with-dram",    action="store_true",  help="With the DDR3 SODIMM (--with-dram).")
     parser.add_argument("--json",         default=None,         help="Write the figures as JSON to PATH.")
     parser.add_argument("--build-dir",    default=None,
-        help="Default build/reports/xilinx_area (xilinx_area_dram with --with-dram).")
+        help="Default build/reports/xilinx_area_<board> (xilinx_area_<board>_dram with --with-dram).")
     args = parser.parse_args(argv)
     from hostlink.cores.pcie.config import check_dma_channels
     try:
@@ -120,23 +149,28 @@ def main(argv=None):
     except ValueError as error:
         parser.error(str(error))
 
+    device_name, device, _, hard_block = BOARDS[args.board]
     build_dir = os.path.abspath(args.build_dir or os.path.join("build", "reports",
-        "xilinx_area_dram" if args.with_dram else "xilinx_area"))
-    top, sources, blackbox, gateware_dir = generate(build_dir, args.dma_channels, args.with_dram)
+        f"xilinx_area_{args.board}" + ("_dram" if args.with_dram else "")))
+    top, sources, blackbox, gateware_dir = generate(build_dir, args.dma_channels, args.with_dram, args.board)
     area = synthesize(os.path.join(build_dir, "yosys"), top, sources, blackbox, gateware_dir)
     area.pop("cells")
-    share = {k: 100*area[k]/XC7VX690T[k] for k in XC7VX690T}
+    share = {k: 100*area[k]/device[k] for k in device}
     dram = ", DDR3 SODIMM" if args.with_dram else ""
-    print(f"VC709 SoC, {args.dma_channels} DMA channel(s){dram}, pcie3_7x as a black box, Yosys synth_xilinx:")
-    print(f"  LUT   {area['lut']:>7} ({share['lut']:.2f} % of {XC7VX690T['lut']}; "
-          f"{area['lut_memory']} as LUTRAM/SRL)   ffLink: {FFLINK_LUT_PERCENT[0]}-{FFLINK_LUT_PERCENT[1]} %")
-    print(f"  FF    {area['ff']:>7} ({share['ff']:.2f} % of {XC7VX690T['ff']})")
-    print(f"  BRAM  {area['bram36']:>7} ({share['bram36']:.2f} % of {XC7VX690T['bram36']} RAMB36)")
+    fflink = (f"   ffLink: {FFLINK_LUT_PERCENT[0]}-{FFLINK_LUT_PERCENT[1]} % of the XC7VX690T"
+              if args.board == "vc709" else "")
+    print(f"{args.board.upper()} SoC on the {device_name}, {args.dma_channels} DMA channel(s){dram}, {hard_block} "
+          f"as a black box, Yosys synth_xilinx:")
+    print(f"  LUT   {area['lut']:>7} ({share['lut']:.2f} % of {device['lut']}; "
+          f"{area['lut_memory']} as LUTRAM/SRL){fflink}")
+    print(f"  FF    {area['ff']:>7} ({share['ff']:.2f} % of {device['ff']})")
+    print(f"  BRAM  {area['bram36']:>7} ({share['bram36']:.2f} % of {device['bram36']} RAMB36)")
     print(f"  CARRY4 {area['carry4']}, DSP48E1 {area['dsp']}")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"dma_channels": args.dma_channels, "with_dram": args.with_dram, "area": area, "percent": share,
-                       "device": XC7VX690T, "fflink_lut_percent": FFLINK_LUT_PERCENT}, f, indent=2)
+            json.dump({"board": args.board, "dma_channels": args.dma_channels, "with_dram": args.with_dram,
+                       "area": area, "percent": share, "device_name": device_name, "device": device,
+                       "fflink_lut_percent": FFLINK_LUT_PERCENT}, f, indent=2)
     return 0
 
 if __name__ == "__main__":
