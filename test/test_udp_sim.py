@@ -214,9 +214,12 @@ def test_processes_in_a_deleted_namespace_are_ended():
 def test_interrupted_run_stops_the_simulator_and_deletes_its_namespace(gen, gen_dir, signame):
     # A run far too long to finish, stopped once traffic flows; as Ctrl-C does, SIGINT goes to the
     # whole process group (simulator and host tool included).
+    # A shell without job control starts background commands with SIGINT ignored, and children inherit
+    # that (e.g. `make test &` in a script): restore the default, as an interactive terminal has it.
     p = subprocess.Popen([sys.executable, SIM_PY, "udp", "--payload", "1472", "--count", "10000000",
                           "--build-dir", os.path.join(gen_dir, "build")],
-                         start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                         start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         out = ""
         while "packets of 1472 bytes" not in out:
