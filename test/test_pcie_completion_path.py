@@ -150,26 +150,28 @@ def test_depacketizer_drops_what_is_not_a_completion():
 
 # TLP controller -----------------------------------------------------------------------------------
 
+def _requester(dut, requests):
+    """Read requests, one per (channel, user_id), each carrying its index as the address."""
+    for index, (channel, user_id) in enumerate(requests):
+        yield dut.master_in.sink.valid.eq(1)
+        yield dut.master_in.sink.first.eq(1)
+        yield dut.master_in.sink.last.eq(1)
+        yield dut.master_in.sink.we.eq(0)
+        yield dut.master_in.sink.channel.eq(channel)
+        yield dut.master_in.sink.user_id.eq(user_id)
+        yield dut.master_in.sink.adr.eq(index)
+        yield
+        while not (yield dut.master_in.sink.ready):
+            yield
+    yield dut.master_in.sink.valid.eq(0)
+
+
 def _controller_bench(dut, requests, max_pending, words_per_completion, completions_per_request, rng,
     ready_probability, log):
     """Requests in, a host that completes out of order, completions out; fills `log`."""
     outstanding = {}           # tag -> request index
     order       = []           # request indices in the order they left
     host_queue  = []           # (tag, index) waiting for completion
-
-    def requester():
-        for index, (channel, user_id) in enumerate(requests):
-            yield dut.master_in.sink.valid.eq(1)
-            yield dut.master_in.sink.first.eq(1)
-            yield dut.master_in.sink.last.eq(1)
-            yield dut.master_in.sink.we.eq(0)
-            yield dut.master_in.sink.channel.eq(channel)
-            yield dut.master_in.sink.user_id.eq(user_id)
-            yield dut.master_in.sink.adr.eq(index)
-            yield
-            while not (yield dut.master_in.sink.ready):
-                yield
-        yield dut.master_in.sink.valid.eq(0)
 
     def host():
         yield dut.master_out.sink.ready.eq(1)
@@ -219,7 +221,7 @@ def _controller_bench(dut, requests, max_pending, words_per_completion, completi
                     (yield dut.master_in.source.channel), (yield dut.master_in.source.user_id)))
 
     log["order"] = order
-    return [requester(), host(), consumer()]
+    return [_requester(dut, requests), host(), consumer()]
 
 
 @pytest.mark.parametrize("max_pending, ready_probability", [(4, 1.0), (4, 0.5), (8, 0.8), (1, 1.0)])
@@ -257,18 +259,6 @@ def _interleaving_bench(dut, requests, words_per_completion, completions_per_req
     each), as a root complex serving several reads at once does."""
     order   = []
     pending = []   # [tag, index, completions sent]
-
-    def requester():
-        for index, (channel, user_id) in enumerate(requests):
-            yield dut.master_in.sink.valid.eq(1)
-            yield dut.master_in.sink.last.eq(1)
-            yield dut.master_in.sink.channel.eq(channel)
-            yield dut.master_in.sink.user_id.eq(user_id)
-            yield dut.master_in.sink.adr.eq(index)
-            yield
-            while not (yield dut.master_in.sink.ready):
-                yield
-        yield dut.master_in.sink.valid.eq(0)
 
     def host():
         yield dut.master_out.sink.ready.eq(1)
@@ -313,7 +303,7 @@ def _interleaving_bench(dut, requests, words_per_completion, completions_per_req
                     (yield dut.master_in.source.user_id)))
 
     log["order"] = order
-    return [requester(), host(), consumer()]
+    return [_requester(dut, requests), host(), consumer()]
 
 
 @pytest.mark.parametrize("max_pending, ready_probability", [(8, 1.0), (8, 0.6), (32, 0.9), (2, 1.0)])
