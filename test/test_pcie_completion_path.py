@@ -150,16 +150,19 @@ def test_depacketizer_drops_what_is_not_a_completion():
 
 # TLP controller -----------------------------------------------------------------------------------
 
-def _requester(dut, requests):
-    """Read requests, one per (channel, user_id), each carrying its index as the address."""
+def _requester(dut, requests, beats, offset=0):
+    """Read requests of `beats` 256-bit beats, one per (channel, user_id), each at a 4 KiB page numbered by
+    its index (`offset` DWs into it: the request then takes one beat more)."""
     for index, (channel, user_id) in enumerate(requests):
+        dws = (beats - (offset > 0))*8
+        yield dut.master_in.sink.len.eq(dws & 0x3ff)   # 0: 1024 DWs.
         yield dut.master_in.sink.valid.eq(1)
         yield dut.master_in.sink.first.eq(1)
         yield dut.master_in.sink.last.eq(1)
         yield dut.master_in.sink.we.eq(0)
         yield dut.master_in.sink.channel.eq(channel)
         yield dut.master_in.sink.user_id.eq(user_id)
-        yield dut.master_in.sink.adr.eq(index)
+        yield dut.master_in.sink.adr.eq(index << 12 | offset*4)
         yield
         while not (yield dut.master_in.sink.ready):
             yield
@@ -180,7 +183,7 @@ def _controller_bench(dut, requests, max_pending, words_per_completion, completi
             yield
             if (yield dut.master_out.sink.valid) and (yield dut.master_out.sink.ready):
                 tag   = (yield dut.master_out.sink.tag)
-                index = (yield dut.master_out.sink.adr)
+                index = (yield dut.master_out.sink.adr) >> 12
                 assert tag not in outstanding, f"tag {tag} reused before its completion"
                 outstanding[tag] = index
                 log["max_outstanding"] = max(log.get("max_outstanding", 0), len(outstanding))
@@ -221,7 +224,7 @@ def _controller_bench(dut, requests, max_pending, words_per_completion, completi
                     (yield dut.master_in.source.channel), (yield dut.master_in.source.user_id)))
 
     log["order"] = order
-    return [_requester(dut, requests), host(), consumer()]
+    return [_requester(dut, requests, completions_per_request*words_per_completion), host(), consumer()]
 
 
 @pytest.mark.parametrize("max_pending, ready_probability", [(4, 1.0), (4, 0.5), (8, 0.8), (1, 1.0)])
@@ -254,7 +257,8 @@ def test_controller_refuses_bad_reads_in_flight():
         TLPController(256, 64, 3)
 
 
-def _interleaving_bench(dut, requests, words_per_completion, completions_per_request, rng, ready_probability, log):
+def _interleaving_bench(dut, requests, words_per_completion, completions_per_request, rng, ready_probability, log,
+    offset=0):
     """Like _controller_bench, but the host interleaves the completions of different tags (whole TLPs
     each), as a root complex serving several reads at once does."""
     order   = []
@@ -266,9 +270,10 @@ def _interleaving_bench(dut, requests, words_per_completion, completions_per_req
         while done < len(requests):
             yield
             if (yield dut.master_out.sink.valid) and (yield dut.master_out.sink.ready):
-                index = (yield dut.master_out.sink.adr)
+                index = (yield dut.master_out.sink.adr) >> 12
                 order.append(index)
                 pending.append([(yield dut.master_out.sink.tag), index, 0])
+                log["max_outstanding"] = max(log.get("max_outstanding", 0), len(pending))
             if pending and rng.random() < 0.7:
                 entry = rng.choice(pending)
                 tag, index, c = entry
@@ -303,7 +308,7 @@ def _interleaving_bench(dut, requests, words_per_completion, completions_per_req
                     (yield dut.master_in.source.user_id)))
 
     log["order"] = order
-    return [_requester(dut, requests), host(), consumer()]
+    return [_requester(dut, requests, completions_per_request*words_per_completion, offset), host(), consumer()]
 
 
 @pytest.mark.parametrize("max_pending, ready_probability", [(8, 1.0), (8, 0.6), (32, 0.9), (2, 1.0)])
@@ -330,7 +335,8 @@ def test_controller_streams_consecutive_requests_without_a_bubble():
         for index in range(8):
             yield dut.master_in.sink.valid.eq(1)
             yield dut.master_in.sink.last.eq(1)
-            yield dut.master_in.sink.adr.eq(index)
+            yield dut.master_in.sink.adr.eq(index << 12)
+            yield dut.master_in.sink.len.eq(16*8)
             yield dut.master_out.sink.ready.eq(1)
             while True:
                 yield
@@ -358,3 +364,48 @@ def test_controller_streams_consecutive_requests_without_a_bubble():
     assert [dat for _, dat in beats_out] == [index << 16 | w for index in range(8) for w in range(16)]
     cycles = [cycle for cycle, _ in beats_out]
     assert cycles == list(range(cycles[0], cycles[0] + 8*16))
+
+
+# Shared completion buffer --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("buffer_bytes, ready_probability", [(8192, 1.0), (16384, 0.7)])
+def test_controller_large_reads_share_the_buffer(buffer_bytes, ready_probability):
+    """4096-byte reads (TLP length 0: 1024 DWs), each in 16 completions of 256 bytes interleaved with other
+    reads': as many in flight as the buffer holds, whatever the tags allow, and delivered whole and in order."""
+    rng = random.Random(buffer_bytes + int(10*ready_probability))
+    requests = [(i % 2, i) for i in range(10)]
+    dut = TLPController(256, 64, 32, max_request_bytes=4096, buffer_bytes=buffer_bytes)
+    log = {}
+    wpc, cpr = 8, 16
+    run_simulation(dut, _interleaving_bench(dut, requests, wpc, cpr, rng, ready_probability, log))
+    assert log["max_outstanding"] == buffer_bytes//4096
+    expected = [(index << 16 | c*wpc + w, int(w == 0), int(w == wpc - 1), int(c == cpr - 1),
+                 requests[index][0], requests[index][1])
+        for index in log["order"] for c in range(cpr) for w in range(wpc)]
+    assert log["received"] == expected
+
+
+def test_controller_gives_unaligned_reads_a_beat_more():
+    """A read starting mid-beat returns one beat more than its length fills: 17 beats for 16 x 8 DWs - 4
+    whose first DW is the 5th of a beat. The buffer takes exactly those beats, so the ring wraps mid-request,
+    and nothing is overwritten."""
+    rng = random.Random(5)
+    requests = [(0, i) for i in range(24)]
+    dut = TLPController(256, 64, 8, buffer_bytes=2048)   # 64 beats: 3 requests of 17, the 4th waits.
+    log = {}
+    run_simulation(dut, _interleaving_bench(dut, requests, 17, 1, rng, 0.9, log, offset=4))
+    assert log["max_outstanding"] == 3
+    expected = [(index << 16 | w, int(w == 0), int(w == 16), 1, requests[index][0], requests[index][1])
+        for index in log["order"] for w in range(17)]
+    assert log["received"] == expected
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(buffer_bytes=3000),  "power of two of at least 1024 bytes .* not 3000"),
+    (dict(buffer_bytes=512),   "power of two of at least 1024 bytes .* not 512"),
+    (dict(max_request_bytes=4096, buffer_bytes=4096), "at least 8192 bytes .*4096-byte read request"),
+    (dict(max_request_bytes=768), "largest read request must be a power of two from 128 to 4096 bytes, not 768"),
+])
+def test_controller_refuses_a_buffer_that_cannot_take_a_read(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        TLPController(256, 64, 8, **kwargs)

@@ -275,3 +275,40 @@ def test_sim_msi_per_descriptor_that_asks(sim_run):
     (row,) = [r for r in sim_run["results"] if r["size"] == 16384]
     # 4 descriptors per direction, an MSI on the 2nd and the 4th: 2 per direction.
     assert row["msis_expected"] == 4
+
+
+# Large read requests: with the host granting MRRS 4096, the DMA reads 4 KiB at a time. The descriptors
+# of the last job are smaller than MRRS, those of the others end on a partial request.
+def _large_read_jobs():
+    jobs = [{"kind": "bidir", "size": size, "channels": [0], "descriptor_size": 65536}
+            for size in [32, 4128, 65536 + 96, 1 << 18]]
+    jobs.append({"kind": "h2c", "size": 12320, "channels": [0], "descriptor_size": 65536})
+    jobs.append({"kind": "bidir", "size": 16384 + 32, "channels": [0, 1], "descriptor_size": 2048})
+    return jobs
+
+@pytest.fixture(scope="module")
+def sim_run_large_reads():
+    from hostlink.sim.pcie.run import run_jobs
+    from hostlink.sim.pcie.host import host_profile
+    profile = host_profile("default", link_speed=3, link_width=8, max_read_request=4096, seed=4)
+    return run_jobs("vc709", _large_read_jobs(), profile, dma_channels=2)
+
+def test_sim_large_reads(sim_run_large_reads):
+    assert sim_run_large_reads["enumeration"]["max_request_size"] == 4096
+    reads = sim_run_large_reads["host_reads"]
+    assert reads["largest_bytes"] == 4096     # 1024 DWs reach the host as such, not as 0 DWs.
+    assert reads["bad"] == 0                  # None over MRRS or across 4 KiB.
+    rows = sim_run_large_reads["results"]
+    assert len(rows) == len(_large_read_jobs())
+    for row in rows:
+        assert not row["timed_out"], row
+        assert row["errors"] == 0, row
+        assert row["msis"] == row["msis_expected"], row
+
+def test_phy_reads_up_to_4096_bytes_from_128_bits():
+    """The dword count fix needs the whole RQ descriptor in the first beat: 128 and 256 bits. At 64 bits
+    reads stop at 2048 bytes, whose count LitePCIe's adapter expresses."""
+    assert _phy().max_request_limit == 4096
+    platform = vc709_platform.Platform()
+    phy = V7Gen3PCIEPHY(platform, platform.request("pcie_x1"), data_width=64)
+    assert phy.pcie_data_width == 64 and phy.max_request_limit == 2048

@@ -6,12 +6,15 @@
 
 Same job and ports as LitePCIe's `LitePCIeTLPController`: hand out a free tag to each read request, remember
 the order the requests left in, buffer each tag's completions, and deliver them in request order to the
-crossbar's read ports. Completions are written straight into the tag's region of one block RAM (LitePCIe
-waits one cycle on the first beat of each completion). A tag returns to the free list when its data has been
-delivered, so each region holds exactly one maximum read request.
+crossbar's read ports. Completions are written straight into their request's place in one block RAM
+(LitePCIe waits one cycle on the first beat of each completion).
 
-Requests are assumed aligned to the data width, as LitePCIe's DMA needs: a request of max_request_size then
-never returns more than max_request_size/(data_width/8) beats.
+The block RAM is a ring shared by all tags: each read request takes as many beats of it as it will return,
+in request order, and gives them back when its last beat has been delivered. A read leaves only with a free
+tag and room for its data, so completions always have somewhere to go, whatever the size of the requests:
+32 reads of 512 bytes or 4 of 4096 in the same 16 KiB.
+
+Requests that do not start on a data-width boundary are given one more beat than their length needs.
 """
 
 from migen import *
@@ -22,14 +25,26 @@ from litex.soc.interconnect import stream
 
 from litepcie.common import completion_layout
 from litepcie.core.common import LitePCIeMasterInternalPort
-from litepcie.tlp.common import max_request_size
 
 # TLP Controller -----------------------------------------------------------------------------------
 
 class TLPController(LiteXModule):
-    def __init__(self, data_width, address_width, max_pending_requests):
+    def __init__(self, data_width, address_width, max_pending_requests, max_request_bytes=512,
+        buffer_bytes=None):
         if max_pending_requests not in [1, 2, 4, 8, 16, 32, 64, 128]:
             raise ValueError(f"reads in flight must be a power of two from 1 to 128, not {max_pending_requests!r}")
+        if max_request_bytes not in [128, 256, 512, 1024, 2048, 4096]:
+            raise ValueError(f"largest read request must be a power of two from 128 to 4096 bytes, "
+                f"not {max_request_bytes!r}")
+        beat_bytes = data_width//8
+        # One largest request, unaligned, must fit: the ring is then never too small to take a request.
+        min_bytes  = 2**log2_int(max_request_bytes + beat_bytes, need_pow2=False)
+        if buffer_bytes is None:
+            buffer_bytes = max(min_bytes, max_pending_requests*512)   # A 512-byte read on every tag.
+        if not isinstance(buffer_bytes, int) or buffer_bytes & (buffer_bytes - 1) or buffer_bytes < min_bytes:
+            raise ValueError(f"completion buffer must be a power of two of at least {min_bytes} bytes (one "
+                f"{max_request_bytes}-byte read request), not {buffer_bytes!r}")
+        self.buffer_bytes = buffer_bytes
         self.master_in  = LitePCIeMasterInternalPort(data_width, address_width)  # Towards the user ports.
         self.master_out = LitePCIeMasterInternalPort(data_width, address_width)  # Towards the PHY.
 
@@ -37,13 +52,17 @@ class TLPController(LiteXModule):
 
         req_in,  req_out = self.master_in.sink,    self.master_out.sink
         cmp_in,  cmp_out = self.master_out.source, self.master_in.source
-        tag_bits = max(1, log2_int(max_pending_requests))
+        tag_bits  = max(1, log2_int(max_pending_requests))
+        words     = buffer_bytes//beat_bytes   # Ring size, in beats.
+        ring_bits = log2_int(words)
+        dw_shift  = log2_int(beat_bytes//4)    # DWs per beat, as a shift.
 
         # Free tags, filled with every tag after reset; a tag returns when its request is complete.
         self.free_tags = free_tags = stream.SyncFIFO([("tag", tag_bits)], max_pending_requests, buffered=True)
-        # Tags in the order their requests left: completions are delivered in this order.
-        self.issued = issued = stream.SyncFIFO([("tag", tag_bits), ("channel", 8), ("user_id", 8)],
-            max_pending_requests, buffered=True)
+        # Tags in the order their requests left, with their place in the ring: completions are delivered
+        # in this order.
+        self.issued = issued = stream.SyncFIFO([("tag", tag_bits), ("channel", 8), ("user_id", 8),
+            ("base", ring_bits), ("words", ring_bits + 1)], max_pending_requests, buffered=True)
 
         fill_count = Signal(tag_bits + 1)
         filling    = Signal()
@@ -51,11 +70,18 @@ class TLPController(LiteXModule):
         self.sync += If(filling, fill_count.eq(fill_count + 1))
 
         # Requests ---------------------------------------------------------------------------------
-        # Writes pass; a read leaves only with a free tag and room to remember it.
-        can_read = Signal()
-        pass_req = Signal()
+        # Writes pass; a read leaves only with a free tag, room to remember it and room for its data.
+        req_dws   = Signal(11)
+        req_words = Signal(ring_bits + 1)
+        alloc     = Signal(ring_bits)              # Where the next request's data goes.
+        free      = Signal(max=words + 1, reset=words)
+        can_read  = Signal()
+        pass_req  = Signal()
+        issue     = Signal()
         self.comb += [
-            can_read.eq(free_tags.source.valid & issued.sink.ready & ~filling),
+            req_dws.eq(Mux(req_in.len[:10] == 0, 1024, req_in.len[:10])),
+            req_words.eq((req_in.adr[2:2 + dw_shift] + req_dws + (2**dw_shift - 1)) >> dw_shift),
+            can_read.eq(free_tags.source.valid & issued.sink.ready & ~filling & (free >= req_words)),
             pass_req.eq(req_in.we | can_read),
             req_in.connect(req_out, omit={"valid", "ready", "tag"}),
             req_out.valid.eq(req_in.valid & pass_req),
@@ -64,41 +90,53 @@ class TLPController(LiteXModule):
             issued.sink.tag.eq(free_tags.source.tag),
             issued.sink.channel.eq(req_in.channel),
             issued.sink.user_id.eq(req_in.user_id),
-            If(req_out.valid & req_out.ready & req_out.last & ~req_in.we,
+            issued.sink.base.eq(alloc),
+            issued.sink.words.eq(req_words),
+            issue.eq(req_out.valid & req_out.ready & req_out.last & ~req_in.we),
+            If(issue,
                 free_tags.source.ready.eq(1),
                 issued.sink.valid.eq(1),
             ),
         ]
+        self.sync += If(issue, alloc.eq(alloc + req_words))
 
-        # Completions into one buffer -------------------------------------------------------------
-        # One block RAM holds a maximum read request per tag, at `tag * words`: completions are written
-        # where their tag's next beat goes (a request's completions arrive in address order, those of
-        # different tags interleave), and read out in request order. Per-tag buffers as FIFOs cost
-        # LUT RAM, an output register and a 2**tag_bits-way multiplexer for every bit of the
-        # completion layout: more than half of the whole SoC's LUTs and flip-flops at 32 tags.
-        words      = max(2, max_request_size//(data_width//8))
-        word_bits  = log2_int(words)
-        tags       = 2**tag_bits
+        # Completions into the ring ----------------------------------------------------------------
+        # A request's completions arrive in address order, those of different tags interleave: each beat
+        # is written at its tag's base plus the beats its tag has had so far. Per-tag FIFOs instead cost
+        # LUT RAM, an output register and a 2**tag_bits-way multiplexer for every bit of the completion
+        # layout: more than half of the whole SoC's LUTs and flip-flops at 32 tags.
         fields     = [(name, len(getattr(cmp_in, name))) for name, _ in completion_layout(data_width).payload_layout
                       if name not in ("channel", "user_id")]
         layout     = fields + [("first", 1), ("last", 1)]
         stored     = Record(layout)
-        mem        = Memory(len(stored), tags*words)
+        mem        = Memory(len(stored), words)
         wport      = mem.get_port(write_capable=True)
         # Read-first: a beat is only read once its tag's write count has passed it, never in the cycle
         # it is written, so the port needs no write-to-read bypass.
         rport      = mem.get_port(async_read=False, mode=READ_FIRST)
         self.specials += mem, wport, rport
 
-        written  = Array(Signal(word_bits + 1, name=f"written{i}")  for i in range(tags)) # Beats in.
+        tags     = 2**tag_bits
+        written  = Array(Signal(ring_bits + 1, name=f"written{i}") for i in range(tags))  # Beats in.
         complete = Array(Signal(name=f"complete{i}") for i in range(tags))                 # Last beat in.
         cmp_tag  = Signal(tag_bits)
         ours     = Signal()
+        # Each tag's place in the ring, written when its request leaves (distributed RAM).
+        base_mem   = Memory(ring_bits, tags)
+        base_wport = base_mem.get_port(write_capable=True)
+        base_rport = base_mem.get_port(async_read=True)
+        self.specials += base_mem, base_wport, base_rport
+        self.comb += [
+            base_wport.adr.eq(free_tags.source.tag),
+            base_wport.dat_w.eq(alloc),
+            base_wport.we.eq(issue),
+            base_rport.adr.eq(cmp_tag),
+        ]
         self.comb += [
             cmp_tag.eq(cmp_in.tag[:tag_bits]),
             ours.eq(cmp_in.tag[tag_bits:] == 0),
-            cmp_in.ready.eq(1),   # Room is guaranteed: a tag is only issued with its buffer empty.
-            wport.adr.eq(Cat(written[cmp_tag][:word_bits], cmp_tag)),
+            cmp_in.ready.eq(1),   # Room is guaranteed: a read only leaves with room for its data.
+            wport.adr.eq(base_rport.dat_r + written[cmp_tag][:ring_bits]),
             wport.dat_w.eq(Cat(*[getattr(cmp_in, name) for name, _ in layout])),
             wport.we.eq(cmp_in.valid & ours),   # Not one of our tags: dropped.
         ]
@@ -116,13 +154,14 @@ class TLPController(LiteXModule):
         # a read is only issued with room for it there.
         out_depth = 4
         head      = issued.source
-        read_ptr  = Signal(word_bits + 1)
-        head_written  = Signal(word_bits + 1)
+        read_ptr  = Signal(ring_bits + 1)
+        head_written  = Signal(ring_bits + 1)
         head_complete = Signal()
         readable  = Signal()
         final     = Signal()
         do_read   = Signal()
-        meta_layout = [("channel", 8), ("user_id", 8), ("free_tag", tag_bits), ("final", 1)]
+        meta_layout = [("channel", 8), ("user_id", 8), ("free_tag", tag_bits), ("free_words", ring_bits + 1),
+            ("final", 1)]
         self.out_fifo = out_fifo = stream.SyncFIFO(fields + meta_layout, out_depth)
         read_valid = Signal()
         read_meta  = Record(meta_layout)
@@ -132,7 +171,7 @@ class TLPController(LiteXModule):
             readable.eq(head.valid & (read_ptr != head_written)),
             final.eq(head_complete & (read_ptr + 1 == head_written)),
             do_read.eq(readable & (out_fifo.level + read_valid < out_depth)),
-            rport.adr.eq(Cat(read_ptr[:word_bits], head.tag)),
+            rport.adr.eq(head.base + read_ptr[:ring_bits]),
             head.ready.eq(do_read & final),
         ]
         self.sync += [
@@ -143,6 +182,7 @@ class TLPController(LiteXModule):
             read_meta.channel.eq(head.channel),
             read_meta.user_id.eq(head.user_id),
             read_meta.free_tag.eq(head.tag),
+            read_meta.free_words.eq(head.words),
             read_meta.final.eq(final),
         ]
         read_data = Record(layout)
@@ -151,10 +191,10 @@ class TLPController(LiteXModule):
             out_fifo.sink.valid.eq(read_valid),
             *[getattr(out_fifo.sink, name).eq(getattr(read_data, name)) for name, _ in layout],  # With first/last.
             *[getattr(out_fifo.sink, name).eq(getattr(read_meta, name)) for name, _ in meta_layout],
-            out_fifo.source.connect(cmp_out, omit={"free_tag", "final"}),
+            out_fifo.source.connect(cmp_out, omit={"free_tag", "free_words", "final"}),
         ]
 
-        # A tag is free again once its last beat has been delivered, and its buffer is then empty.
+        # A tag and its request's beats of the ring are free again once its last beat has been delivered.
         delivered = Signal()
         self.comb += delivered.eq(out_fifo.source.valid & out_fifo.source.ready & out_fifo.source.final)
         self.comb += [
@@ -170,3 +210,4 @@ class TLPController(LiteXModule):
             written[out_fifo.source.free_tag].eq(0),
             complete[out_fifo.source.free_tag].eq(0),
         )
+        self.sync += free.eq(free + Mux(delivered, out_fifo.source.free_words, 0) - Mux(issue, req_words, 0))

@@ -39,6 +39,7 @@ class PCIeCrossbar(LitePCIeCrossbar):
                 data_width           = self.data_width,
                 address_width        = self.address_width,
                 max_pending_requests = self.max_pending_requests,
+                max_request_bytes    = self.max_request_bytes,
             )
             self.master_arbitrate_dispatch(readers, self.controller.master_in)
             masters.append(self.controller.master_out)
@@ -92,6 +93,9 @@ class PCIeEndpoint(LiteXModule):
             req_sink, cmp_sink = req_packetizer.req_sink, cmp_packetizer.cmp_sink
 
         self.crossbar = crossbar = PCIeCrossbar(phy.data_width, address_width, max_pending_requests)
+        # Largest read the PHY lets the DMA issue (LitePCIe's PHYs stop at 512 bytes): the TLP controller's
+        # completion buffer must take one.
+        crossbar.max_request_bytes = getattr(phy, "max_request_limit", 512)
         self.comb += [
             # Host -> FPGA requests (BAR0) and their completions.
             req_source.connect(crossbar.phy_slave.sink),

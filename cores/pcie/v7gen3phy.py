@@ -21,7 +21,9 @@ What differs from the UltraScale block and is handled here:
 - MSI: `cfg_interrupt_msi_int` is a 32-bit one-hot pulse per vector, answered by `..._msi_sent` or
   `..._msi_fail`; LitePCIe's MSI stream becomes one pulse per message, re-sent on failure;
 - configuration status: widths of the 7-series block (2 functions, not 4), no `pcie_rq_tag_av`;
-- every bit of the 22-bit `m_axis_cq_tready` / `m_axis_rc_tready` is driven with the same value (PG023).
+- every bit of the 22-bit `m_axis_cq_tready` / `m_axis_rc_tready` is driven with the same value (PG023);
+- read requests up to 4096 bytes: `max_request_size` follows the host's MRRS up to `max_request_limit`, and
+  a 1024-DW read gets the descriptor dword count LitePCIe's RQ adapter cannot express.
 """
 
 import os
@@ -118,6 +120,9 @@ class V7Gen3PCIEPHY(LiteXModule):
         self.msi_vectors      = msi_vectors
         self.id               = Signal(16)
         self.max_request_size = Signal(16)
+        # Largest read request issued, whatever the host allows (LitePCIe's PHYs stop at 512). 4096 bytes
+        # needs the dword count fix below, which needs the whole descriptor in the first beat.
+        self.max_request_limit = 4096 if pcie_data_width >= 128 else 2048
         self.max_payload_size = Signal(16)
         self.config           = {}
         self.external_hard_ip = False
@@ -227,6 +232,17 @@ class V7Gen3PCIEPHY(LiteXModule):
                     ("o", "s_axis_cc_tlast"), ("i", "s_axis_cc_tready"), ("o", "s_axis_cc_tuser"),
                     ("o", "s_axis_cc_tvalid")]}),
         ]
+        # LitePCIe's RQ adapter copies the TLP's 10-bit length into the descriptor's 11-bit dword count, so a
+        # 4096-byte read (length 0, meaning 1024 DWs) would leave as a 0-DW request: set the count's bit 10.
+        # The descriptor's first beat holds the whole dword count (bits 74:64) at 128 and 256 bits.
+        # At 64 bits reads stop at 2048 bytes (max_request_limit) and need no fix.
+        rq_tdata = Signal(dw)
+        self.comb += rq_tdata.eq(a["s_axis_rq_tdata"])
+        if dw >= 128:
+            rq_first = Signal(reset=1)
+            self.sync.pcie += If(a["s_axis_rq_tvalid"] & a["s_axis_rq_tready"],
+                rq_first.eq(a["s_axis_rq_tlast"]))
+            self.comb += If(rq_first & (a["s_axis_rq_tdata"][64:75] == 0), rq_tdata[74].eq(1))
         self.comb += [
             m_axis_cq.first.eq(m_axis_cq_tuser[14]),
             m_axis_cq.last.eq(m_axis_cq_tlast),
@@ -283,7 +299,7 @@ class V7Gen3PCIEPHY(LiteXModule):
         cfg_max_payload  = Signal(3)
         cfg_max_read_req = Signal(3)
         self.comb += [
-            convert_size(cfg_max_read_req, self.max_request_size, max_size=512),
+            convert_size(cfg_max_read_req, self.max_request_size, max_size=self.max_request_limit),
             convert_size(cfg_max_payload,  self.max_payload_size, max_size=512),
         ]
 
@@ -332,7 +348,7 @@ class V7Gen3PCIEPHY(LiteXModule):
             o_user_app_rdy                  = Open(),
 
             # Requester request (FPGA -> host).
-            i_s_axis_rq_tdata               = a["s_axis_rq_tdata"],
+            i_s_axis_rq_tdata               = rq_tdata,
             i_s_axis_rq_tkeep               = a["s_axis_rq_tkeep"],
             i_s_axis_rq_tlast               = a["s_axis_rq_tlast"],
             o_s_axis_rq_tready              = a["s_axis_rq_tready"],

@@ -138,6 +138,9 @@ class Bench:
         self.function = self.rc.find_device(self.dev.functions[0].pcie_id)
         await self.function.enable_device()
         await self.function.set_master()
+        # The OS (or the driver, as Linux's pcie_set_readrq()) programs the device's Max Read Request Size;
+        # cocotbext's enumeration leaves it at its reset value.
+        await self.function.set_readrq(mps_code(self.profile.max_read_request))
         await self.function.alloc_irq_vectors(1, 1)
         async def on_msi():
             self.msis += 1
@@ -198,6 +201,7 @@ class Bench:
         # Start: writers first so the loopback never waits for them, generators last.
         msis_before  = self.msis
         cpl_before   = self.dev.rx_cpl_bytes
+        bad_before   = self.rc.bad_reads
         t_start = get_sim_time("ns")
         for entry in plan:
             if "dst" in entry:
@@ -253,6 +257,7 @@ class Bench:
                 await drv.stop(ch, d)
             await drv.set_loopback(ch, False)
 
+        errors += self.rc.bad_reads - bad_before
         timed_out = t_end is None
         cycles = self.cycles(t_end - t_start) if not timed_out else None
         bytes_per_direction = size * len(channels)
@@ -311,5 +316,7 @@ async def dma_bench(dut):
                 row["stream_profile"] = profile
         results["results"].extend(rows)
         bench.log.warning("result %s", results["results"][-1])
+    results["host_reads"] = {"served": bench.rc.reads_served, "largest_bytes": bench.rc.largest_read,
+        "bad": bench.rc.bad_reads}
     with open(config["results"], "w") as f:
         json.dump(results, f, indent=2)

@@ -90,10 +90,19 @@ class HostRootComplex(RootComplex):
         self.wake     = Event()
         self.split_on_all_rcb = profile.completion_size == "64"
         self.reads_served = 0
+        self.bad_reads    = 0   # Requests over MRRS or across a 4 KiB boundary.
+        self.largest_read = 0   # Bytes.
         cocotb.start_soon(self._run_completer())
 
     async def handle_mem_read_tlp(self, tlp):
         addr = tlp.address
+        # A read the device was not allowed to make (over the MRRS it was given, or across a 4 KiB
+        # boundary) is counted as an error of the run; one within MRRS is still served, so the run ends.
+        self.largest_read = max(self.largest_read, tlp.length*4)
+        if tlp.length*4 > self.profile.max_read_request or tlp.length*4 > 0x1000 - (addr & 0xfff):
+            self.bad_reads += 1
+            self.log.error("read request of %d bytes at 0x%x: over MRRS (%d) or across 4 KiB",
+                tlp.length*4, addr, self.profile.max_read_request)
         if not self.mem_address_space.find_regions(addr, tlp.length*4) or \
            tlp.length*4 > 0x1000 - (addr & 0xfff):
             return await super().handle_mem_read_tlp(tlp)
