@@ -38,8 +38,9 @@ DRAM_TOOL_SOURCES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dr
 def generate_driver(soc, driver_dir):
     """Write `<driver_dir>/kernel` and `<driver_dir>/user` for `soc` and return `driver_dir`.
 
-    The sources are LitePCIe's own, copied unchanged: LitePCIe 2024.12 builds cleanly against Debian 12's
-    6.1 kernel headers, so no adaptation is needed. The register headers come from `soc`; the
+    The sources are LitePCIe's own: LitePCIe 2024.12 builds cleanly against Debian 12's 6.1 kernel headers,
+    so no adaptation is needed. One line is added when the SoC's DMA reads more than 512 bytes at a time
+    (VC709): the probe asks for that Max Read Request Size (pcie_set_readrq). The register headers come from `soc`; the
     DMA register offsets that LitePCIe's config.h keeps by hand are checked against them, so a SoC
     whose DMA register layout differs from what the driver expects fails here, not on the board.
     """
@@ -61,8 +62,30 @@ def generate_driver(soc, driver_dir):
     kernel_dir = os.path.join(driver_dir, "kernel")
     generate_litepcie_software_headers(soc, kernel_dir)
     _check_dma_offsets(kernel_dir)
+    max_request = getattr(getattr(soc, "pcie_phy", None), "max_request_limit", 512)
+    if max_request > 512:
+        _ask_for_read_request_size(kernel_dir, max_request)
     generate_dram_tool(soc, os.path.join(driver_dir, "dram"))
     return driver_dir
+
+
+READ_REQUEST_ANCHOR = "\tpci_set_master(dev);\n"
+
+def _ask_for_read_request_size(kernel_dir, max_request):
+    """Make the probe ask the kernel for `max_request` bytes of Max Read Request Size (Linux otherwise keeps
+    the firmware's value, often 512), as drivers do with pcie_set_readrq(). The one change to LitePCIe's
+    sources, for SoCs whose DMA reads more than 512 bytes at a time (VC709)."""
+    path = os.path.join(kernel_dir, "main.c")
+    with open(path) as f:
+        text = f.read()
+    if text.count(READ_REQUEST_ANCHOR) != 1:
+        raise ValueError(f"{path}: expected one 'pci_set_master(dev);' to add pcie_set_readrq() after; "
+                         f"LitePCIe's driver has changed")
+    text = text.replace(READ_REQUEST_ANCHOR, READ_REQUEST_ANCHOR +
+        f"\t/* hostlink: this SoC's DMA reads up to {max_request} bytes per request. */\n"
+        f"\tif (pcie_set_readrq(dev, {max_request}))\n"
+        f"\t\tdev_warn(&dev->dev, \"Max Read Request Size left at %d bytes\\n\", pcie_get_readrq(dev));\n")
+    _write(path, text)
 
 
 def generate_dram_tool(soc, dram_dir):

@@ -114,6 +114,22 @@ def test_dma_offsets_checked_against_csr_map(generated, tmp_path):
     with pytest.raises(ValueError, match=expected):
         driver._check_dma_offsets(kernel)
 
+def test_probe_asks_for_the_read_request_size_the_dma_uses(generated, tmp_path):
+    """The VC709's DMA reads up to 4096 bytes at a time: its probe asks for that MRRS. The other boards'
+    PHYs stop at 512 bytes, and their driver is LitePCIe's unchanged."""
+    board, _, driver_dir = generated
+    with open(os.path.join(driver_dir, "kernel", "main.c")) as f:
+        main_c = f.read()
+    if board == "vc709":
+        assert "\tpci_set_master(dev);\n\t/* hostlink: this SoC's DMA reads up to 4096" in main_c
+        assert "if (pcie_set_readrq(dev, 4096))" in main_c
+    else:
+        assert "pcie_set_readrq" not in main_c
+    # A LitePCIe whose probe no longer has the line to add it after is refused, not silently missed.
+    (tmp_path / "main.c").write_text("static int probe(void) { return 0; }\n")
+    with pytest.raises(ValueError, match="expected one 'pci_set_master\\(dev\\);'.*LitePCIe's driver has changed"):
+        driver._ask_for_read_request_size(str(tmp_path), 4096)
+
 # Build --------------------------------------------------------------------------------------------
 
 def test_kernel_build_dir_is_a_configured_tree():
