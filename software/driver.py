@@ -83,7 +83,7 @@ def _ask_for_read_request_size(kernel_dir, max_request):
                          f"LitePCIe's driver has changed")
     text = text.replace(READ_REQUEST_ANCHOR, READ_REQUEST_ANCHOR +
         f"\t/* hostlink: this SoC's DMA reads up to {max_request} bytes per request. */\n"
-        f"\tif (pcie_set_readrq(dev, {max_request}))\n"
+        f"\tif (pcie_set_readrq(dev, {max_request}) || pcie_get_readrq(dev) < {max_request})\n"
         f"\t\tdev_warn(&dev->dev, \"Max Read Request Size left at %d bytes\\n\", pcie_get_readrq(dev));\n")
     _write(path, text)
 
