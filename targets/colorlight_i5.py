@@ -34,7 +34,7 @@ from liteeth.phy.ecp5rgmii import LiteEthPHYRGMII
 
 from hostlink.cores.udp import UDPCore
 from hostlink.cores.udp.core import check_plane_clocks
-from hostlink.targets.common import add_udp_arguments, udp_soc_kwargs
+from hostlink.targets.common import add_udp_arguments, udp_soc_kwargs, target_argument_parser
 
 # Open toolchain -----------------------------------------------------------------------------------
 
@@ -200,8 +200,7 @@ def add_liteeth_udp_echo(soc, phy, eth_clk_freq, fpga_mac, fpga_ip, fpga_port):
 # Build --------------------------------------------------------------------------------------------
 
 def main():
-    from litex.build.parser import LiteXArgumentParser
-    parser = LiteXArgumentParser(platform=colorlight_i5.Platform, description=__doc__.strip().splitlines()[0])
+    parser = target_argument_parser(colorlight_i5.Platform, __doc__.strip().splitlines()[0])
     parser.add_target_argument("--board",          default="i5",         help="Board type (i5).")
     parser.add_target_argument("--revision",       default="7.0",        help="Board revision (7.0).")
     parser.add_target_argument("--sys-clk-freq",   default=50e6,         type=float, help="Control plane (UARTBone, CSRs) clock frequency.")

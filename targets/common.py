@@ -260,12 +260,24 @@ def add_pcie_arguments(parser, sys_clk_freq=None):
         help="The board's DDR3 SODIMM as a DMA source and sink (doc/dram.md).")
 
 
+def target_argument_parser(platform_cls, description):
+    """LiteX's target command line for `platform_cls`, with the script's name and `description` in its help.
+
+    LiteXArgumentParser (LiteX 2024.12) hands its keyword arguments to argparse as the program name, so its
+    usage line would print them as a dict and the description would be lost.
+    """
+    parser = LiteXArgumentParser(platform=platform_cls)
+    parser.prog        = os.path.basename(sys.argv[0])
+    parser.description = description
+    return parser
+
+
 def pcie_target_main(soc_cls, platform_cls, description, sys_clk_freq, argv=None):
     """main() of a PCIe DMA target: options, SoC, generation, then build/load when Vivado is here.
 
     A parameter the SoC refuses (ValueError) ends the run: usage, the message, exit code 2.
     """
-    parser = LiteXArgumentParser(platform=platform_cls, description=description)
+    parser = target_argument_parser(platform_cls, description)
     add_pcie_arguments(parser, sys_clk_freq)
     args = parser.parse_args(argv)
     log_to_stdout()

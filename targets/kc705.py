@@ -38,6 +38,7 @@ from hostlink.cores.udp import UDPCore
 from hostlink.cores.dram.clocking import S7DRAMClocking
 from hostlink.targets import kc705_platform
 from hostlink.targets.common import add_udp_arguments, udp_soc_kwargs, finish_target, log_to_stdout
+from hostlink.targets.common import target_argument_parser
 from hostlink.targets.common import DEFAULT_DMA_CHANNELS, add_pcie_arguments
 from hostlink.targets.common import check_pcie_parameters, add_pcie_endpoint
 from hostlink.targets.common import board_dram_clk_freq, board_dram_phy, add_dram
@@ -191,9 +192,7 @@ class BaseSoC(SoCCore):
 # Build --------------------------------------------------------------------------------------------
 
 def main(argv=None):
-    from litex.build.parser import LiteXArgumentParser
-    parser = LiteXArgumentParser(platform=kc705_platform.Platform,
-        description=__doc__.strip().splitlines()[0])
+    parser = target_argument_parser(kc705_platform.Platform, __doc__.strip().splitlines()[0])
     parser.add_target_argument("--sys-clk-freq", default=None, type=float,
         help=f"System clock frequency (default {SYS_CLK_FREQ/1e6:.0f} MHz, "
              f"{PCIE_SYS_CLK_FREQ/1e6:.0f} MHz with PCIe).")
