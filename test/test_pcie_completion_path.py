@@ -274,6 +274,8 @@ def _interleaving_bench(dut, requests, words_per_completion, completions_per_req
                 order.append(index)
                 pending.append([(yield dut.master_out.sink.tag), index, 0])
                 log["max_outstanding"] = max(log.get("max_outstanding", 0), len(pending))
+                in_flight = sum((completions_per_request - c)*words_per_completion for _, _, c in pending)
+                log["max_beats_in_flight"] = max(log.get("max_beats_in_flight", 0), in_flight)
             if pending and rng.random() < 0.7:
                 entry = rng.choice(pending)
                 tag, index, c = entry
@@ -398,6 +400,31 @@ def test_controller_gives_unaligned_reads_a_beat_more():
     expected = [(index << 16 | w, int(w == 0), int(w == 16), 1, requests[index][0], requests[index][1])
         for index in log["order"] for w in range(17)]
     assert log["received"] == expected
+
+
+@pytest.mark.parametrize("ready_probability", [1.0, 0.3])
+def test_controller_keeps_reads_in_flight_within_the_hard_blocks_space(ready_probability):
+    """With `in_flight_bytes` (the hard block's completion space, 15,872 bytes on pcie3_7x) the beats
+    requested and not yet received stay within it, whatever waits in the ring: a slow consumer leaves
+    received data in the 32 KiB ring, and reads still go out as soon as earlier ones' beats have arrived."""
+    rng = random.Random(int(10*ready_probability))
+    requests = [(i % 2, i) for i in range(16)]
+    dut = TLPController(256, 64, 32, max_request_bytes=4096, buffer_bytes=32768, in_flight_bytes=15872)
+    log = {}
+    wpc, cpr = 8, 16
+    run_simulation(dut, _interleaving_bench(dut, requests, wpc, cpr, rng, ready_probability, log))
+    assert 15872//32 - 128 < log["max_beats_in_flight"] <= 15872//32
+    expected = [(index << 16 | c*wpc + w, int(w == 0), int(w == wpc - 1), int(c == cpr - 1),
+                 requests[index][0], requests[index][1])
+        for index in log["order"] for c in range(cpr) for w in range(wpc)]
+    assert log["received"] == expected
+
+
+def test_controller_refuses_reads_in_flight_outside_the_buffer():
+    with pytest.raises(ValueError, match="from 4128 bytes .* up to the 16384-byte completion buffer, not 32768"):
+        TLPController(256, 64, 32, max_request_bytes=4096, in_flight_bytes=32768)
+    with pytest.raises(ValueError, match="not 2048"):
+        TLPController(256, 64, 32, max_request_bytes=4096, in_flight_bytes=2048)
 
 
 @pytest.mark.parametrize("kwargs, message", [

@@ -30,7 +30,7 @@ from litepcie.core.common import LitePCIeMasterInternalPort
 
 class TLPController(LiteXModule):
     def __init__(self, data_width, address_width, max_pending_requests, max_request_bytes=512,
-        buffer_bytes=None):
+        buffer_bytes=None, in_flight_bytes=None):
         if max_pending_requests not in [1, 2, 4, 8, 16, 32, 64, 128]:
             raise ValueError(f"reads in flight must be a power of two from 1 to 128, not {max_pending_requests!r}")
         if max_request_bytes not in [128, 256, 512, 1024, 2048, 4096]:
@@ -45,6 +45,11 @@ class TLPController(LiteXModule):
             raise ValueError(f"completion buffer must be a power of two of at least {min_bytes} bytes (one "
                 f"{max_request_bytes}-byte read request), not {buffer_bytes!r}")
         self.buffer_bytes = buffer_bytes
+        if in_flight_bytes is not None and not (max_request_bytes + beat_bytes <= in_flight_bytes <= buffer_bytes):
+            raise ValueError(f"reads in flight must be allowed from {max_request_bytes + beat_bytes} bytes (one "
+                f"{max_request_bytes}-byte read request) up to the {buffer_bytes}-byte completion buffer, "
+                f"not {in_flight_bytes!r}")
+        self.in_flight_bytes = in_flight_bytes
         self.master_in  = LitePCIeMasterInternalPort(data_width, address_width)  # Towards the user ports.
         self.master_out = LitePCIeMasterInternalPort(data_width, address_width)  # Towards the PHY.
 
@@ -76,12 +81,13 @@ class TLPController(LiteXModule):
         alloc     = Signal(ring_bits)              # Where the next request's data goes.
         free      = Signal(max=words + 1, reset=words)
         can_read  = Signal()
+        room_in_flight = Signal(reset=1)
         pass_req  = Signal()
         issue     = Signal()
         self.comb += [
             req_dws.eq(Mux(req_in.len[:10] == 0, 1024, req_in.len[:10])),
             req_words.eq((req_in.adr[2:2 + dw_shift] + req_dws + (2**dw_shift - 1)) >> dw_shift),
-            can_read.eq(free_tags.source.valid & issued.sink.ready & ~filling & (free >= req_words)),
+            can_read.eq(free_tags.source.valid & issued.sink.ready & ~filling & (free >= req_words) & room_in_flight),
             pass_req.eq(req_in.we | can_read),
             req_in.connect(req_out, omit={"valid", "ready", "tag"}),
             req_out.valid.eq(req_in.valid & pass_req),
@@ -211,3 +217,35 @@ class TLPController(LiteXModule):
             complete[out_fifo.source.free_tag].eq(0),
         )
         self.sync += free.eq(free + Mux(delivered, out_fifo.source.free_words, 0) - Mux(issue, req_words, 0))
+
+        # Reads in flight ----------------------------------------------------------------------------
+        # Optionally, the beats requested but not yet received stay within `in_flight_bytes`: the hard
+        # block's own completion space, which the host's completions fill before they reach us. That space
+        # is given back as the beats arrive, in whatever order; the ring's room only once they have been
+        # delivered in request order. With a ring larger than the hard block's space, completions that
+        # wait behind an earlier request's no longer hold back the next read.
+        if in_flight_bytes is not None:
+            limit_words = in_flight_bytes//beat_bytes
+            in_flight   = Signal(max=limit_words + 1)
+            received    = Signal(ring_bits + 1)   # Beats given back this cycle.
+            # Each tag's request size in beats, written when its request leaves (distributed RAM): its
+            # last beat gives back the beats its completions did not use (an aligned request's spare one).
+            words_mem   = Memory(ring_bits + 1, tags)
+            words_wport = words_mem.get_port(write_capable=True)
+            words_rport = words_mem.get_port(async_read=True)
+            self.specials += words_mem, words_wport, words_rport
+            self.comb += [
+                words_wport.adr.eq(free_tags.source.tag),
+                words_wport.dat_w.eq(req_words),
+                words_wport.we.eq(issue),
+                words_rport.adr.eq(cmp_tag),
+                If(cmp_in.valid & ours,
+                    If(cmp_in.last & cmp_in.end,
+                        received.eq(words_rport.dat_r - written[cmp_tag])
+                    ).Else(
+                        received.eq(1)
+                    )
+                ),
+                room_in_flight.eq(in_flight + req_words <= limit_words),
+            ]
+            self.sync += in_flight.eq(in_flight + Mux(issue, req_words, 0) - received)

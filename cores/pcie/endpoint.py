@@ -40,6 +40,8 @@ class PCIeCrossbar(LitePCIeCrossbar):
                 address_width        = self.address_width,
                 max_pending_requests = self.max_pending_requests,
                 max_request_bytes    = self.max_request_bytes,
+                buffer_bytes         = self.completion_buffer_bytes,
+                in_flight_bytes      = self.completion_space_bytes,
             )
             self.master_arbitrate_dispatch(readers, self.controller.master_in)
             masters.append(self.controller.master_out)
@@ -96,6 +98,10 @@ class PCIeEndpoint(LiteXModule):
         # Largest read the PHY lets the DMA issue (LitePCIe's PHYs stop at 512 bytes): the TLP controller's
         # completion buffer must take one.
         crossbar.max_request_bytes = getattr(phy, "max_request_limit", 512)
+        # A PHY that names its hard block's completion space (bytes of completions the block can hold for
+        # the user logic) gets the reads in flight kept within it (TLPController's `in_flight_bytes`).
+        crossbar.completion_space_bytes  = getattr(phy, "completion_space_bytes", None)
+        crossbar.completion_buffer_bytes = None
         self.comb += [
             # Host -> FPGA requests (BAR0) and their completions.
             req_source.connect(crossbar.phy_slave.sink),

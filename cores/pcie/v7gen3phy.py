@@ -123,6 +123,10 @@ class V7Gen3PCIEPHY(LiteXModule):
         # Largest read request issued, whatever the host allows (LitePCIe's PHYs stop at 512). 4096 bytes
         # needs the dword count fix below, which needs the whole descriptor in the first beat.
         self.max_request_limit = 4096 if pcie_data_width >= 128 else 2048
+        # Completion space of the block's receive buffer (64 headers, 15,872 bytes in PG156's table for the
+        # UltraScale block, which shares this interface); an endpoint advertises infinite completion credits,
+        # so the user logic must keep its reads in flight within it.
+        self.completion_space_bytes = 15872
         self.max_payload_size = Signal(16)
         self.config           = {}
         self.external_hard_ip = False
