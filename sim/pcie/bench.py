@@ -15,7 +15,9 @@ configuration, each result row also holds the named streams' occupancy during it
 - "bidir":  loopback on; the reader fetches random data, the writer returns it to a second buffer; done when
             every byte has landed; the two buffers must be equal.
 
-Throughput is measured in simulated time, from the MMIO write that enables the engines to completion.
+Throughput is measured in simulated time, from the MMIO write that sets data moving (the readers' enables,
+or the generators') to completion. The set-up before it, including arming the writers, which then wait for
+data, has reached the SoC by then.
 """
 
 import json
@@ -198,20 +200,28 @@ class Bench:
             plan.append(entry)
         await drv.enable_irqs(irq_mask)
 
-        # Start: writers first so the loopback never waits for them, generators last.
+        # Writers are armed first: they wait for data (the loopback's or the generator's), so arming them is
+        # set-up, like posting receive buffers. The clock starts once the set-up has reached the SoC
+        # (hundreds of posted writes for a large transfer's descriptors, which would otherwise still be
+        # queued ahead of the start), at the write that sets data moving: the readers' enables, or the
+        # generators'.
+        for entry in plan:
+            if "dst" in entry:
+                await drv.start(entry["channel"], "c2h")
+        if kind == "c2h":
+            for entry in plan:
+                await drv.set_generator_length(entry["channel"], size)
+        await drv.flush()
         msis_before  = self.msis
         cpl_before   = self.dev.rx_cpl_bytes
         bad_before   = self.rc.bad_reads
         t_start = get_sim_time("ns")
         for entry in plan:
-            if "dst" in entry:
-                await drv.start(entry["channel"], "c2h")
-        for entry in plan:
             if "src" in entry:
                 await drv.start(entry["channel"], "h2c")
         if kind == "c2h":
             for entry in plan:
-                await drv.set_generator(entry["channel"], True, length_bytes=size)
+                await drv.set_generator(entry["channel"], True)
 
         # Completion.
         timeout_ns = 200_000 + size * len(channels) * 8

@@ -35,11 +35,16 @@ async def _poll(drv, name, mask, timeout_ns):
     return None
 
 
-async def _window(drv, channel, engine, base, length):
+async def _window(drv, channel, engine, base, length, start=True):
     prefix = f"pcie_dma{channel}_dram_{engine}"
     await drv.write(f"{prefix}_base",   base)
     await drv.write(f"{prefix}_length", length)
-    await drv.write(f"{prefix}_control", 1)   # start
+    if start:
+        await _window_start(drv, channel, engine)
+
+
+async def _window_start(drv, channel, engine):
+    await drv.write(f"pcie_dma{channel}_dram_{engine}_control", 1)
 
 # Jobs ---------------------------------------------------------------------------------------------
 
@@ -68,6 +73,7 @@ async def _transfer(bench, job):
     await drv.program(ch, "h2c", descs)
     await drv.enable_irqs(drv.irq_bit(ch, "h2c") | drv.irq_bit(ch, "c2h"))
     await _window(drv, ch, "write", base, size)
+    await drv.flush()
     msis_before, cpl_before = bench.msis, bench.dev.rx_cpl_bytes
     t_start = get_sim_time("ns")
     await drv.start(ch, "h2c")
@@ -90,10 +96,12 @@ async def _transfer(bench, job):
     watch = bench.landing.watch(dst.get_absolute_address(0), size)
     descs = split_descriptors(dst.get_absolute_address(0), size, job["descriptor_size"], 1, width)
     await drv.program(ch, "c2h", descs)
+    await drv.start(ch, "c2h")   # Armed: it waits for the window's data.
+    await _window(drv, ch, "read", base, size, start=False)
+    await drv.flush()
     msis_before = bench.msis
     t_start = get_sim_time("ns")
-    await drv.start(ch, "c2h")
-    await _window(drv, ch, "read", base, size)
+    await _window_start(drv, ch, "read")
     deadline = t_start + timeout
     while watch["done"] is None and get_sim_time("ns") < deadline:
         await First(watch["event"].wait(), Timer(2000, "ns"))

@@ -51,6 +51,12 @@ class DMADriver:
         # A register read that never completes means the SoC stopped answering: fail, don't hang.
         return await self.bar.read_dword(self.csrs.offset(name), timeout=MMIO_TIMEOUT_US, timeout_unit="us")
 
+    async def flush(self):
+        """Wait until every register write issued so far has reached the SoC, as a driver does before it
+        starts a clock: writes are posted, and a read request does not pass them (PCIe ordering), so its
+        completion comes back only once they are done."""
+        await self.read("ctrl_scratch")
+
     # Interrupts -----------------------------------------------------------------------------------
 
     def irq_bit(self, channel, direction):
@@ -71,10 +77,15 @@ class DMADriver:
     async def set_loopback(self, channel, enable):
         await self.write(f"pcie_dma{channel}_loopback_enable", int(enable))
 
-    async def set_generator(self, channel, enable, length_bytes=0):
-        """Start (or stop) the channel's pattern generator for `length_bytes` (0: without end)."""
-        if enable:
-            await self.write(f"pcie_dma{channel}_generator_length", length_bytes // 4)
+    async def set_generator_length(self, channel, length_bytes):
+        """How much the channel's pattern generator sends once started (0: without end)."""
+        await self.write(f"pcie_dma{channel}_generator_length", length_bytes // 4)
+
+    async def set_generator(self, channel, enable, length_bytes=None):
+        """Start (or stop) the channel's pattern generator, for `length_bytes` if given (else the length
+        set before)."""
+        if enable and length_bytes is not None:
+            await self.set_generator_length(channel, length_bytes)
         await self.write(f"pcie_dma{channel}_generator_control", int(enable))
 
     async def clear_checker(self, channel):
