@@ -103,12 +103,12 @@ def build_parser():
         help="Debugging: per job, count the cycles each named stream (a prefix of NAME_valid/NAME_ready "
              "in the SoC's Verilog) transfers, stalls and idles; builds a slower model with every signal "
              "visible.")
-    host = p.add_argument_group("host profile (defaults: the board's link, MPS 256, MRRS 512, 1 us reads)")
+    host = p.add_argument_group("host profile (defaults: the board's link, MPS 256, the MRRS its driver sets, 1 us reads)")
     host.add_argument("--profile",   default="default", choices=["default", "worst", "ideal"],
         help="default: completions up to MPS on 64-byte boundaries, reordered, random back-pressure; "
              "worst: 64-byte completions only; ideal: no stalls, in order.")
     host.add_argument("--mps",             type=int,   help="Max payload size in bytes (default 256).")
-    host.add_argument("--mrrs",            type=int,   help="Max read request size in bytes (default 512).")
+    host.add_argument("--mrrs",            type=int,   help="Max read request size in bytes (default: what the board's driver asks for: 4096 on the VC709, 512 on the others).")
     host.add_argument("--read-latency-ns", type=float, help="Read request to first completion (default 1000).")
     host.add_argument("--completion-size", choices=["mps", "64"], help="Completion split (default mps).")
     host.add_argument("--no-reorder",      action="store_true", help="Keep completions of different tags in order.")
@@ -119,13 +119,18 @@ def build_parser():
 
 
 def board_profile_defaults(board):
-    """What a host profile takes from the board: its link, and the hard block's own TX back-pressure.
+    """What a host profile takes from the board: its link, the MRRS its driver sets, and the hard block's own
+    TX back-pressure.
+
+    The VC709's driver asks the kernel for MRRS 4096 (its DMA reads up to 4 KiB per request), so its host
+    grants 4096; the other boards' drivers leave the firmware's 512.
 
     `pcie_7x` (Gen2) sends its own completions and messages on the same TX interface as the user's TLPs, so
     it holds off user beats now and then (2% by default). `pcie3_7x`'s requester interface (RQ) carries only
     the user's requests: it holds off only when the link is busy, which the link model already does.
     """
-    defaults = dict(link_speed=board.link_speed, link_width=board.link_width)
+    defaults = dict(link_speed=board.link_speed, link_width=board.link_width,
+                    max_read_request=board.driver_read_request)
     if board.device == "us":
         defaults["backpressure"] = 0.0
     return defaults
@@ -135,9 +140,10 @@ def profile_from_args(args, board):
     defaults = board_profile_defaults(board)
     if args.backpressure is not None:
         defaults["backpressure"] = args.backpressure
+    if args.mrrs is not None:
+        defaults["max_read_request"] = args.mrrs
     return host_profile(args.profile,
         max_payload_size    = args.mps,
-        max_read_request    = args.mrrs,
         read_latency_ns     = args.read_latency_ns,
         completion_size     = args.completion_size,
         reorder_completions = False if args.no_reorder else None,

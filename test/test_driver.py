@@ -117,7 +117,7 @@ def test_dma_offsets_checked_against_csr_map(generated, tmp_path):
 def test_probe_asks_for_the_read_request_size_the_dma_uses(generated, tmp_path):
     """The VC709's DMA reads up to 4096 bytes at a time: its probe asks for that MRRS. The other boards'
     PHYs stop at 512 bytes, and their driver is LitePCIe's unchanged."""
-    board, _, driver_dir = generated
+    board, soc, driver_dir = generated
     with open(os.path.join(driver_dir, "kernel", "main.c")) as f:
         main_c = f.read()
     if board == "vc709":
@@ -125,6 +125,11 @@ def test_probe_asks_for_the_read_request_size_the_dma_uses(generated, tmp_path):
         assert "if (pcie_set_readrq(dev, 4096) || pcie_get_readrq(dev) < 4096)" in main_c
     else:
         assert "pcie_set_readrq" not in main_c
+    # The simulated host of `./sim.py dma --board <board>` grants what this probe asks for, no more.
+    from hostlink.sim.dma import board_profile_defaults
+    from hostlink.sim.pcie.soc import get_board
+    phy_limit = getattr(soc.pcie_phy, "max_request_limit", 512)
+    assert board_profile_defaults(get_board(board))["max_read_request"] == max(512, phy_limit)
     # A LitePCIe whose probe no longer has the line to add it after is refused, not silently missed.
     (tmp_path / "main.c").write_text("static int probe(void) { return 0; }\n")
     with pytest.raises(ValueError, match="expected one 'pci_set_master\\(dev\\);'.*LitePCIe's driver has changed"):

@@ -116,6 +116,10 @@ class SimBoard:
     sys_clk_freq:   object   # Hz, or a function returning the target's default (kept in one place).
     hard_block_prefix: str = "pcie_s7"
     dram_clk_freq:  object = None   # Hz of the DRAM controller, or a function returning the target's.
+    # Max Read Request Size the board's generated driver asks the kernel for (pcie_set_readrq(), which
+    # Linux grants under its default bus configuration): the PHY's max_request_limit where that is over
+    # 512 (software/driver.py), else the firmware's usual 512, which the driver leaves alone.
+    driver_read_request: int = 512
 
     def sys_clk_hz(self):
         return self.sys_clk_freq() if callable(self.sys_clk_freq) else self.sys_clk_freq
@@ -158,7 +162,8 @@ BOARDS = {
         dram_clk_freq=_target_sys_clk_freq("zc706", "DRAM_CLK_FREQ")),
     "vc709": SimBoard("vc709", _vc709_soc, device="us", link_speed=3, link_width=8, data_width=256,
         user_clk_freq=250e6, sys_clk_freq=_target_sys_clk_freq("vc709"),
-        hard_block_prefix="pcie3_7x", dram_clk_freq=_target_sys_clk_freq("vc709", "DRAM_CLK_FREQ")),
+        hard_block_prefix="pcie3_7x", dram_clk_freq=_target_sys_clk_freq("vc709", "DRAM_CLK_FREQ"),
+        driver_read_request=4096),
     "kc705": SimBoard("kc705", _kc705_soc, device="s7", link_speed=2, link_width=8, data_width=128,
         user_clk_freq=250e6, sys_clk_freq=_target_sys_clk_freq("kc705", "PCIE_SYS_CLK_FREQ"),
         dram_clk_freq=_target_sys_clk_freq("kc705", "DRAM_CLK_FREQ")),
