@@ -245,6 +245,7 @@ def _jobs():
 def sim_run():
     from hostlink.sim.pcie.run import run_jobs
     from hostlink.sim.pcie.host import host_profile
+    # MRRS 512: a host that kept the firmware's value (the VC709's own profile grants 4096, below).
     profile = host_profile("default", link_speed=3, link_width=8, seed=9)
     return run_jobs("vc709", _jobs(), profile, dma_channels=2)
 
@@ -277,7 +278,8 @@ def test_sim_msi_per_descriptor_that_asks(sim_run):
     assert row["msis_expected"] == 4
 
 
-# Large read requests: with the host granting MRRS 4096, the DMA reads 4 KiB at a time. The descriptors
+# Large read requests: with the host granting MRRS 4096 (as the VC709's generated driver asks, and its
+# simulated host does by default), the DMA reads 4 KiB at a time. The descriptors
 # of the last job are smaller than MRRS, those of the others end on a partial request.
 def _large_read_jobs():
     jobs = [{"kind": "bidir", "size": size, "channels": [0], "descriptor_size": 65536}
