@@ -99,6 +99,27 @@ def test_generated_tcl_configures_pcie3_7x(default_build):
                  "s_axis_rq_tuser", "m_axis_rc_tready"]:
         assert f".{port}" in verilog
 
+def test_soc_runs_on_the_hard_blocks_user_clock(default_build):
+    # One clock from the block's streams to the DMA: no asynchronous FIFO (LiteX's gray-code pointers),
+    # and no false path between the system clock and the block's, which are one clock.
+    soc, _, output_dir = default_build
+    assert soc.pcie_phy.clock_domain == "pcie"
+    with open(os.path.join(str(output_dir), "gateware", "vc709.v")) as f:
+        verilog = f.read()
+    assert "graycounter" not in verilog
+    assert "assign sys_clk = pcie_clk;" in verilog
+    with open(os.path.join(str(output_dir), "gateware", "vc709.xdc")) as f:
+        assert "set_clock_groups" not in f.read()
+
+def test_dram_clock_comes_from_the_board_oscillator(tmp_path):
+    soc, _ = elaborate(vc709.BaseSoC, tmp_path, with_dram=True)
+    with open(os.path.join(str(tmp_path), "gateware", "vc709.xdc")) as f:
+        xdc = f.read()
+    assert "create_clock -name clk200_p -period 5.0" in xdc
+    # The DRAM side crosses to the system clock through FIFOs: the two clocks are asynchronous groups.
+    assert ("set_clock_groups -group [get_clocks -include_generated_clocks -of [get_nets sys_clk]] "
+            "-group [get_clocks -include_generated_clocks -of [get_nets dram_clk]] -asynchronous") in xdc
+
 # Bad parameters -----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("kwargs, message", [
@@ -106,6 +127,8 @@ def test_generated_tcl_configures_pcie3_7x(default_build):
     ({"data_width": 128},  r"PCIe data width \(bits\) must be one of 256, not 128"),
     ({"dma_channels": 0},  "DMA channel count must be an integer from 1 to 8, not 0"),
     ({"dma_channels": 9},  "DMA channel count must be an integer from 1 to 8, not 9"),
+    ({"sys_clk_freq": 200e6},
+        "the VC709 SoC runs on pcie3_7x's 250 MHz user clock: the system clock cannot be 200 MHz"),
 ])
 def test_target_rejects_bad_parameters(kwargs, message):
     with pytest.raises(ValueError, match=message):

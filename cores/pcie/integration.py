@@ -6,7 +6,9 @@
 
 Same module names, CSRs, constants and MSI numbering as LiteX's method, so LitePCIe's generated driver and
 user tools work unchanged; only the endpoint's completion path differs. Covers what hostlink's targets use:
-Wishbone access through BAR0, plain MSI, scatter-gather DMA channels with buffering and loopback.
+Wishbone access through BAR0, plain MSI, scatter-gather DMA channels with buffering and loopback. The DMA
+is LitePCIe's, with hostlink's descriptor splitter (`hostlink.cores.pcie.splitter`: no gap between
+descriptors).
 """
 
 from litepcie.core import LitePCIeMSI
@@ -14,6 +16,7 @@ from litepcie.frontend.dma import LitePCIeDMA
 from litepcie.frontend.wishbone import LitePCIeWishboneMaster
 
 from hostlink.cores.pcie.endpoint import PCIeEndpoint
+from hostlink.cores.pcie.splitter import litepcie_with_descriptor_splitter
 
 
 def add_pcie(soc, phy, ndmas, name="pcie", max_pending_requests=8, address_width=32,
@@ -42,11 +45,12 @@ def add_pcie(soc, phy, ndmas, name="pcie", max_pending_requests=8, address_width
 
     msis = {}
     for i in range(ndmas):
-        dma = LitePCIeDMA(phy, endpoint,
-            with_buffering = True, buffering_depth=dma_buffering_depth,
-            with_loopback  = with_dma_loopback,
-            address_width  = address_width,
-        )
+        with litepcie_with_descriptor_splitter():
+            dma = LitePCIeDMA(phy, endpoint,
+                with_buffering = True, buffering_depth=dma_buffering_depth,
+                with_loopback  = with_dma_loopback,
+                address_width  = address_width,
+            )
         soc.add_module(name=f"{name}_dma{i}", module=dma)
         msis[f"{name.upper()}_DMA{i}_WRITER"] = dma.writer.irq
         msis[f"{name.upper()}_DMA{i}_READER"] = dma.reader.irq
@@ -58,5 +62,7 @@ def add_pcie(soc, phy, ndmas, name="pcie", max_pending_requests=8, address_width
         soc.comb += msi.irqs[i].eq(irq)
         soc.add_constant(source + "_INTERRUPT", i)
 
-    soc.platform.add_false_path_constraints(soc.crg.cd_sys.clk, phy.cd_pcie.clk)
+    # A PHY whose streams are in its own `pcie` domain (VC709) runs the SoC on that clock: no false path then.
+    if getattr(phy, "clock_domain", "sys") != "pcie":
+        soc.platform.add_false_path_constraints(soc.crg.cd_sys.clk, phy.cd_pcie.clk)
     return endpoint

@@ -118,6 +118,7 @@ class V7Gen3PCIEPHY(LiteXModule):
         self.bar0_size        = bar0_size
         self.bar0_mask        = get_bar_mask(bar0_size)
         self.msi_vectors      = msi_vectors
+        self.clock_domain     = cd          # Domain of the streams on the DMA side ("pcie": the block's own).
         self.id               = Signal(16)
         self.max_request_size = Signal(16)
         # Largest read request issued, whatever the host allows (LitePCIe's PHYs stop at 512). 4096 bytes

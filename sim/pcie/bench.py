@@ -89,8 +89,12 @@ class Bench:
         for name in ("cocotb.pcie", "cocotb"):
             logging.getLogger(name).setLevel(logging.WARNING)
 
-        period_ps = 2 * round(0.5e12 / self.sys_clk_hz)   # Whole picoseconds, even for a 50% duty cycle.
-        cocotb.start_soon(Clock(self.dut.sim_sys_clk, period_ps, unit="ps").start())
+        # The SoC's clock: the bench's own, or the hard block's user clock that the device model drives.
+        sys_clock = cfg.get("sys_clock", "sim_sys_clk")
+        self.sys_clk = getattr(self.dut, sys_clock)
+        if sys_clock == "sim_sys_clk":
+            period_ps = 2 * round(0.5e12 / self.sys_clk_hz)   # Whole picoseconds, even for a 50% duty cycle.
+            cocotb.start_soon(Clock(self.dut.sim_sys_clk, period_ps, unit="ps").start())
         self.dut.sim_sys_rst.value = 1
         if cfg.get("dram_clk_hz"):
             dram_period_ps = 2 * round(0.5e12 / cfg["dram_clk_hz"])
@@ -129,12 +133,12 @@ class Bench:
         self.rc.make_port().connect(self.dev)
 
         for _ in range(20):
-            await RisingEdge(self.dut.sim_sys_clk)
+            await RisingEdge(self.sys_clk)
         self.dut.sim_sys_rst.value = 0
         if cfg.get("dram_clk_hz"):
             self.dut.sim_dram_rst.value = 0
         for _ in range(50):
-            await RisingEdge(self.dut.sim_sys_clk)
+            await RisingEdge(self.sys_clk)
 
         await self.rc.enumerate()
         self.function = self.rc.find_device(self.dev.functions[0].pcie_id)
@@ -314,7 +318,7 @@ async def dma_bench(dut):
     profiler = None
     if config.get("profile_streams"):
         from hostlink.sim.pcie.stream_profile import StreamProfiler
-        profiler = StreamProfiler(dut, dut.sim_sys_clk, config["profile_streams"])
+        profiler = StreamProfiler(dut, bench.sys_clk, config["profile_streams"])
     for job in config["jobs"]:
         bench.log.warning("job %s", job)
         if profiler:

@@ -119,6 +119,7 @@ def run_jobs(board_name, jobs, profile, dma_channels=2, build_root=BUILD_ROOT, v
             "data_width":        board.data_width,
             "user_clk_hz":       board.user_clk_freq,
             "sys_clk_hz":        board.sys_clk_hz(),
+            "sys_clock":         board.sys_clock,
             "dram_clk_hz":       board.dram_clk_hz() if with_dram else None,
             "csr_json":          model["csr_json"],
             "host":              profile.as_dict(),

@@ -8,7 +8,8 @@ Everything LitePCIe builds around the hard block stays: the PHY's clock-domain c
 and RX aligner, the endpoint, the DMA and its buffering. What changes:
 
 - the CRG: the system clock and reset come from top-level ports `sim_sys_clk` / `sim_sys_rst` (the board's
-  PLL has no simulation model here);
+  PLL has no simulation model here), or, for a SoC that runs on its hard block's user clock (VC709), the
+  clock from the block's model and the reset from `sim_sys_rst`;
 - the hard block: its ports become top-level ports `pcie_s7_<port>` (hardblock.py) for the device model;
 - the remaining Xilinx clocking primitives of the PHY (IBUFDS_GTE2, BUFG, BUFGCTRL, MMCME2_ADV) drive the
   PIPE clocks only, which the hard block's model does not use: `xilinx_stubs.v` ties their outputs low.
@@ -54,6 +55,30 @@ class SimCRG(LiteXModule):
             self.comb += [
                 cd.clk.eq(pads.clk),
                 cd.rst.eq(pads.rst | self.rst),
+            ]
+
+class SimPCIeClockedCRG(LiteXModule):
+    """For SoCs whose system clock is the PCIe block's user clock (the PHY's `pcie` domain, driven by the
+    device model): only the reset comes from the top-level port `sim_sys_rst`. A DRAM is clocked as in
+    SimCRG."""
+    def __init__(self, platform, sys_clk_freq, dram_clk_freq=None):
+        self.rst    = Signal()
+        self.cd_sys = ClockDomain()
+
+        # # #
+
+        platform.add_extension([("sim_sys", 0, Subsignal("rst", Pins(1)))])
+        self.comb += [
+            self.cd_sys.clk.eq(ClockSignal("pcie")),
+            self.cd_sys.rst.eq(ResetSignal("pcie") | platform.request("sim_sys").rst | self.rst),
+        ]
+        if dram_clk_freq is not None:
+            self.cd_dram = ClockDomain()
+            platform.add_extension([("sim_dram", 0, Subsignal("clk", Pins(1)), Subsignal("rst", Pins(1)))])
+            pads = platform.request("sim_dram")
+            self.comb += [
+                self.cd_dram.clk.eq(pads.clk),
+                self.cd_dram.rst.eq(pads.rst | self.rst),
             ]
 
 # Simulation PHYs ----------------------------------------------------------------------------------
@@ -116,6 +141,9 @@ class SimBoard:
     sys_clk_freq:   object   # Hz, or a function returning the target's default (kept in one place).
     hard_block_prefix: str = "pcie_s7"
     dram_clk_freq:  object = None   # Hz of the DRAM controller, or a function returning the target's.
+    # The top-level port carrying the SoC's system clock: `sim_sys_clk`, which the bench drives, or the
+    # hard block's user clock, which its model drives (a SoC clocked by its PCIe block).
+    sys_clock:      str    = "sim_sys_clk"
     # Max Read Request Size the board's generated driver asks the kernel for (pcie_set_readrq(), which
     # Linux grants under its default bus configuration): the PHY's max_request_limit where that is over
     # 512 (software/driver.py), else the firmware's usual 512, which the driver leaves alone.
@@ -163,7 +191,7 @@ BOARDS = {
     "vc709": SimBoard("vc709", _vc709_soc, device="us", link_speed=3, link_width=8, data_width=256,
         user_clk_freq=250e6, sys_clk_freq=_target_sys_clk_freq("vc709"),
         hard_block_prefix="pcie3_7x", dram_clk_freq=_target_sys_clk_freq("vc709", "DRAM_CLK_FREQ"),
-        driver_read_request=4096),
+        driver_read_request=4096, sys_clock="pcie3_7x_user_clk"),
     "kc705": SimBoard("kc705", _kc705_soc, device="s7", link_speed=2, link_width=8, data_width=128,
         user_clk_freq=250e6, sys_clk_freq=_target_sys_clk_freq("kc705", "PCIE_SYS_CLK_FREQ"),
         dram_clk_freq=_target_sys_clk_freq("kc705", "DRAM_CLK_FREQ")),

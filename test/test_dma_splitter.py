@@ -1,0 +1,172 @@
+# This file is part of hostlink.
+# Copyright (c) 2026 hostlink developers
+# SPDX-License-Identifier: BSD-2-Clause
+
+"""hostlink's DMA descriptor splitter (cores/pcie/splitter.py) in migen's simulator.
+
+Request for request the same as LitePCIe's splitter (run side by side on the same descriptors, idle input
+cycles, back-pressure and early terminations), the descriptor accepted only with its last request, and no
+idle output cycle between descriptors, where LitePCIe's has one.
+"""
+
+import random
+
+import pytest
+
+from migen import *
+
+from litepcie.frontend.dma import LitePCIeDMADescriptorSplitter
+import litepcie.frontend.dma as litepcie_dma
+
+from hostlink.cores.pcie.splitter import DescriptorSplitter, litepcie_with_descriptor_splitter
+
+FIELDS = ["address", "length", "first", "last", "user_id", "irq_disable", "last_disable"]
+
+
+def random_descriptors(rng, count, max_size):
+    descriptors = []
+    for _ in range(count):
+        length = rng.choice([4, 32, max_size - 32, max_size, max_size + 32, 3*max_size, 5*max_size + 96,
+                             rng.randrange(32, 8*max_size, 32)])
+        descriptors.append({"address": rng.randrange(0, 1 << 32, 32), "length": length,
+                            "irq_disable": rng.random() < 0.3, "last_disable": rng.random() < 0.3})
+    return descriptors
+
+
+def run_splitter(splitter_cls, descriptors, seed, valid_probability, ready_probability,
+                 terminate_every=0, max_size=512):
+    """Requests (dicts of FIELDS, plus "terminate") accepted at the output, descriptors accepted at the
+    input, and the cycles the output was not valid between the first and the last request. The input's
+    gaps and the output's back-pressure come from separate random streams, so two splitters see the same
+    pattern whatever their timing; every `terminate_every`-th request (counted from 1) ends its
+    descriptor early."""
+    source_rng, sink_rng = random.Random(seed), random.Random(seed + 1000)
+    dut = splitter_cls(max_size=max_size, address_width=32)
+    requests, accepted, idle = [], [], []
+
+    def source():
+        for d in descriptors:
+            while source_rng.random() > valid_probability:
+                yield dut.sink.valid.eq(0)
+                yield
+            yield dut.sink.valid.eq(1)
+            for key in ["address", "length", "irq_disable", "last_disable"]:
+                yield getattr(dut.sink, key).eq(d[key])
+            yield
+            while not (yield dut.sink.ready):    # Values of this cycle; the edge that follows takes it.
+                yield
+            accepted.append(d)
+        yield dut.sink.valid.eq(0)
+
+    def sink():
+        cycle = 0
+        while len(accepted) < len(descriptors):
+            assert cycle < 20_000, "the splitter stopped"
+            ready     = sink_rng.random() < ready_probability
+            terminate = terminate_every and (len(requests) + 1) % terminate_every == 0
+            yield dut.source.ready.eq(ready)
+            yield dut.terminate.eq(terminate)
+            yield
+            cycle += 1
+            if (yield dut.source.valid):
+                if ready:
+                    request = {}
+                    for f in FIELDS:
+                        request[f] = (yield getattr(dut.source, f))
+                    requests.append(dict(request, terminate=bool(terminate), cycle=cycle))
+            else:
+                idle.append(cycle)
+
+    run_simulation(dut, [source(), sink()])
+    if requests:
+        idle = [c for c in idle if requests[0]["cycle"] < c < requests[-1]["cycle"]]
+    for r in requests:
+        del r["cycle"]
+    return requests, accepted, idle
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("valid_probability,ready_probability", [(1.0, 1.0), (0.7, 0.6), (1.0, 0.3)])
+def test_same_requests_as_litepcie(seed, valid_probability, ready_probability):
+    descriptors = random_descriptors(random.Random(seed), 24, 512)
+    kwargs = dict(seed=seed, valid_probability=valid_probability, ready_probability=ready_probability)
+    ours,   ours_accepted,   _ = run_splitter(DescriptorSplitter, descriptors, **kwargs)
+    theirs, theirs_accepted, _ = run_splitter(LitePCIeDMADescriptorSplitter, descriptors, **kwargs)
+    strip = lambda rs: [{f: r[f] for f in FIELDS} for r in rs]
+    assert strip(ours) == strip(theirs)
+    assert ours_accepted == theirs_accepted == descriptors
+    # And both are right: each descriptor cut into max_size requests, the last one shorter.
+    expected = []
+    for n, d in enumerate(descriptors):
+        offset = 0
+        while True:
+            length = min(512, d["length"] - offset)
+            last = d["length"] - offset <= 512
+            expected.append({"address": d["address"] + offset, "length": length, "first": int(offset == 0),
+                             "last": int(last), "user_id": n & 0xff, "irq_disable": int(d["irq_disable"]),
+                             "last_disable": int(d["last_disable"])})
+            offset += 512
+            if last:
+                break
+    assert strip(ours) == expected
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_early_termination_as_litepcie(seed):
+    descriptors = random_descriptors(random.Random(seed), 24, 512)
+    kwargs = dict(seed=seed, valid_probability=0.8, ready_probability=0.7, terminate_every=5)
+    ours,   ours_accepted,   _ = run_splitter(DescriptorSplitter, descriptors, **kwargs)
+    theirs, theirs_accepted, _ = run_splitter(LitePCIeDMADescriptorSplitter, descriptors, **kwargs)
+    assert ours == theirs
+    assert ours_accepted == theirs_accepted == descriptors
+    assert any(r["terminate"] and not r["last"] for r in ours)   # Some descriptors did end early.
+
+
+def test_no_idle_cycle_between_descriptors():
+    # Descriptors always waiting, requests always taken: LitePCIe's splitter idles once per descriptor.
+    descriptors = [{"address": 0x1000*n, "length": 4*512, "irq_disable": 0, "last_disable": 0} for n in range(8)]
+    kwargs = dict(seed=0, valid_probability=1.0, ready_probability=1.0)
+    ours,   _, ours_idle   = run_splitter(DescriptorSplitter, descriptors, **kwargs)
+    theirs, _, theirs_idle = run_splitter(LitePCIeDMADescriptorSplitter, descriptors, **kwargs)
+    assert len(ours) == len(theirs) == 32
+    assert ours_idle == []
+    assert len(theirs_idle) == 7
+
+
+def test_descriptor_leaves_the_table_with_its_last_request():
+    # The table's loop status (read by the driver) must not count a descriptor whose requests are pending.
+    dut = DescriptorSplitter(max_size=512, address_width=32)
+    log = []
+    def bench():
+        yield dut.sink.valid.eq(1)
+        yield dut.sink.length.eq(3*512)
+        yield dut.source.ready.eq(1)
+        for _ in range(3):
+            yield
+            log.append(((yield dut.source.last), (yield dut.sink.ready)))
+    run_simulation(dut, bench())
+    assert [ready for last, ready in log] == [last for last, ready in log]
+
+
+def test_max_size_from_a_signal():
+    # The reader's max_size is the PHY's negotiated MRRS, a signal.
+    max_size = Signal(16, reset=4096)
+    dut = DescriptorSplitter(max_size=max_size, address_width=32)
+    lengths = []
+    def bench():
+        yield dut.sink.valid.eq(1)
+        yield dut.sink.length.eq(3*4096 + 256)
+        yield dut.source.ready.eq(1)
+        yield
+        for _ in range(4):
+            lengths.append((yield dut.source.length))
+            yield
+    run_simulation(dut, bench())
+    assert lengths == [4096, 4096, 4096, 256]
+
+
+def test_litepcie_dma_is_built_with_it():
+    assert litepcie_dma.LitePCIeDMADescriptorSplitter is LitePCIeDMADescriptorSplitter
+    with litepcie_with_descriptor_splitter():
+        assert litepcie_dma.LitePCIeDMADescriptorSplitter is DescriptorSplitter
+    assert litepcie_dma.LitePCIeDMADescriptorSplitter is LitePCIeDMADescriptorSplitter
