@@ -122,8 +122,8 @@ def board_profile_defaults(board):
     """What a host profile takes from the board: its link, the MRRS its driver sets, and the hard block's own
     TX back-pressure.
 
-    The VC709's driver asks the kernel for MRRS 4096 (its DMA reads up to 4 KiB per request), so its host
-    grants 4096; the other boards' drivers leave the firmware's 512.
+    A driver whose DMA reads more than 512 bytes at a time asks the kernel for that MRRS, and its host grants
+    it; every board's DMA reads 512 bytes at most today, so its driver leaves the firmware's 512.
 
     `pcie_7x` (Gen2) sends its own completions and messages on the same TX interface as the user's TLPs, so
     it holds off user beats now and then (2% by default). `pcie3_7x`'s requester interface (RQ) carries only

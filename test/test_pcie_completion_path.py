@@ -436,3 +436,110 @@ def test_controller_refuses_reads_in_flight_outside_the_buffer():
 def test_controller_refuses_a_buffer_that_cannot_take_a_read(kwargs, message):
     with pytest.raises(ValueError, match=message):
         TLPController(256, 64, 8, **kwargs)
+
+
+def _rcb_bench(dut, requests, request_bytes, completion_bytes, rng, log, offset=0):
+    """4 KiB-page reads of `request_bytes` (`offset` bytes into their page); a host that answers them in
+    completions of `completion_bytes` split on 64-byte boundaries (the first one shorter when the read is
+    unaligned), interleaving tags; `log["max_headers"]`: the most completions the host still owed at once,
+    counted as the hard block must (one per 64-byte block each read spans)."""
+    order   = []
+    pending = []   # [tag, index, [completion lengths in bytes]]
+
+    def blocks(adr, length):
+        return (adr % 64 + length + 63)//64
+
+    def split(adr, length):
+        pieces = []
+        while length:
+            piece = min(length, completion_bytes - adr % 64 if adr % 64 else completion_bytes)
+            pieces.append((adr, piece))
+            adr, length = adr + piece, length - piece
+        return pieces
+
+    def requester():
+        for index, (channel, user_id) in enumerate(requests):
+            yield dut.master_in.sink.len.eq((request_bytes//4) & 0x3ff)
+            yield dut.master_in.sink.valid.eq(1)
+            yield dut.master_in.sink.first.eq(1)
+            yield dut.master_in.sink.last.eq(1)
+            yield dut.master_in.sink.we.eq(0)
+            yield dut.master_in.sink.channel.eq(channel)
+            yield dut.master_in.sink.user_id.eq(user_id)
+            yield dut.master_in.sink.adr.eq(index << 12 | offset)
+            yield
+            while not (yield dut.master_in.sink.ready):
+                yield
+        yield dut.master_in.sink.valid.eq(0)
+
+    def host():
+        yield dut.master_out.sink.ready.eq(1)
+        done = 0
+        while done < len(requests):
+            yield
+            if (yield dut.master_out.sink.valid) and (yield dut.master_out.sink.ready):
+                adr   = (yield dut.master_out.sink.adr)
+                order.append(adr >> 12)
+                pending.append([(yield dut.master_out.sink.tag), adr >> 12, split(adr % 4096, request_bytes)])
+                owed = sum(blocks(a, n) for _, _, pieces in pending for a, n in pieces)
+                log["max_headers"] = max(log.get("max_headers", 0), owed)
+            if pending and rng.random() < 0.7:
+                entry = rng.choice(pending)
+                tag, index, pieces = entry
+                adr, length = pieces.pop(0)
+                words = (adr % 32 + length + 31)//32
+                yield dut.master_out.sink.ready.eq(0)
+                for w in range(words):
+                    yield dut.master_out.source.valid.eq(1)
+                    yield dut.master_out.source.tag.eq(tag)
+                    yield dut.master_out.source.first.eq(w == 0)
+                    yield dut.master_out.source.last.eq(w == words - 1)
+                    yield dut.master_out.source.end.eq(not pieces)
+                    yield dut.master_out.source.adr.eq(adr & 0x7f)
+                    yield dut.master_out.source.len.eq((length//4) & 0x3ff)
+                    yield
+                yield dut.master_out.source.valid.eq(0)
+                yield dut.master_out.sink.ready.eq(1)
+                if not pieces:
+                    pending.remove(entry)
+                    done += 1
+
+    def consumer():
+        yield dut.master_in.source.ready.eq(1)
+        for _ in range(MAX_CYCLES):
+            yield
+            if (yield dut.master_in.source.valid) and (yield dut.master_in.source.end) and \
+               (yield dut.master_in.source.last):
+                log["delivered"] = log.get("delivered", 0) + 1
+                if log["delivered"] == len(requests):
+                    break
+
+    log["order"] = order
+    return [requester(), host(), consumer()]
+
+
+@pytest.mark.parametrize("request_bytes, completion_bytes, offset", [
+    (4096, 64, 0), (4096, 256, 0), (512, 64, 0), (512, 64, 32), (512, 256, 96), (256, 64, 4)])
+def test_controller_keeps_completion_headers_within_the_hard_blocks_space(request_bytes, completion_bytes, offset):
+    """With `in_flight_headers` (pcie3_7x: 64) the completions a host may still send, one per 64-byte block
+    each read spans, never exceed the hard block's headers, whatever size the host's completions are; and
+    reads keep going out as completions give their headers back (no read waits for all to arrive)."""
+    rng = random.Random(request_bytes + completion_bytes + offset)
+    requests = [(0, i & 0xff) for i in range(24)]
+    dut = TLPController(256, 64, 32, max_request_bytes=4096, buffer_bytes=32768, in_flight_bytes=15872,
+        in_flight_headers=64)
+    log = {}
+    run_simulation(dut, _rcb_bench(dut, requests, request_bytes, completion_bytes, rng, log, offset))
+    assert log.get("delivered") == len(requests)
+    assert log["max_headers"] <= 64
+    spans = (offset % 64 + request_bytes + 63)//64
+    assert log["max_headers"] > 64 - spans   # The headers are used, not just bounded.
+
+
+def test_controller_refuses_too_few_completion_headers():
+    with pytest.raises(ValueError, match="from 64 .*4096-byte read request, split on every 64-byte boundary.* not 63"):
+        TLPController(256, 64, 32, max_request_bytes=4096, in_flight_headers=63)
+    with pytest.raises(ValueError, match="from 9 .* not 8"):
+        TLPController(256, 64, 32, max_request_bytes=512, in_flight_headers=8)
+    with pytest.raises(ValueError, match="read completion boundary must be 64 or 128 bytes, not 32"):
+        TLPController(256, 64, 32, rcb_bytes=32)

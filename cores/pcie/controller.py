@@ -30,7 +30,7 @@ from litepcie.core.common import LitePCIeMasterInternalPort
 
 class TLPController(LiteXModule):
     def __init__(self, data_width, address_width, max_pending_requests, max_request_bytes=512,
-        buffer_bytes=None, in_flight_bytes=None):
+        buffer_bytes=None, in_flight_bytes=None, in_flight_headers=None, rcb_bytes=64):
         if max_pending_requests not in [1, 2, 4, 8, 16, 32, 64, 128]:
             raise ValueError(f"reads in flight must be a power of two from 1 to 128, not {max_pending_requests!r}")
         if max_request_bytes not in [128, 256, 512, 1024, 2048, 4096]:
@@ -50,6 +50,18 @@ class TLPController(LiteXModule):
                 f"{max_request_bytes}-byte read request) up to the {buffer_bytes}-byte completion buffer, "
                 f"not {in_flight_bytes!r}")
         self.in_flight_bytes = in_flight_bytes
+        if rcb_bytes not in [64, 128]:
+            raise ValueError(f"read completion boundary must be 64 or 128 bytes, not {rcb_bytes!r}")
+        # An unaligned largest read spans one RCB block more, unless it is a whole 4 KiB page (reads never
+        # cross a 4 KiB boundary).
+        max_request_headers = min(max_request_bytes//rcb_bytes + 1, 4096//rcb_bytes)
+        if in_flight_headers is not None and not (isinstance(in_flight_headers, int) and
+            max_request_headers <= in_flight_headers <= 4096):
+            raise ValueError(f"completion headers in flight must be allowed from {max_request_headers} (one "
+                f"{max_request_bytes}-byte read request, split on every {rcb_bytes}-byte boundary) up to 4096, "
+                f"not {in_flight_headers!r}")
+        self.in_flight_headers = in_flight_headers
+        self.rcb_bytes         = rcb_bytes
         self.master_in  = LitePCIeMasterInternalPort(data_width, address_width)  # Towards the user ports.
         self.master_out = LitePCIeMasterInternalPort(data_width, address_width)  # Towards the PHY.
 
@@ -82,12 +94,13 @@ class TLPController(LiteXModule):
         free      = Signal(max=words + 1, reset=words)
         can_read  = Signal()
         room_in_flight = Signal(reset=1)
+        room_headers   = Signal(reset=1)
         pass_req  = Signal()
         issue     = Signal()
         self.comb += [
             req_dws.eq(Mux(req_in.len[:10] == 0, 1024, req_in.len[:10])),
             req_words.eq((req_in.adr[2:2 + dw_shift] + req_dws + (2**dw_shift - 1)) >> dw_shift),
-            can_read.eq(free_tags.source.valid & issued.sink.ready & ~filling & (free >= req_words) & room_in_flight),
+            can_read.eq(free_tags.source.valid & issued.sink.ready & ~filling & (free >= req_words) & room_in_flight & room_headers),
             pass_req.eq(req_in.we | can_read),
             req_in.connect(req_out, omit={"valid", "ready", "tag"}),
             req_out.valid.eq(req_in.valid & pass_req),
@@ -227,6 +240,7 @@ class TLPController(LiteXModule):
         if in_flight_bytes is not None:
             limit_words = in_flight_bytes//beat_bytes
             in_flight   = Signal(max=limit_words + 1)
+            in_flight_next = Signal(max=limit_words + 2**(ring_bits + 1))   # Own width, as headers_next.
             received    = Signal(ring_bits + 1)   # Beats given back this cycle.
             # Each tag's request size in beats, written when its request leaves (distributed RAM): its
             # last beat gives back the beats its completions did not use (an aligned request's spare one).
@@ -246,6 +260,63 @@ class TLPController(LiteXModule):
                         received.eq(1)
                     )
                 ),
-                room_in_flight.eq(in_flight + req_words <= limit_words),
+                in_flight_next.eq(in_flight + req_words),
+                room_in_flight.eq(in_flight_next <= limit_words),
             ]
             self.sync += in_flight.eq(in_flight + Mux(issue, req_words, 0) - received)
+
+        # Completion headers in flight -------------------------------------------------------------
+        # Optionally, the completions the host may still send stay within `in_flight_headers`: the hard
+        # block's completion header space (64 on pcie3_7x). A host may split a read on every
+        # read-completion boundary (RCB), so a read reserves one header per RCB block it spans. Each
+        # completion that arrives gives back the RCB blocks it covers, the request's last one whatever
+        # is left. Counting bytes alone is not enough: the block drains a 64-byte completion in three
+        # 256-bit beats (5.3 GB/s) while the link delivers them at 5.7 GB/s, so with 15,872 bytes of
+        # 64-byte completions in flight (248) the 64 headers overflow and completions are dropped.
+        if in_flight_headers is not None:
+            rcb_dws      = rcb_bytes//4
+            rcb_shift    = log2_int(rcb_dws)
+            hdr_bits     = bits_for(max_request_headers)
+            headers      = Signal(max=in_flight_headers + 1)
+            # The sum is given its own width: Verilog would compare it at the width of its operands.
+            headers_next = Signal(max=in_flight_headers + 2**hdr_bits)
+            req_headers  = Signal(hdr_bits)
+            cpl_dws      = Signal(11)
+            cpl_headers  = Signal(hdr_bits)
+            hdr_returned = Signal(hdr_bits)            # Headers given back this cycle.
+            hdr_taken    = Array(Signal(hdr_bits, name=f"hdr_taken{i}") for i in range(tags))
+            # Each tag's reservation, written when its request leaves (distributed RAM).
+            hdr_mem      = Memory(hdr_bits, tags)
+            hdr_wport    = hdr_mem.get_port(write_capable=True)
+            hdr_rport    = hdr_mem.get_port(async_read=True)
+            self.specials += hdr_mem, hdr_wport, hdr_rport
+            self.comb += [
+                req_headers.eq((req_in.adr[2:2 + rcb_shift] + req_dws + (rcb_dws - 1)) >> rcb_shift),
+                headers_next.eq(headers + req_headers),
+                room_headers.eq(headers_next <= in_flight_headers),
+                hdr_wport.adr.eq(free_tags.source.tag),
+                hdr_wport.dat_w.eq(req_headers),
+                hdr_wport.we.eq(issue),
+                hdr_rport.adr.eq(cmp_tag),
+                cpl_dws.eq(Mux(cmp_in.len == 0, 1024, cmp_in.len)),
+                cpl_headers.eq((cmp_in.adr[2:2 + rcb_shift] + cpl_dws + (rcb_dws - 1)) >> rcb_shift),
+                If(cmp_in.valid & ours & cmp_in.last,
+                    If(cmp_in.end,
+                        If(hdr_rport.dat_r > hdr_taken[cmp_tag],
+                            hdr_returned.eq(hdr_rport.dat_r - hdr_taken[cmp_tag])
+                        )
+                    ).Else(
+                        hdr_returned.eq(cpl_headers)
+                    )
+                ),
+            ]
+            self.sync += [
+                headers.eq(headers + Mux(issue, req_headers, 0) - hdr_returned),
+                If(cmp_in.valid & ours & cmp_in.last,
+                    If(cmp_in.end,
+                        hdr_taken[cmp_tag].eq(0)
+                    ).Else(
+                        hdr_taken[cmp_tag].eq(hdr_taken[cmp_tag] + cpl_headers)
+                    )
+                ),
+            ]

@@ -42,6 +42,7 @@ class PCIeCrossbar(LitePCIeCrossbar):
                 max_request_bytes    = self.max_request_bytes,
                 buffer_bytes         = self.completion_buffer_bytes,
                 in_flight_bytes      = self.completion_space_bytes,
+                in_flight_headers    = self.completion_space_headers,
             )
             self.master_arbitrate_dispatch(readers, self.controller.master_in)
             masters.append(self.controller.master_out)
@@ -100,7 +101,8 @@ class PCIeEndpoint(LiteXModule):
         crossbar.max_request_bytes = getattr(phy, "max_request_limit", 512)
         # A PHY that names its hard block's completion space (bytes of completions the block can hold for
         # the user logic) gets the reads in flight kept within it (TLPController's `in_flight_bytes`).
-        crossbar.completion_space_bytes  = getattr(phy, "completion_space_bytes", None)
+        crossbar.completion_space_bytes   = getattr(phy, "completion_space_bytes", None)
+        crossbar.completion_space_headers = getattr(phy, "completion_space_headers", None)
         crossbar.completion_buffer_bytes = None
         self.comb += [
             # Host -> FPGA requests (BAR0) and their completions.

@@ -75,6 +75,7 @@ class V7Gen3PCIEPHY(LiteXModule):
         pcie_data_width = None,
         bar0_size       = 0x100000,
         msi_vectors     = 1,
+        max_read_bytes  = 512,
         with_csr        = True,
     ):
         # Parameters -------------------------------------------------------------------------------
@@ -91,6 +92,11 @@ class V7Gen3PCIEPHY(LiteXModule):
         if not isinstance(bar0_size, int) or bar0_size < 0x100000 or bar0_size & (bar0_size - 1):
             raise ValueError(f"BAR0 size must be a power of two of at least 1 MiB, not {bar0_size!r}")
         check_choice("MSI vector count", msi_vectors, [1, 2, 4, 8, 16, 32])
+        # The dword count fix below needs the whole RQ descriptor in the first beat: 128 and 256 bits.
+        read_limit = 4096 if pcie_data_width >= 128 else 2048
+        if max_read_bytes not in [128, 256, 512, 1024, 2048, 4096] or max_read_bytes > read_limit:
+            raise ValueError(f"largest read request must be a power of two from 128 to {read_limit} bytes "
+                f"at {pcie_data_width} bits, not {max_read_bytes!r}")
 
         # Streams ----------------------------------------------------------------------------------
         self.req_sink   = stream.Endpoint(phy_layout(data_width))  # i (FPGA -> host requests)
@@ -121,13 +127,16 @@ class V7Gen3PCIEPHY(LiteXModule):
         self.clock_domain     = cd          # Domain of the streams on the DMA side ("pcie": the block's own).
         self.id               = Signal(16)
         self.max_request_size = Signal(16)
-        # Largest read request issued, whatever the host allows (LitePCIe's PHYs stop at 512). 4096 bytes
-        # needs the dword count fix below, which needs the whole descriptor in the first beat.
-        self.max_request_limit = 4096 if pcie_data_width >= 128 else 2048
+        # Largest read request issued, whatever the host allows. 512 by default: the completion headers
+        # below bound the reads in flight to 64 x 64 bytes whatever their size, and a larger read only holds
+        # more of them at once (a 4 KiB read holds all 64). Up to 4096 bytes with the dword count fix below.
+        self.max_request_limit = max_read_bytes
         # Completion space of the block's receive buffer (64 headers, 15,872 bytes in PG156's table for the
         # UltraScale block, which shares this interface); an endpoint advertises infinite completion credits,
-        # so the user logic must keep its reads in flight within it.
-        self.completion_space_bytes = 15872
+        # so the user logic must keep its reads in flight within it. A host may split every read on each
+        # 64-byte read-completion boundary, so each read reserves a header per 64-byte block it spans.
+        self.completion_space_bytes   = 15872
+        self.completion_space_headers = 64
         self.max_payload_size = Signal(16)
         self.config           = {}
         self.external_hard_ip = False

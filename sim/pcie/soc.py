@@ -191,7 +191,7 @@ BOARDS = {
     "vc709": SimBoard("vc709", _vc709_soc, device="us", link_speed=3, link_width=8, data_width=256,
         user_clk_freq=250e6, sys_clk_freq=_target_sys_clk_freq("vc709"),
         hard_block_prefix="pcie3_7x", dram_clk_freq=_target_sys_clk_freq("vc709", "DRAM_CLK_FREQ"),
-        driver_read_request=4096, sys_clock="pcie3_7x_user_clk"),
+        sys_clock="pcie3_7x_user_clk"),
     "kc705": SimBoard("kc705", _kc705_soc, device="s7", link_speed=2, link_width=8, data_width=128,
         user_clk_freq=250e6, sys_clk_freq=_target_sys_clk_freq("kc705", "PCIE_SYS_CLK_FREQ"),
         dram_clk_freq=_target_sys_clk_freq("kc705", "DRAM_CLK_FREQ")),
