@@ -8,28 +8,44 @@
     ./sim.py                 short demonstration: DMA loopback at a few sizes on the default board
     ./sim.py dma  --help     PCIe DMA SoC against a cocotbext-pcie root complex
     ./sim.py udp  --help     Ethernet SoC against the Linux network stack through a TAP device
+
+Every run has a wall-clock limit (dma: --timeout, default scaled from the bytes simulated; udp: from
+its per-size --timeout): past it the simulator is stopped and the tail of its log is shown.
 """
 
+import importlib
+import os
 import sys
 
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
     if not argv:
-        from hostlink.sim.dma import demo
-        return demo()
+        from hostlink.sim.dma import DEMO_ARGS
+        argv = ["dma", *DEMO_ARGS]
     command, rest = argv[0], argv[1:]
-    if command == "dma":
-        from hostlink.sim.dma import main as dma_main
-        return dma_main(rest)
-    if command == "udp":
-        from hostlink.sim.udp import main as udp_main
-        return udp_main(rest)
     if command in ("-h", "--help"):
         print(__doc__.strip())
         return 0
-    print(f"sim.py: unknown command {command!r}; expected 'dma' or 'udp' (see ./sim.py --help)", file=sys.stderr)
-    return 2
+    if command not in ("dma", "udp"):
+        print(f"sim.py: unknown command {command!r}; expected 'dma' or 'udp' (see ./sim.py --help)", file=sys.stderr)
+        return 2
+    from hostlink.sim.watchdog import CHILD_ENV, run_with_limit
+    module = importlib.import_module(f"hostlink.sim.{command}")
+    if os.environ.get(CHILD_ENV) or "-h" in rest or "--help" in rest:
+        return module.main(rest)
+    # Arguments are checked here, before anything is built; the run itself goes to a child process
+    # that is stopped at the limit.
+    if command == "dma":
+        args = module.parse_args(rest)
+    else:
+        args  = module.parser().parse_args(rest)
+        error = module.check_args(args)
+        if error is not None:
+            print(f"sim.py udp: {error}", file=sys.stderr)
+            return 2
+    return run_with_limit([sys.executable, os.path.abspath(__file__), command, *rest],
+        module.run_limit(args), f"sim.py {command}", log_roots=module.LOG_ROOTS)
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ from hostlink.cores.pcie.config import DMA_DESCRIPTOR_MAX_BYTES, check_dma_chann
 from hostlink.sim.pcie.host import host_profile
 from hostlink.sim.pcie.soc import BOARDS, get_board
 from hostlink.sim.pcie.driver import TABLE_DEPTH
+from hostlink.sim.watchdog import OneLineArgumentParser, finite_float
 
 DIRECTIONS  = ("h2c", "c2h", "bidir")
 DEFAULT_SIZES = ("4K", "64K", "1M")
@@ -68,14 +69,14 @@ def parse_stream_names(text):
 
 
 def probability(text):
-    value = float(text)
+    value = finite_float()(text)
     if not 0 <= value < 1:
         raise argparse.ArgumentTypeError(f"probability must be in [0, 1), not {text!r}")
     return value
 
 
 def build_parser():
-    p = argparse.ArgumentParser(prog="sim.py dma", description=__doc__.strip().splitlines()[0])
+    p = OneLineArgumentParser(prog="sim.py dma", description=__doc__.strip().splitlines()[0])
     p.add_argument("--board",        default="zc706", help=f"Board: {', '.join(sorted(BOARDS))} (default zc706).")
     p.add_argument("--sweep", action="store_true",
         help=f"Throughput against transfer size: total sizes {','.join(SWEEP_SIZES)} (unless --sizes) moved by "
@@ -99,6 +100,9 @@ def build_parser():
         help="DRAM byte address of the DRAM rows' window (default 4K: windows straddle DRAM rows).")
     p.add_argument("--json",         metavar="PATH", help="Write the results as JSON to PATH.")
     p.add_argument("--verbose",      action="store_true", help="Show the simulator's output.")
+    p.add_argument("--timeout",      type=finite_float(positive=True), metavar="SECONDS",
+        help=f"Wall-clock limit of the whole run, model build included (default {RUN_BASE_SECONDS} s "
+             f"+ {RUN_SECONDS_PER_MIB} s per MiB the jobs move).")
     p.add_argument("--profile-streams", metavar="NAMES", type=parse_stream_names,
         help="Debugging: per job, count the cycles each named stream (a prefix of NAME_valid/NAME_ready "
              "in the SoC's Verilog) transfers, stalls and idles; builds a slower model with every signal "
@@ -109,7 +113,7 @@ def build_parser():
              "worst: 64-byte completions only; ideal: no stalls, in order.")
     host.add_argument("--mps",             type=int,   help="Max payload size in bytes (default 256).")
     host.add_argument("--mrrs",            type=int,   help="Max read request size in bytes (default: what the board's driver asks for: 4096 on the VC709, 512 on the others).")
-    host.add_argument("--read-latency-ns", type=float, help="Read request to first completion (default 1000).")
+    host.add_argument("--read-latency-ns", type=finite_float(minimum=0), help="Read request to first completion (default 1000).")
     host.add_argument("--completion-size", choices=["mps", "64"], help="Completion split (default mps).")
     host.add_argument("--no-reorder",      action="store_true", help="Keep completions of different tags in order.")
     host.add_argument("--backpressure",    type=probability, help="P(hard block holds a TX beat) (default 0.02 on pcie_7x boards, 0 on VC709).")
@@ -250,14 +254,7 @@ def run(board_name, sizes, directions=DIRECTIONS, dma_channels=2, channels=1, de
 
 def main(argv=None):
     parser = build_parser()
-    args = parser.parse_args(argv)
-    if args.sweep:
-        args.split    = True
-        args.sizes    = args.sizes or parse_sizes(",".join(SWEEP_SIZES))
-        args.channels = args.channels or [1, 2, 4]
-    args.sizes        = args.sizes or parse_sizes(",".join(DEFAULT_SIZES))
-    args.channels     = args.channels or [1]
-    args.dma_channels = args.dma_channels or (max(2, *args.channels) if args.sweep else 2)
+    args = parse_args(argv)
     try:
         board   = get_board(args.board)
         profile = profile_from_args(args, board)
@@ -285,6 +282,34 @@ def main(argv=None):
     return 0 if all(r["errors"] == 0 for r in results["results"]) else 1
 
 
+# Wall-clock limit of a whole run (./sim.py): generous, the simulated bytes dominate.
+RUN_BASE_SECONDS    = 1800
+RUN_SECONDS_PER_MIB = 300
+LOG_ROOTS           = []   # The simulator writes its log in the run's temporary directory.
+
+def parse_args(argv):
+    """The arguments of a run with the defaults `main` fills in (sizes, channels)."""
+    args = build_parser().parse_args(argv)
+    if args.sweep:
+        args.split    = True
+        args.sizes    = args.sizes or parse_sizes(",".join(SWEEP_SIZES))
+        args.channels = args.channels or [1, 2, 4]
+    args.sizes        = args.sizes or parse_sizes(",".join(DEFAULT_SIZES))
+    args.channels     = args.channels or [1]
+    args.dma_channels = args.dma_channels or (max(2, *args.channels) if args.sweep else 2)
+    return args
+
+
+def run_limit(args):
+    """Seconds of wall-clock time the run may take: --timeout, or scaled from the bytes it moves."""
+    if args.timeout is not None:
+        return args.timeout
+    moved = sum(args.sizes) * len(args.directions) * sum(args.channels) * (2 if args.with_dram else 1)
+    return RUN_BASE_SECONDS + RUN_SECONDS_PER_MIB * moved / 2**20
+
+
+DEMO_ARGS = ["--board", "zc706", "--sizes", "4K,64K,256K", "--directions", "bidir,h2c,c2h"]
+
 def demo():
     """./sim.py with no arguments: a DMA loopback at a few sizes on the default board."""
-    return main(["--board", "zc706", "--sizes", "4K,64K,256K", "--directions", "bidir,h2c,c2h"])
+    return main(DEMO_ARGS)

@@ -18,6 +18,7 @@ import argparse
 import ipaddress
 import json
 import logging
+import math
 import os
 import signal
 import socket
@@ -29,6 +30,7 @@ import time
 
 from hostlink.cores.udp.common import HEADER_LEN, max_payload_for_mtu, DEFAULT_MTU, mac_to_int, ip_to_int
 from hostlink.sim.netns import NetNamespace, unavailable_reason, kernel_error_counters
+from hostlink.sim.watchdog import OneLineArgumentParser
 
 # Defaults -----------------------------------------------------------------------------------------
 
@@ -400,7 +402,7 @@ def positive_int(limit):
 
 def parser():
     from hostlink.sim.udp_soc import BOARDS
-    p = argparse.ArgumentParser(prog="./sim.py udp",
+    p = OneLineArgumentParser(prog="./sim.py udp",
         description="Verilator model of the UDP core against the Linux network stack, in a private "
                     "network namespace (needs root, /dev/net/tun and iproute2).")
     p.add_argument("--board",   default="colorlight_i5", choices=BOARDS,
@@ -418,7 +420,8 @@ def parser():
     p.add_argument("--window",  default=8, type=positive_int(4096),
                    help="echo mode: packets in flight (default 8)")
     p.add_argument("--timeout", default=120.0, type=float,
-                   help="seconds of wall-clock time allowed per payload size (default 120)")
+                   help="seconds of wall-clock time allowed per payload size (default 120); the whole "
+                        "run is stopped after RUN_BUILD_ALLOWANCE + timeout x (payload sizes + 2) seconds")
     p.add_argument("--json",    default=None, help="write the results as JSON to this path")
     p.add_argument("--build-dir", default=None,
                    help="build directory (default build/sim_udp/<board>_<mode>); reused when the "
@@ -461,15 +464,31 @@ def _exit_on_signal(signum, frame):
     raise SystemExit(128 + signum)
 
 
-def main(argv=None):
-    args = parser().parse_args(argv)
+def check_args(args):
+    """The error message for arguments argparse cannot check alone, or None."""
     try:
         check_addresses(args)
     except ValueError as e:
-        print(f"sim.py udp: {e}", file=sys.stderr)
-        return 2
-    if args.timeout <= 0:
-        print(f"sim.py udp: --timeout must be positive, not {args.timeout}", file=sys.stderr)
+        return str(e)
+    if not math.isfinite(args.timeout) or args.timeout <= 0:
+        return f"--timeout must be positive and finite, not {args.timeout}"
+    return None
+
+
+# Wall-clock limit of a whole run (./sim.py): building the model, then each payload size and the
+# set-up/tear-down around them, each bounded by --timeout.
+RUN_BUILD_ALLOWANCE = 900
+LOG_ROOTS           = [os.path.join("build", "sim_udp")]
+
+def run_limit(args):
+    return RUN_BUILD_ALLOWANCE + args.timeout * (len(args.payload) + 2)
+
+
+def main(argv=None):
+    args = parser().parse_args(argv)
+    error = check_args(args)
+    if error is not None:
+        print(f"sim.py udp: {error}", file=sys.stderr)
         return 2
     reason = unavailable_reason()
     if reason is not None:

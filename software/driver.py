@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 import litepcie.software
 from litepcie.software import generate_litepcie_software_headers
 
+from hostlink.software.driver_hardening import harden_driver
+
 __all__ = ["DriverBuildError", "DriverBuild", "generate_driver", "generate_dram_tool", "find_kernel_build_dir",
     "build_driver"]
 
@@ -39,7 +41,9 @@ def generate_driver(soc, driver_dir):
     """Write `<driver_dir>/kernel` and `<driver_dir>/user` for `soc` and return `driver_dir`.
 
     The sources are LitePCIe's own: LitePCIe 2024.12 builds cleanly against Debian 12's 6.1 kernel headers,
-    so no adaptation is needed. One line is added when the SoC's DMA reads more than 512 bytes at a time
+    so no adaptation is needed. They are hardened (driver_hardening.harden_driver: checked ioctl
+    arguments, register writes for CAP_SYS_RAWIO only, device nodes 0660 for the group hostlink, with a
+    udev rule). One line is added when the SoC's DMA reads more than 512 bytes at a time
     (VC709): the probe asks for that Max Read Request Size (pcie_set_readrq). The register headers come from `soc`; the
     DMA register offsets that LitePCIe's config.h keeps by hand are checked against them, so a SoC
     whose DMA register layout differs from what the driver expects fails here, not on the board.
@@ -62,6 +66,7 @@ def generate_driver(soc, driver_dir):
     kernel_dir = os.path.join(driver_dir, "kernel")
     generate_litepcie_software_headers(soc, kernel_dir)
     _check_dma_offsets(kernel_dir)
+    harden_driver(kernel_dir)
     max_request = getattr(getattr(soc, "pcie_phy", None), "max_request_limit", 512)
     if max_request > 512:
         _ask_for_read_request_size(kernel_dir, max_request)

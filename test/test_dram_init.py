@@ -98,6 +98,11 @@ def test_tool_compiles_and_explains(tmp_path, board, with_dram):
     assert bad.returncode == 2 and "unknown command 'calibrate'" in bad.stderr
     assert run().returncode == 2
     assert run("memtest", "-l", "lots").returncode == 2
+    # A suffix that pushes a size past 64 bits is refused, not wrapped.
+    for size in ("0x400000000000000G", "18446744073709551615K", "17179869184G"):
+        overflow = run("memtest", "-l", size)
+        assert overflow.returncode == 2 and f"-l needs a size in bytes" in overflow.stderr, size
+    assert run("memtest", "-b", "0x4000000000000000M").returncode == 2
 
     status = run("status", "-c", str(tmp_path / "no_such_device"))
     assert status.returncode == 1
@@ -107,6 +112,23 @@ def test_tool_compiles_and_explains(tmp_path, board, with_dram):
     else:
         assert line.startswith("error: this SoC has no DRAM (it was generated without --with-dram)")
         assert not os.path.exists(os.path.join(str(tmp_path), "dram", "generated", "sdram_phy.h"))
+
+def test_memtest_range_check_cannot_wrap(zc706_dram):
+    """base + length is never computed before it is known to fit: a base near 2^64 whose sum with the
+    length wraps to a small number is refused before any register is written."""
+    from hostlink.sim.pcie.dram_bringup import BringupLibrary
+    library = BringupLibrary(zc706_dram[3])
+    size    = library.lib.hostlink_dram_size()
+    native  = library.lib.hostlink_dram_native_bytes()
+    writes = []
+    io = library.io(read=lambda addr: 0, write=lambda addr, value: writes.append(addr),
+                    delay=lambda units: None, print_=lambda text: None)
+    bad_request = -6
+    for base, length in [(2**64 - native, 2 * native), (2**64 - size, size), (size, native),
+                         (size - native, 2 * native), (0, size + native), (native, 2**64 - native)]:
+        assert library.call("memtest", io, {"base": base, "length": length})[0] == bad_request, (base, length)
+    assert writes == []
+
 
 def test_each_soc_keeps_its_own_dram_settings():
     # LiteDRAM's controller shares one default settings object between instances; add_dram gives each

@@ -17,6 +17,8 @@ import pytest
 
 from hostlink.software import driver
 from hostlink.software.driver import DriverBuildError, build_driver, find_kernel_build_dir, generate_driver
+from hostlink.software import driver_hardening
+from hostlink.software.driver_hardening import DriverPatchError, harden_driver
 
 from helpers import run_target
 
@@ -135,6 +137,87 @@ def test_probe_asks_for_the_read_request_size_the_dma_uses(generated, tmp_path):
     (tmp_path / "main.c").write_text("static int probe(void) { return 0; }\n")
     with pytest.raises(ValueError, match="expected one 'pci_set_master\\(dev\\);'.*LitePCIe's driver has changed"):
         driver._ask_for_read_request_size(str(tmp_path), 4096)
+
+# Hardening ----------------------------------------------------------------------------------------
+
+LITEPCIE_KERNEL = os.path.join(os.path.dirname(os.path.abspath(importlib.import_module("litepcie.software").__file__)),
+    "kernel")
+
+def read(path):
+    with open(path) as f:
+        return f.read()
+
+def test_generated_driver_is_hardened(generated):
+    """Every hardening change is in the generated sources, the relied-on mmap checks are still there,
+    nothing makes the nodes world-writable, and the udev rule gives them to the group."""
+    _, _, driver_dir = generated
+    kernel = os.path.join(driver_dir, "kernel")
+    for name, what, anchor, replacement in driver_hardening.PATCHES:
+        assert replacement in read(os.path.join(kernel, name)), what
+    for name, what, anchor in driver_hardening.REQUIRED:
+        assert anchor in read(os.path.join(kernel, name)), what
+    main_c = read(os.path.join(kernel, "main.c"))
+    assert "if (m.is_write && !capable(CAP_SYS_RAWIO)) {\n\t\t\tret = -EPERM;" in main_c
+    assert "offset > bar0_len - 4) {\n\t\t\tret = -EINVAL;" in main_c
+    assert "u64 bar0_len = pci_resource_len(dev->dev, 0);" in main_c
+    # Register writes happen only after the checks: the one write in the REG case follows them.
+    reg = main_c[main_c.index("case LITEPCIE_IOCTL_REG:"):main_c.index("case LITEPCIE_IOCTL_DMA:")]
+    assert reg.index("capable(CAP_SYS_RAWIO)") < reg.index("litepcie_writel(dev, m.addr, m.val)")
+    init_sh = read(os.path.join(kernel, "init.sh"))
+    assert "666" not in init_sh
+    assert 'chgrp "$GROUP" "$dev" && chmod 660 "$dev"' in init_sh and "GROUP=hostlink" in init_sh
+    rule = read(os.path.join(kernel, driver_hardening.UDEV_RULE_NAME))
+    assert 'KERNEL=="litepcie[0-9]*", GROUP="hostlink", MODE="0660"' in rule
+    # init.sh stays a valid shell script.
+    assert subprocess.run(["sh", "-n", os.path.join(kernel, "init.sh")]).returncode == 0
+
+
+def _litepcie_kernel_copy(tmp_path):
+    kernel = str(tmp_path / "kernel")
+    shutil.copytree(LITEPCIE_KERNEL, kernel, ignore=shutil.ignore_patterns("__pycache__"))
+    return kernel
+
+@pytest.mark.parametrize("index", range(len(driver_hardening.PATCHES)))
+def test_hardening_refuses_when_an_anchor_is_missing(tmp_path, index):
+    """A LitePCIe whose sources lost the line a change is anchored on stops generation, names the
+    change, and leaves the sources untouched (nothing half-patched)."""
+    name, what, anchor, _ = driver_hardening.PATCHES[index]
+    kernel = _litepcie_kernel_copy(tmp_path)
+    path = os.path.join(kernel, name)
+    changed = read(path).replace(anchor, "/* moved */\n" if name == "main.c" else "# moved\n")
+    with open(path, "w") as f:
+        f.write(changed)
+    before = {n: read(os.path.join(kernel, n)) for n in ["main.c", "init.sh"]}
+    with pytest.raises(DriverPatchError, match=rf"cannot apply hardening '{re.escape(what)}'.*found it 0 times"
+                                               r".*LitePCIe's driver has changed"):
+        harden_driver(kernel)
+    assert {n: read(os.path.join(kernel, n)) for n in ["main.c", "init.sh"]} == before
+    assert not os.path.exists(os.path.join(kernel, driver_hardening.UDEV_RULE_NAME))
+
+@pytest.mark.parametrize("index", range(len(driver_hardening.REQUIRED)))
+def test_hardening_refuses_when_the_mmap_checks_change(tmp_path, index):
+    name, what, anchor = driver_hardening.REQUIRED[index]
+    kernel = _litepcie_kernel_copy(tmp_path)
+    path = os.path.join(kernel, name)
+    changed = read(path).replace(anchor, "")
+    with open(path, "w") as f:
+        f.write(changed)
+    with pytest.raises(DriverPatchError, match=rf"relies on '{re.escape(what)}'"):
+        harden_driver(kernel)
+
+def test_hardening_refuses_an_anchor_found_twice(tmp_path):
+    kernel = _litepcie_kernel_copy(tmp_path)
+    with open(os.path.join(kernel, "main.c"), "a") as f:
+        f.write("\n#include <linux/ioctl.h>\n")
+    with pytest.raises(DriverPatchError, match="capability header.*found it 2 times"):
+        harden_driver(kernel)
+
+def test_generation_stops_when_litepcie_changes_under_it(generated, tmp_path, monkeypatch):
+    _, soc, _ = generated
+    patches = list(driver_hardening.PATCHES) + [("main.c", "an anchor LitePCIe lost", "no such line\n", "x")]
+    monkeypatch.setattr(driver_hardening, "PATCHES", patches)
+    with pytest.raises(DriverPatchError, match="cannot apply hardening 'an anchor LitePCIe lost'"):
+        generate_driver(soc, str(tmp_path / "driver"))
 
 # Build --------------------------------------------------------------------------------------------
 

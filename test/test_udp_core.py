@@ -193,6 +193,23 @@ def test_echo_sends_each_valid_payload_back():
            [expected_frame(p) for p in payloads]
     assert values == {"received": len(payloads), "port": len(payloads), "sent": len(payloads)}
 
+def test_echo_drops_bad_ipv4_checksum_and_counts_it():
+    core, phy = make_core(mode="echo", with_csr=False)
+    mon, drv = PHYTxMonitor(phy), PHYRxDriver(phy)
+    bad = raw(Ether(src=HOST_MAC, dst=FPGA_MAC) / IP(src=HOST_IP, dst=FPGA_IP, chksum=0xbad0) /
+              UDP(sport=HOST_PORT, dport=FPGA_PORT) / Raw(load=b"bad checksum"))
+    drv.send(bad)
+    drv.send(host_frame(b"good"))
+    values = {}
+    def check():
+        for _ in range(500):
+            yield
+        values["checksum"] = yield from counter(core, "rx_drop_checksum")
+        values["received"] = yield from counter(core, "rx_received")
+    run(core, [mon.generator(), drv.generator(), check()], 520)
+    assert [bytes(f)[:HEADER_LEN + 4] for f in mon.frames] == [expected_frame(b"good")]
+    assert values == {"checksum": 1, "received": 1}
+
 # CSRs and parameters ------------------------------------------------------------------------------
 
 def test_csrs_present_and_reset_to_generator_defaults():

@@ -120,6 +120,7 @@ def malformed_frames():
                                    TCP(sport=1, dport=FPGA_PORT))))
     cases.append(("ip",        udp(b"w" * 30, dst_ip="192.168.1.51")))
     cases.append(("port",      udp(b"v" * 30, dport=FPGA_PORT + 1)))
+    cases.append(("checksum",  udp(b"c" * 30, chksum=0x1234)))
     cases.append(("length",    raw(Ether(dst=FPGA_MAC, src=HOST_MAC) / IP(src=HOST_IP, dst=FPGA_IP, len=200) /
                                    UDP(sport=1, dport=FPGA_PORT) / Raw(load=b"u" * 30))))
     cases.append(("length",    raw(Ether(dst=FPGA_MAC, src=HOST_MAC) / IP(src=HOST_IP, dst=FPGA_IP, len=24) /
@@ -147,6 +148,47 @@ def test_malformed_frames_are_dropped_and_counted_by_reason():
     expected["error"] += 1
     assert {r: counts[r] for r in REASONS} == expected
     assert counts["received"] == len(cases)
+
+
+def corrupt(frame, offset, xor):
+    return frame[:offset] + bytes([frame[offset] ^ xor]) + frame[offset + 1:]
+
+
+@pytest.mark.parametrize("idle,backpressure", [(0.0, 0.0), (0.3, 0.0), (0.0, 0.5), (0.3, 0.5)])
+def test_bad_ipv4_header_checksum_dropped_and_counted(idle, backpressure):
+    """A flipped bit in any header byte that no other check looks at (TOS, Total Length,
+    Identification, DF, TTL, the checksum itself, source IP) is caught by the checksum; right
+    checksums whose sums carry many times (random addresses, TTLs, identifications) are accepted."""
+    rng = random.Random(17)
+    payload = bytes(range(33))
+    bad = [udp(payload, chksum=0), udp(payload, chksum=0xffff)]
+    for offset in [1, 2, 3, 4, 5, 8, 10, 11, 12, 13, 14, 15]:
+        bad.append(corrupt(udp(payload), ETH_HEADER_LEN + offset, 1 << rng.randrange(8)))
+    bad.append(corrupt(udp(payload), ETH_HEADER_LEN + 6, 0x40)) # DF, allowed either way.
+    good = []
+    for _ in range(8):
+        ip = dict(src=".".join(str(rng.randrange(1, 255)) for _ in range(4)), ttl=rng.randrange(1, 256),
+                  id=rng.randrange(1 << 16), tos=rng.randrange(256))
+        good.append(raw(Ether(dst=FPGA_MAC, src=HOST_MAC) / IP(dst=FPGA_IP, flags="DF", **ip) /
+                        UDP(sport=rng.randrange(1, 1 << 16), dport=FPGA_PORT) / Raw(load=payload)))
+    frames = []
+    for b, g in zip(bad, good * 3):
+        frames += [(on_wire(b), False), (on_wire(g), False)]
+    got, counts = run_rx(frames, idle=idle, backpressure=backpressure)
+    assert got == [payload] * len(bad)
+    assert counts["checksum"] == len(bad)
+    assert counts["received"] == len(bad)
+    assert all(counts[r] == 0 for r in REASONS if r != "checksum")
+
+
+def test_checksum_is_counted_after_the_header_checks_and_before_the_lengths():
+    """A frame is counted once, under its first failing check: a wrong destination port wins over a
+    wrong checksum, a wrong checksum over a wrong length."""
+    port_and_csum = udp(b"p" * 30, dport=FPGA_PORT + 1, chksum=0x1111)
+    csum_and_len  = raw(Ether(dst=FPGA_MAC, src=HOST_MAC) / IP(src=HOST_IP, dst=FPGA_IP, len=200, chksum=0x2222) /
+                        UDP(sport=1, dport=FPGA_PORT) / Raw(load=b"u" * 30))
+    got, counts = run_rx([(on_wire(port_and_csum), False), (on_wire(csum_and_len), False)])
+    assert got == [] and counts["port"] == 1 and counts["checksum"] == 1 and counts["length"] == 0
 
 
 def test_bad_fcs_on_header_only_frame_and_in_padding():

@@ -39,6 +39,8 @@ def arp_reply_frame(fpga_mac, fpga_ip, host_mac, host_ip):
 class ARPResponder(LiteXModule):
     """Watches every received frame (its sink is always ready) and answers ARP requests for
     `fpga_ip`, sent to the broadcast address or to `fpga_mac`, with one reply frame on `source`.
+    Requests whose sender MAC is zero, broadcast or multicast are ignored: a reply to them would go
+    to every station (or none), and no host can own such an address.
 
     One request is held at a time: requests that complete while a reply is pending are ignored
     (the host retries), which keeps the core to one set of sender registers.
@@ -63,6 +65,7 @@ class ARPResponder(LiteXModule):
         pending   = Signal()
         capturing = Signal()
         sha       = Signal(48)
+        sha_set   = Signal() # A byte of the sender MAC so far is non-zero.
         spa       = Signal(32)
 
         fixed = {12 + i: v for i, v in enumerate(
@@ -81,6 +84,7 @@ class ARPResponder(LiteXModule):
             If(count < ARP_FRAME_LEN, count.eq(count + 1)),
             If(count == 0,
                 capturing.eq(~pending),
+                sha_set.eq(0),
                 match.eq(byte_ok),
                 bcast.eq(sink.data == 0xff),
                 unicast.eq(sink.data == mac_bytes[0]),
@@ -91,7 +95,8 @@ class ARPResponder(LiteXModule):
                 match.eq(match & byte_ok),
             ),
             If(capturing & (count >= ARP_SHA_OFFSET) & (count < ARP_SHA_OFFSET + 6),
-                sha.eq(Cat(sink.data, sha[:40]))
+                sha.eq(Cat(sink.data, sha[:40])),
+                sha_set.eq(sha_set | (sink.data != 0))
             ),
             If(capturing & (count >= ARP_SPA_OFFSET) & (count < ARP_SPA_OFFSET + 4),
                 spa.eq(Cat(sink.data, spa[:24]))
@@ -99,8 +104,10 @@ class ARPResponder(LiteXModule):
             If(sink.last,
                 count.eq(0),
                 # The frame must reach the target IP (shorter ones are malformed) and be error-free.
+                # The sender MAC's first byte is sha[40:48]: its bit 0 is the group (multicast) bit,
+                # set in the broadcast address too.
                 If(capturing & match & (bcast | unicast) & (count >= ARP_FRAME_LEN - 1) &
-                   (sink.error == 0) & ~pending,
+                   (sink.error == 0) & ~pending & sha_set & ~sha[40],
                     pending.eq(1)
                 )
             )

@@ -32,6 +32,7 @@ IPV4_FLAGS_DF    = 0x4000 # Don't Fragment: a constant Identification is then le
 IPV4_TTL         = 64
 
 # Byte offsets of the fields that are not static, from the start of the Ethernet frame.
+ETH_TYPE_OFFSET          = 12
 IPV4_TOTAL_LENGTH_OFFSET = ETH_HEADER_LEN + 2
 IPV4_CHECKSUM_OFFSET     = ETH_HEADER_LEN + 10
 UDP_LENGTH_OFFSET        = ETH_HEADER_LEN + IPV4_HEADER_LEN + 4
@@ -187,6 +188,7 @@ RX_DROP_REASONS = [
     ("protocol",  "IP protocol is not UDP."),
     ("ip",        "Destination IP is not the FPGA's."),
     ("port",      "Destination UDP port is not the FPGA's."),
+    ("checksum",  "IPv4 header checksum is wrong."),
     ("length",    "UDP Length below 8, or IPv4 Total Length is not UDP Length + 20."),
     ("oversize",  "Payload longer than the configured maximum (MTU - 28)."),
     ("truncated", "Frame ended before the header or the announced payload was complete."),

@@ -17,7 +17,8 @@ from hostlink.cores.udp.common import *
 
 class UDPReceiver(LiteXModule):
     """Checks destination MAC, EtherType IPv4, version/IHL 4/5, no fragment, protocol UDP,
-    destination IP and port, the two lengths, the frame's length and the MAC's error flag.
+    destination IP and port, the IPv4 header checksum, the two lengths, the frame's length and the
+    MAC's error flag.
 
     A frame that fails any check is dropped and counted once, under its first failing check
     (`drop` has one bit per entry of `RX_DROP_REASONS`). A frame is only known good at its last
@@ -53,6 +54,7 @@ class UDPReceiver(LiteXModule):
         # Header checks.
         # --------------
         count      = Signal(max=HEADER_LEN)
+        fsm_header = Signal() # The FSM is in HEADER.
         reason     = Signal(max=len(RX_DROP_REASONS) + 1) # 0: no check failed so far.
         byte_fail  = Signal(max=len(RX_DROP_REASONS) + 1) # Reason the current byte fails, or 0.
         ip_length  = Signal(16)
@@ -64,7 +66,7 @@ class UDPReceiver(LiteXModule):
 
         checks = {}
         checks.update(expect(0,  list(fpga_mac.to_bytes(6, "big")), "mac"))
-        checks.update(expect(12, list(ETHERTYPE_IPV4.to_bytes(2, "big")), "ethertype"))
+        checks.update(expect(ETH_TYPE_OFFSET, list(ETHERTYPE_IPV4.to_bytes(2, "big")), "ethertype"))
         checks.update(expect(14, [IPV4_VERSION_IHL], "ihl"))
         # Don't Fragment may be set; reserved, More Fragments and the offset must be clear.
         checks[20] = If(sink.data & 0xbf, byte_fail.eq(reason_code["fragment"]))
@@ -81,6 +83,27 @@ class UDPReceiver(LiteXModule):
             UDP_LENGTH_OFFSET        + 1 : udp_length[0:8].eq(sink.data),
         }
         self.sync += If(sink.valid & sink.ready, Case(count, captures))
+
+        # IPv4 header checksum, one byte per cycle on one 16-bit adder: rotating the sum by a byte
+        # multiplies it by 256 modulo 0xffff, and 256 * 256 = 1 modulo 0xffff, so `sum * 256 + byte`
+        # over the bytes leaves each even header byte weighted 256 and each odd one 1: the one's
+        # complement sum of the header's 16-bit words. The carry out of bit 15 (weight 65536 = 1)
+        # is added after the next rotation, at bit 8. The sum starts at the EtherType (checked to be
+        # 0x0800 first, so it adds 0x0800): with a right checksum the sum of bytes 12..33 is 0x0800
+        # modulo 0xffff, and the 17-bit register can then only hold 0x00800 (the header is never all
+        # zero). It keeps running over the bytes after; the verdict is taken at byte 34.
+        csum     = Signal(17)
+        csum_bad = Signal()
+        self.sync += If(sink.valid & sink.ready & fsm_header,
+            If(count == ETH_TYPE_OFFSET - 1,
+                csum.eq(0)
+            ).Else(
+                csum.eq(Cat(csum[8:16], csum[0:8]) + Cat(sink.data, csum[16]))
+            ),
+            If(count == ETH_HEADER_LEN + IPV4_HEADER_LEN,
+                csum_bad.eq(csum != ETHERTYPE_IPV4)
+            )
+        )
 
         payload_length = Signal(17)
         # `at_last` says the next payload byte is the frame's last. It is registered a byte ahead
@@ -137,6 +160,7 @@ class UDPReceiver(LiteXModule):
         # that ends inside the header is judged in RUNT, the cycle after its last byte.
         byte_fail_r = Signal.like(byte_fail)
         self.fsm = fsm = FSM(reset_state="HEADER")
+        self.comb += fsm_header.eq(fsm.ongoing("HEADER"))
         self.sync += byte_fail_r.eq(Mux(fsm.ongoing("HEADER") & sink.valid, byte_fail, 0))
         fsm.act("HEADER",
             sink.ready.eq(1),
@@ -200,6 +224,8 @@ class UDPReceiver(LiteXModule):
         self.sync += [
             If(header_reason != 0,
                 check_reason.eq(header_reason)
+            ).Elif(csum_bad,
+                check_reason.eq(reason_code["checksum"])
             ).Elif(length_bad,
                 check_reason.eq(reason_code["length"])
             ).Elif(oversize,

@@ -571,8 +571,10 @@ int hostlink_dram_memtest(const struct hostlink_dram_io *io, uint64_t base, uint
 {
 	int result;
 	current = io;
+	/* Compared without computing base + length, which wraps for a base near 2^64. */
 	if (length == 0 || base % DRAM_NATIVE_BYTES || length % DRAM_NATIVE_BYTES
-	    || base + length > (uint64_t)DRAM_SIZE || base + length > 0xffffffffull)
+	    || length > (uint64_t)DRAM_SIZE || base > (uint64_t)DRAM_SIZE - length
+	    || length > 0xffffffffull || base > 0xffffffffull - length)
 		return HOSTLINK_DRAM_BAD_REQUEST;
 
 	sdram_generator_reset_write(1);

@@ -20,6 +20,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,18 +100,20 @@ static int parse_size(const char *text, uint64_t *value)
 {
 	char *end;
 	unsigned long long v;
+	unsigned shift = 0;
 	errno = 0;
 	v = strtoull(text, &end, 0);
 	if (errno || end == text || text[0] == '-')
 		return -1;
 	switch (*end) {
-	case 'K': case 'k': v <<= 10; end++; break;
-	case 'M': case 'm': v <<= 20; end++; break;
-	case 'G': case 'g': v <<= 30; end++; break;
+	case 'K': case 'k': shift = 10; end++; break;
+	case 'M': case 'm': shift = 20; end++; break;
+	case 'G': case 'g': shift = 30; end++; break;
 	default: break;
 	}
-	if (*end)
+	if (*end || v > (ULLONG_MAX >> shift))   /* A suffix must not push the value past 64 bits. */
 		return -1;
+	v <<= shift;
 	*value = v;
 	return 0;
 }

@@ -1,0 +1,119 @@
+# This file is part of hostlink.
+# Copyright (c) 2026 hostlink developers
+# SPDX-License-Identifier: BSD-2-Clause
+
+"""Command-line helpers shared by `./sim.py dma` and `./sim.py udp`: argument errors on one line,
+finite numbers only, and a wall-clock limit on the whole run.
+
+A run is executed in a child process of its own session: when the limit expires the child's whole
+process group (the simulator included) gets SIGTERM (the UDP run deletes its namespace on it), then
+SIGKILL, and the tail of the newest log the run wrote is printed, instead of a hang.
+"""
+
+import argparse
+import glob
+import math
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+__all__ = ["OneLineArgumentParser", "finite_float", "run_with_limit", "CHILD_ENV"]
+
+CHILD_ENV  = "HOSTLINK_SIM_CHILD" # Set in the child: it runs the command itself.
+TERM_GRACE = 20                   # Seconds between SIGTERM and SIGKILL.
+LOG_TAIL   = 30                   # Lines of the log shown when a run is stopped.
+
+# Arguments ----------------------------------------------------------------------------------------
+
+class OneLineArgumentParser(argparse.ArgumentParser):
+    """Errors as one line, `<prog>: error: <message>`, exit status 2 (no usage block, no traceback)."""
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def finite_float(minimum=None, positive=False):
+    """An argparse type: a finite float (no NaN, no infinity), >= minimum, or > 0 when positive."""
+    def parse(text):
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be a number, not {text!r}")
+        if not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"must be a finite number, not {text!r}")
+        if positive and value <= 0:
+            raise argparse.ArgumentTypeError(f"must be positive, not {text!r}")
+        if minimum is not None and value < minimum:
+            raise argparse.ArgumentTypeError(f"must be >= {minimum:g}, not {text!r}")
+        return value
+    return parse
+
+# Wall-clock limit ---------------------------------------------------------------------------------
+
+def _newest_log(roots, since):
+    logs = []
+    for root in roots:
+        for path in glob.glob(os.path.join(root, "**", "*.log"), recursive=True):
+            try:
+                mtime = os.path.getmtime(path)
+            except OSError:
+                continue
+            if mtime >= since:
+                logs.append((mtime, path))
+    return max(logs)[1] if logs else None
+
+
+def _tail(path, lines):
+    try:
+        with open(path, errors="replace") as f:
+            return f.read().splitlines()[-lines:]
+    except OSError:
+        return []
+
+
+def run_with_limit(argv, limit, label, log_roots=(), stderr=None):
+    """Run `argv` (a command that is a ./sim.py run) for at most `limit` seconds of wall-clock time.
+
+    Returns its exit status, or 124 after stopping it, having printed on `stderr` one line saying so
+    and the tail of the newest `*.log` written since the start under `log_roots` or the child's
+    temporary directory (where the DMA simulator writes its log).
+    """
+    stderr = stderr or sys.stderr
+    start  = time.time()
+    tmp    = tempfile.mkdtemp(prefix="hostlink-run-")
+    env    = dict(os.environ, **{CHILD_ENV: "1", "TMPDIR": tmp})
+    proc   = subprocess.Popen(argv, env=env, start_new_session=True)
+    try:
+        try:
+            return proc.wait(timeout=limit)
+        except subprocess.TimeoutExpired:
+            pass
+        for sig, grace in [(signal.SIGTERM, TERM_GRACE), (signal.SIGKILL, 5)]:
+            try:
+                os.killpg(proc.pid, sig)
+            except ProcessLookupError:
+                break
+            try:
+                proc.wait(timeout=grace)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+        print(f"{label}: stopped after {limit:g} s of wall-clock time (--timeout); the run did not finish",
+              file=stderr)
+        log = _newest_log([tmp, *log_roots], start)
+        if log:
+            print(f"{label}: last lines of {log}:", file=stderr)
+            for line in _tail(log, LOG_TAIL):
+                print(f"    {line}", file=stderr)
+        else:
+            print(f"{label}: no simulator log was written yet (stopped while building the model?)", file=stderr)
+        return 124
+    except KeyboardInterrupt:
+        # The child is in its own session: pass the interrupt on, and let it clean up.
+        os.killpg(proc.pid, signal.SIGINT)
+        return proc.wait()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
