@@ -126,6 +126,70 @@ def test_bad_arguments_are_refused_with_a_clear_message(tool, args, message):
     assert r.stdout == ""
 
 
+@pytest.mark.parametrize("fd", [0, 1, 2])
+def test_ready_fd_refuses_the_standard_descriptors(tool, fd):
+    r = subprocess.run([tool, "recv", "--ready-fd", str(fd), "--timeout", "5"],
+                       capture_output=True, text=True, timeout=10)
+    assert r.returncode == 2
+    assert r.stderr == f"hostlink-udp: --ready-fd must be 3 or more (0, 1, 2 are stdin, stdout, stderr), not {fd}\n"
+    assert r.stdout == ""
+
+
+def test_ready_fd_refuses_a_descriptor_that_is_not_open(tool):
+    # An fd number that is closed in the tool: a pipe end opened here, closed before the tool starts.
+    r_end, w_end = os.pipe()
+    os.close(r_end)
+    os.close(w_end)
+    r = subprocess.run([tool, "recv", "--ready-fd", str(w_end), "--timeout", "5"],
+                       capture_output=True, text=True, timeout=10, close_fds=True)
+    assert r.returncode == 2
+    assert r.stderr == f"hostlink-udp: --ready-fd {w_end} is not an open descriptor (pass it to the tool open)\n"
+    assert r.stdout == ""
+
+
+# Preloaded into the tool: when it exits, reports how many sockets it still holds open.
+SOCKET_COUNTER = textwrap.dedent("""
+    #define _GNU_SOURCE
+    #include <dirent.h>
+    #include <stdio.h>
+    #include <string.h>
+    #include <unistd.h>
+    __attribute__((destructor)) static void report_sockets(void)
+    {
+        char path[300], target[64];
+        struct dirent *e;
+        DIR *d = opendir("/proc/self/fd");
+        int n = 0;
+        while (d != NULL && (e = readdir(d)) != NULL) {
+            ssize_t len;
+            snprintf(path, sizeof(path), "/proc/self/fd/%s", e->d_name);
+            len = readlink(path, target, sizeof(target) - 1);
+            if (len > 0) {
+                target[len] = 0;
+                n += !strncmp(target, "socket:", 7);
+            }
+        }
+        if (d != NULL)
+            closedir(d);
+        fprintf(stderr, "open-sockets-at-exit %d\\n", n);
+    }
+""")
+
+
+def test_failed_connect_closes_its_socket(tool, tmp_path):
+    src = tmp_path / "socket_counter.c"
+    lib = tmp_path / "socket_counter.so"
+    src.write_text(SOCKET_COUNTER)
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(lib), str(src)], check=True)
+    # connect() of a UDP socket to the broadcast address without SO_BROADCAST fails (EACCES).
+    r = subprocess.run([tool, "send", "--dest", "255.255.255.255", "--count", "1", "--payload", "1"],
+                       capture_output=True, text=True, timeout=10,
+                       env={**os.environ, "LD_PRELOAD": str(lib)})
+    assert r.returncode == 1
+    assert "cannot connect to 255.255.255.255:1234" in r.stderr
+    assert r.stderr.splitlines()[-1] == "open-sockets-at-exit 0"
+
+
 def test_help_lists_every_mode(tool):
     r = subprocess.run([tool, "--help"], capture_output=True, text=True, check=True)
     for word in ("recv", "send", "echo-client", "--json", "--expect", "--timeout"):

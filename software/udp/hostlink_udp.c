@@ -21,6 +21,7 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <netinet/in.h>
@@ -166,6 +167,21 @@ static const char *parse_ip(const char *opt, const char *s)
     return s;
 }
 
+/* The tool writes to and then closes --ready-fd: on stdin/stdout/stderr that would lose the
+ * summary or errors, and on a descriptor that is not open (or opened later by the tool itself, such
+ * as its socket) it would write to and close the wrong file. So both are refused up front. */
+static void check_ready_fd(int fd)
+{
+    if (fd <= 2) {
+        fprintf(stderr, "hostlink-udp: --ready-fd must be 3 or more (0, 1, 2 are stdin, stdout, stderr), not %d\n", fd);
+        exit(EXIT_USAGE);
+    }
+    if (fcntl(fd, F_GETFD) == -1) {
+        fprintf(stderr, "hostlink-udp: --ready-fd %d is not an open descriptor (pass it to the tool open)\n", fd);
+        exit(EXIT_USAGE);
+    }
+}
+
 static void parse_args(int argc, char **argv, struct options *o)
 {
     int i;
@@ -238,6 +254,7 @@ static void parse_args(int argc, char **argv, struct options *o)
             o->json_path = v;
         } else if (!strcmp(a, "--ready-fd")) {
             o->ready_fd = (int)parse_uint(a, v, 0, 1024);
+            check_ready_fd(o->ready_fd);
         } else if (!strcmp(a, "--no-check")) {
             o->check = 0;
             takes_value = 0;
@@ -654,8 +671,12 @@ static int run_send(const struct options *o)
     FILE *jf;
 
     fd = open_socket(o->bind_ip, o->local_port, 0);
-    if (fd < 0 || connect_dest(fd, o->dest_ip, o->port) < 0)
+    if (fd < 0)
         return EXIT_CHECK_FAILED;
+    if (connect_dest(fd, o->dest_ip, o->port) < 0) {
+        close(fd);
+        return EXIT_CHECK_FAILED;
+    }
     signal_ready(o);
 
     start    = now_s();
