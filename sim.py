@@ -8,6 +8,7 @@
     ./sim.py                 short demonstration: DMA loopback at a few sizes on the default board
     ./sim.py dma  --help     PCIe DMA SoC against a cocotbext-pcie root complex
     ./sim.py udp  --help     Ethernet SoC against the Linux network stack through a TAP device
+    ./sim.py driver --help   LitePCIe's Linux driver and tools on the simulated SoC, in User-Mode Linux
 """
 
 import sys
@@ -25,10 +26,13 @@ def main(argv=None):
     if command == "udp":
         from hostlink.sim.udp import main as udp_main
         return udp_main(rest)
+    if command == "driver":
+        from hostlink.sim.driver import main as driver_main
+        return driver_main(rest)
     if command in ("-h", "--help"):
         print(__doc__.strip())
         return 0
-    print(f"sim.py: unknown command {command!r}; expected 'dma' or 'udp' (see ./sim.py --help)", file=sys.stderr)
+    print(f"sim.py: unknown command {command!r}; expected 'dma', 'udp' or 'driver' (see ./sim.py --help)", file=sys.stderr)
     return 2
 
 
