@@ -67,10 +67,16 @@ uml-kernel: $(UML_KERNEL)
 
 $(UML_TARBALL): | $(APT_STAMP)
 
-$(UML_DIR)/.stamp-tree: $(UML_TARBALL) $(UML_PATCH) | $(APT_STAMP)
-	rm -rf $(UML_TREE) && mkdir -p $(UML_DIR)
+$(UML_DIR)/.stamp-tree: $(UML_TARBALL) | $(APT_STAMP)
+	rm -rf $(UML_TREE) $(UML_DIR)/applied.patch && mkdir -p $(UML_DIR)
 	tar -xJf $(UML_TARBALL) -C $(UML_DIR)
+	@touch $@
+
+# A changed patch replaces the one applied (reversed first), so only the files it touches rebuild.
+$(UML_DIR)/.stamp-patch: $(UML_DIR)/.stamp-tree $(UML_PATCH)
+	@if [ -f $(UML_DIR)/applied.patch ]; then patch -d $(UML_TREE) -p1 -R --quiet < $(UML_DIR)/applied.patch; fi
 	patch -d $(UML_TREE) -p1 --forward --quiet < $(UML_PATCH)
+	cp $(UML_PATCH) $(UML_DIR)/applied.patch
 	@touch $@
 
 $(UML_DIR)/.stamp-config: $(UML_DIR)/.stamp-tree $(UML_CONFIG)
@@ -82,7 +88,7 @@ $(UML_DIR)/.stamp-config: $(UML_DIR)/.stamp-tree $(UML_CONFIG)
 	done
 	@touch $@
 
-$(UML_KERNEL): $(UML_DIR)/.stamp-config
+$(UML_KERNEL): $(UML_DIR)/.stamp-config $(UML_DIR)/.stamp-patch
 	$(MAKE) -C $(UML_TREE) ARCH=um -j$(UML_JOBS) all
 	cp $(UML_TREE)/linux $@
 

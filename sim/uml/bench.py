@@ -32,7 +32,10 @@ async def driver_bench(dut):
     uml   = config["uml"]
     bench = Bench(dut, config)
     await bench.setup()
-    bridge = PciDevBridge(bench.rc, bench.function, uml["socket"])
+    csrs   = bench.driver.csrs
+    withheld = [(0, csrs.offset("ctrl_reset"))] if csrs.has("ctrl_reset") else []
+    bridge = PciDevBridge(bench.rc, bench.function, uml["socket"], withheld_writes=withheld,
+        msi_ack=(0, csrs.offset("pcie_msi_clear")))
     cocotb.start_soon(bridge.run())
 
     with open(uml["console_log"], "w") as console:
@@ -41,8 +44,16 @@ async def driver_bench(dut):
     started  = time.monotonic()
     sim_start = get_sim_time("ns")
     timed_out = False
+    report = started
     while kernel.poll() is None:
-        if time.monotonic() - started > uml["timeout_s"]:
+        now = time.monotonic()
+        if now - report >= 10:
+            # Progress in the simulation log, to tell a slow run from a stuck one.
+            report = now
+            bench.log.warning("progress: %.0f s wall, %.3f ms simulated, %d BAR reads, %d BAR writes, %d MSIs, "
+                "%d DMA reads served", now - started, (get_sim_time("ns") - sim_start) / 1e6, bridge.mmio_reads,
+                bridge.mmio_writes, bridge.msis, bench.rc.reads_served)
+        if now - started > uml["timeout_s"]:
             timed_out = True
             os.killpg(kernel.pid, signal.SIGKILL)
             kernel.wait()
@@ -61,6 +72,8 @@ async def driver_bench(dut):
         "mmio_writes":   bridge.mmio_writes,
         "mmio_read_errors": bridge.read_errors,
         "msis":          bridge.msis,
+        "withheld_writes": bridge.withheld,
+        "msis_merged":   bridge.msis_merged,
         "host_reads":    {"served": bench.rc.reads_served, "largest_bytes": bench.rc.largest_read,
                           "bad": bench.rc.bad_reads},
     }

@@ -32,9 +32,10 @@ UML_DIR    = os.path.join(BUILD_ROOT, "uml")
 UML_KERNEL = os.path.join(UML_DIR, "linux")
 UML_TREE   = os.path.join(UML_DIR, "linux-source-6.1")
 
-# The simulated SoC's ring: 8 buffers of 4 KiB (a page, for zero-copy mmap), an MSI every 2 buffers.
-# dma_test checks data after 128 loops of the ring: 4 MiB each way here, 256 MiB with LitePCIe's
-# defaults (256 x 8 KiB, an MSI every 32).
+# The simulated SoC's ring: 8 buffers of 4 KiB (a page, for zero-copy mmap), an MSI every 2 buffers
+# (4 MSIs a loop; LitePCIe's defaults give 8). dma_test checks data after 128 loops of the ring:
+# 4 MiB each way here (about a minute of wall-clock time), 256 MiB with LitePCIe's defaults
+# (256 x 8 KiB, an MSI every 32), which the simulation would take hours to move.
 SIM_DMA_RING = {"DMA_BUFFER_COUNT": 8, "DMA_BUFFER_SIZE": 4096, "DMA_BUFFER_PER_IRQ": 2}
 
 
