@@ -12,10 +12,11 @@ command is a writable folder shared with the host (printed at the end).
 
 import argparse
 import json
+import os
 import re
 import sys
 
-from hostlink.sim.dma import profile_from_args
+from hostlink.sim.dma import parse_size, profile_from_args
 from hostlink.sim.pcie.soc import BOARDS, get_board
 
 # dma_test ---------------------------------------------------------------------------------------
@@ -39,12 +40,19 @@ def parse_dma_test(output, ring):
 
 # Default commands ---------------------------------------------------------------------------------
 
-def default_commands(dma_seconds):
+DMA_TEST_UNTIL = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+    "software", "uml", "dma_test_until.py")
+
+
+def default_commands(check_bytes, ring):
+    """LitePCIe's tests; each dma_test runs until it has checked `check_bytes` (dma_test_until.py)."""
+    until = ["python3", DMA_TEST_UNTIL, str(check_bytes), str(128 * ring["DMA_BUFFER_COUNT"]),
+             str(ring["DMA_BUFFER_SIZE"]), "--"]
     return [
         ["litepcie_util", "info"],
         ["litepcie_util", "scratch_test"],
-        ["litepcie_util", "-t", str(dma_seconds), "dma_test"],
-        ["litepcie_util", "-z", "-t", str(dma_seconds), "dma_test"],
+        [*until, "litepcie_util", "dma_test"],
+        [*until, "litepcie_util", "-z", "dma_test"],
     ]
 
 # Kernel log ---------------------------------------------------------------------------------------
@@ -63,13 +71,17 @@ def build_parser():
         epilog="Example: ./sim.py driver --board vc709 -- litepcie_util info")
     p.add_argument("--board",        default="zc706", help=f"Board: {', '.join(sorted(BOARDS))} (default zc706).")
     p.add_argument("--dma-channels", type=int, default=2, help="DMA channels in the SoC (1 to 8; default 2).")
-    p.add_argument("--dma-seconds",  type=int, default=120,
-        help="Duration of each default dma_test (wall-clock seconds; default 120).")
+    p.add_argument("--dma-check", default="2M", type=parse_size,
+        help="Each default dma_test runs until it has checked this much data, after its 128 unchecked "
+             "loops of the ring (default 2M).")
     p.add_argument("--command-timeout", type=int, default=600,
         help="A command still running after this many seconds is ended (default 600).")
     p.add_argument("--timeout",      type=int, default=3600,
         help="The whole run is ended after this many seconds (default 3600).")
     p.add_argument("--json",         metavar="PATH", help="Write the results as JSON to PATH.")
+    p.add_argument("--inject-fault", metavar="BYTES", type=int,
+        help="Testing the checks: corrupt the 32-bit word the device writes to host memory at this many "
+             "bytes into its DMA writes.")
     p.add_argument("--verbose",      action="store_true", help="Show the simulator's output.")
     host = p.add_argument_group("host profile (as ./sim.py dma)")
     host.add_argument("--profile",   default="default", choices=["default", "worst", "ideal"])
@@ -112,9 +124,10 @@ def main(argv=None):
     try:
         board    = get_board(args.board)
         profile  = profile_from_args(args, board)
-        commands = [command] if command else default_commands(args.dma_seconds)
+        commands = [command] if command else default_commands(args.dma_check, SIM_DMA_RING)
         result   = run_driver_sim(board.name, commands, args.command_timeout, profile,
-            dma_channels=args.dma_channels, timeout_s=args.timeout, verbose=args.verbose)
+            dma_channels=args.dma_channels, timeout_s=args.timeout, verbose=args.verbose,
+            fault_at=args.inject_fault)
     except ValueError as error:
         parser.error(str(error))
     except DriverSimError as error:

@@ -22,7 +22,7 @@ from cocotb.triggers import Timer
 from cocotb.utils import get_sim_time
 
 from hostlink.sim.pcie.bench import Bench
-from hostlink.sim.uml.pcidev import PciDevBridge
+from hostlink.sim.uml.pcidev import PciDevBridge, HostActivity
 
 
 @cocotb.test()
@@ -35,12 +35,13 @@ async def driver_bench(dut):
     csrs   = bench.driver.csrs
     withheld = [(0, csrs.offset("ctrl_reset"))] if csrs.has("ctrl_reset") else []
     bridge = PciDevBridge(bench.rc, bench.function, uml["socket"], withheld_writes=withheld,
-        msi_ack=(0, csrs.offset("pcie_msi_clear")))
+        msi_ack=(0, csrs.offset("pcie_msi_clear")), fault_at=uml.get("fault_at"))
     cocotb.start_soon(bridge.run())
 
     with open(uml["console_log"], "w") as console:
         kernel = subprocess.Popen(uml["command"], stdin=subprocess.DEVNULL, stdout=console,
             stderr=subprocess.STDOUT, start_new_session=True, env=dict(os.environ, TMPDIR=uml["tmpdir"]))
+    bridge.host = HostActivity(kernel.pid)
     started  = time.monotonic()
     sim_start = get_sim_time("ns")
     timed_out = False
@@ -50,9 +51,12 @@ async def driver_bench(dut):
         if now - report >= 10:
             # Progress in the simulation log, to tell a slow run from a stuck one.
             report = now
-            bench.log.warning("progress: %.0f s wall, %.3f ms simulated, %d BAR reads, %d BAR writes, %d MSIs, "
-                "%d DMA reads served", now - started, (get_sim_time("ns") - sim_start) / 1e6, bridge.mmio_reads,
-                bridge.mmio_writes, bridge.msis, bench.rc.reads_served)
+            bench.log.warning("progress: %.0f s wall, %.3f ms simulated, %d BAR reads, %d BAR writes, "
+                "%d MSIs (kernel's acknowledgement after %.0f ns simulated on average, %.0f at most), "
+                "%d DMA reads served, simulation held %.0f s", now - started,
+                (get_sim_time("ns") - sim_start) / 1e6, bridge.mmio_reads, bridge.mmio_writes, bridge.msis,
+                bridge.msi_latency_total_ns / max(bridge.msis, 1), bridge.msi_latency_max_ns,
+                bench.rc.reads_served, bridge.held_s)
         if now - started > uml["timeout_s"]:
             timed_out = True
             os.killpg(kernel.pid, signal.SIGKILL)
@@ -74,6 +78,11 @@ async def driver_bench(dut):
         "msis":          bridge.msis,
         "withheld_writes": bridge.withheld,
         "msis_merged":   bridge.msis_merged,
+        "dma_bytes_written": bridge.dma_bytes_written,
+        "faults_injected": bridge.faults_injected,
+        "held_s":        round(bridge.held_s, 1),
+        "msi_latency_ns": {"mean": bridge.msi_latency_total_ns / max(bridge.msis, 1),
+                           "max": bridge.msi_latency_max_ns},
         "host_reads":    {"served": bench.rc.reads_served, "largest_bytes": bench.rc.largest_read,
                           "bad": bench.rc.bad_reads},
     }

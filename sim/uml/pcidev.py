@@ -22,11 +22,14 @@ that enumerated the simulated SoC:
   interrupt number) becomes an MSI message on the `irq` virtqueue.
 """
 
+import glob
 import logging
 import struct
+import time
 
 import cocotb
 from cocotb.triggers import Timer
+from cocotb.utils import get_sim_time
 from cocotbext.axi import MemoryRegion, Region
 
 from hostlink.sim.uml.vhost_user import VhostUserBackend
@@ -55,8 +58,82 @@ class _MsiRegion(Region):
         self.bridge.msis += 1
 
 
+class _KernelMemory(MemoryRegion):
+    """The kernel's RAM as the root complex's host memory. With `fault_at` (bytes), the 32-bit word
+    the device writes at that many bytes into its DMA writes is corrupted (inverted) as it lands:
+    a test-only fault, for checking that the data checks see it."""
+    def __init__(self, size, mem, bridge):
+        super().__init__(size, mem=mem)
+        self.bridge = bridge
+
+    async def _write(self, address, data, **kwargs):
+        bridge = self.bridge
+        before = bridge.dma_bytes_written
+        bridge.dma_bytes_written += len(data)
+        at = bridge.fault_at
+        if at is not None and before <= at < bridge.dma_bytes_written:
+            data = bytearray(data)
+            word = (at - before) & ~3
+            data[word:word + 4] = bytes(b ^ 0xff for b in data[word:word + 4])
+            bridge.fault_at = None
+            bridge.faults_injected += 1
+        await super()._write(address, data, **kwargs)
+
+
+class HostActivity:
+    """Whether the User-Mode Linux kernel (`pid`) or one of its processes is running on the host's CPU.
+
+    The simulated device runs thousands of times slower than real hardware, the kernel at the host's
+    speed: left alone, the device's DMA would run on for microseconds of simulated time for every
+    millisecond the kernel spends in an interrupt handler or copying a buffer, as if the host's CPU were
+    thousands of times slower than a real one (LitePCIe's driver then reports buffers lost). The bridge
+    holds simulated time while the kernel computes (a process in state R, or one that was a moment ago)
+    and lets it run while the kernel sleeps: idle, or waiting for the device.
+    """
+    def __init__(self, pid, refresh_s=0.2, settle_s=0.002):
+        self.pid       = pid
+        self.pids      = [pid]
+        self.refresh_s = refresh_s
+        self.refreshed = 0.0
+        # A process woken (by an MSI, by another's wake-up) is asleep until the host schedules it: the
+        # kernel counts as busy until it has been asleep for `settle_s`.
+        self.settle_s  = settle_s
+        self.last_busy = 0.0
+
+    def busy(self):
+        now = time.monotonic()
+        if self._running(now):
+            self.last_busy = now
+        return now - self.last_busy < self.settle_s
+
+    def woken(self):
+        """The kernel was just given something to do (an answer, an interrupt): busy from now on."""
+        self.last_busy = time.monotonic()
+
+    def _running(self, now):
+        if now - self.refreshed > self.refresh_s:
+            self.refreshed = now
+            pids = [self.pid]
+            for path in glob.glob(f"/proc/{self.pid}/task/*/children"):
+                try:
+                    pids += [int(p) for p in open(path).read().split()]
+                except OSError:
+                    pass
+            self.pids = pids
+        for pid in self.pids:
+            try:
+                with open(f"/proc/{pid}/stat") as f:
+                    state = f.read().rsplit(")", 1)[1].split()[0]
+            except (OSError, IndexError):
+                continue
+            if state == "R":
+                return True
+        return False
+
+
 class PciDevBridge:
-    def __init__(self, rc, function, socket_path, poll_ns=50, withheld_writes=(), msi_ack=None):
+    def __init__(self, rc, function, socket_path, poll_ns=50, withheld_writes=(), msi_ack=None,
+            fault_at=None, host=None, hold_cap_s=0.05):
         self.rc        = rc
         self.function  = function
         self.backend   = VhostUserBackend(socket_path, num_queues=2)
@@ -81,6 +158,17 @@ class PciDevBridge:
         self.msi_ack = msi_ack
         self.msi_in_service = False
         self.msis_merged = 0
+        # Simulated time from an MSI's delivery to the kernel's acknowledgement.
+        self.msi_sent_ns = 0
+        self.msi_latency_max_ns = self.msi_latency_total_ns = 0
+        self.dma_bytes_written = 0
+        self.fault_at        = fault_at
+        self.faults_injected = 0
+        # Simulated time is held while the kernel computes (HostActivity), for at most `hold_cap_s` of
+        # wall-clock time at a time: a kernel spinning on the device must not stop it.
+        self.host       = host
+        self.hold_cap_s = hold_cap_s
+        self.held_s     = 0.0
         # BAR shadows: (size, flag bits, is 64-bit) per BAR, and the value the kernel wrote.
         self.bars   = {}
         index = 0
@@ -104,7 +192,7 @@ class PciDevBridge:
 
     async def run(self):
         cmd_vq, irq_vq = self.backend.queues
-        while self.running:
+        while self.running and not self.backend.closed:
             self.backend.poll()
             if self.backend.memory.regions and not self.memory_registered:
                 self._register_memory()
@@ -116,6 +204,8 @@ class PciDevBridge:
                         break
                     written = await self._serve(*item)
                     cmd_vq.push(item[0], written)
+                    if self.host is not None:
+                        self.host.woken()
             if self.msi_in_service and len(self.pending_msis) > 1:
                 self.msis_merged += len(self.pending_msis) - 1
                 del self.pending_msis[1:]
@@ -123,14 +213,22 @@ class PciDevBridge:
                 head, chain = irq_vq.pop()
                 data = self.pending_msis.pop(0)
                 self.msi_in_service = self.msi_ack is not None
+                self.msi_sent_ns = get_sim_time("ns")
                 message = MSG.pack(OP_MSI, 0, 0, len(data), MSI_ADDRESS) + data
                 self._scatter(chain, message)
                 irq_vq.push(head, len(message))
+                if self.host is not None:
+                    self.host.woken()
+            if self.host is not None and not cmd_vq.pending():
+                start = time.monotonic()
+                while self.host.busy() and time.monotonic() - start < self.hold_cap_s:
+                    time.sleep(0.0002)
+                self.held_s += time.monotonic() - start
             await Timer(self.poll_ns, "ns")
 
     def _register_memory(self):
         for guest_addr, size, _, view, _ in self.backend.memory.regions:
-            self.rc.mem_pool.register_region(MemoryRegion(size, mem=view), guest_addr, size)
+            self.rc.mem_pool.register_region(_KernelMemory(size, view, self), guest_addr, size)
             self.log.info("kernel memory 0x%x..0x%x registered as host memory", guest_addr, guest_addr + size)
         self.memory_registered = True
 
@@ -175,8 +273,11 @@ class PciDevBridge:
                 self.withheld += 1
                 return 0
             await self.function.bar_window[bar].write(address, payload)
-            if (bar, address) == self.msi_ack:
+            if (bar, address) == self.msi_ack and self.msi_in_service:
                 self.msi_in_service = False
+                latency = get_sim_time("ns") - self.msi_sent_ns
+                self.msi_latency_max_ns = max(self.msi_latency_max_ns, latency)
+                self.msi_latency_total_ns += latency
             return 0
         self.log.error("virtio-pcidev operation %d is not supported", op)
         return 0

@@ -32,11 +32,14 @@ UML_DIR    = os.path.join(BUILD_ROOT, "uml")
 UML_KERNEL = os.path.join(UML_DIR, "linux")
 UML_TREE   = os.path.join(UML_DIR, "linux-source-6.1")
 
-# The simulated SoC's ring: 8 buffers of 4 KiB (a page, for zero-copy mmap), an MSI every 2 buffers
-# (4 MSIs a loop; LitePCIe's defaults give 8). dma_test checks data after 128 loops of the ring:
-# 4 MiB each way here (about a minute of wall-clock time), 256 MiB with LitePCIe's defaults
-# (256 x 8 KiB, an MSI every 32), which the simulation would take hours to move.
-SIM_DMA_RING = {"DMA_BUFFER_COUNT": 8, "DMA_BUFFER_SIZE": 4096, "DMA_BUFFER_PER_IRQ": 2}
+# The simulated SoC's ring: 16 buffers of 4 KiB (a page, for zero-copy mmap), an MSI every 2 buffers
+# (8 MSIs a loop, as LitePCIe's defaults). The driver lets the software run at most half a ring ahead
+# of the DMA or behind it: 8 buffers here, 18 us of the simulated ZC706's loopback, over the kernel's
+# worst answer to an MSI measured in simulated time (12 us, three BAR reads and the latency of an
+# interrupt under User-Mode Linux). dma_test checks data after 128 loops of the ring: 8 MiB each way
+# here (a minute or two of wall-clock time), 256 MiB with LitePCIe's defaults (256 x 8 KiB, an MSI
+# every 32), which the simulation would take hours to move.
+SIM_DMA_RING = {"DMA_BUFFER_COUNT": 16, "DMA_BUFFER_SIZE": 4096, "DMA_BUFFER_PER_IRQ": 2}
 
 
 class DriverSimError(RuntimeError):
@@ -147,7 +150,7 @@ def init_script(shared, driver_dir, commands, command_timeout_s):
 # Run ----------------------------------------------------------------------------------------------
 
 def run_driver_sim(board_name, commands, command_timeout_s, profile, dma_channels=2, timeout_s=1800,
-        build_root=BUILD_ROOT, verbose=False, mem="256M"):
+        build_root=BUILD_ROOT, verbose=False, mem="256M", fault_at=None):
     """Build everything, boot the kernel on the simulated SoC, run `commands` inside. Returns a dict:
     the bench's summary, each step's output and exit status, the kernel log, where the logs are."""
     from cocotb_tools.runner import get_runner
@@ -181,8 +184,10 @@ def run_driver_sim(board_name, commands, command_timeout_s, profile, dma_channel
         "uml": {
             "socket":      socket_path,
             "console_log": os.path.join(run_dir, "console.log"),
-            "tmpdir":      run_dir,
+            # The kernel's physical memory is a file there, which the bridge maps: memory, not disk.
+            "tmpdir":      "/dev/shm" if os.path.isdir("/dev/shm") else run_dir,
             "timeout_s":   timeout_s,
+            "fault_at":    fault_at,
             "command":     [UML_KERNEL, f"mem={mem}", "rootfstype=hostfs", "rootflags=/", "ro",
                             f"init={init}", f"virtio_uml.device={socket_path}:1234",
                             "con0=null,fd:1", "con=null", "loglevel=7"],

@@ -141,6 +141,8 @@ class VirtQueue:
                 os.write(self.call_fd, struct.pack("<Q", 1))
             except BlockingIOError:
                 pass   # The pipe is full of earlier signals: the front-end will see this one too.
+            except BrokenPipeError:
+                pass   # The front-end is gone; the back-end's owner sees the connection closed.
 
     def drain_kicks(self):
         if self.kick_fd is not None:
