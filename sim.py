@@ -8,9 +8,11 @@
     ./sim.py                 short demonstration: DMA loopback at a few sizes on the default board
     ./sim.py dma  --help     PCIe DMA SoC against a cocotbext-pcie root complex
     ./sim.py udp  --help     Ethernet SoC against the Linux network stack through a TAP device
+    ./sim.py driver --help   LitePCIe's Linux driver and tools on the simulated SoC, in User-Mode Linux
 
 Every run has a wall-clock limit (dma: --timeout, default scaled from the bytes simulated; udp: from
-its per-size --timeout): past it the simulator is stopped and the tail of its log is shown.
+its per-size --timeout; driver: per command inside the machine): past it the simulator is stopped and
+the tail of its log is shown.
 """
 
 import importlib
@@ -27,8 +29,13 @@ def main(argv=None):
     if command in ("-h", "--help"):
         print(__doc__.strip())
         return 0
+    if command == "driver":
+        # Ends each command inside the machine after its own timeout (sim/driver.py).
+        from hostlink.sim.driver import main as driver_main
+        return driver_main(rest)
     if command not in ("dma", "udp"):
-        print(f"sim.py: unknown command {command!r}; expected 'dma' or 'udp' (see ./sim.py --help)", file=sys.stderr)
+        print(f"sim.py: unknown command {command!r}; expected 'dma', 'udp' or 'driver' (see ./sim.py --help)",
+            file=sys.stderr)
         return 2
     from hostlink.sim.watchdog import CHILD_ENV, run_with_limit
     module = importlib.import_module(f"hostlink.sim.{command}")

@@ -20,6 +20,7 @@ from litex.build.parser import LiteXArgumentParser
 from hostlink.cores.pcie.config import check_lanes, check_data_width, check_dma_channels
 from hostlink.cores.pcie.integration import add_pcie
 from hostlink.cores.pcie.dma_pattern import DMAPatternGenerator, DMAPatternChecker
+from hostlink.cores.pcie.cycle_counter import CycleCounter
 
 # PCIe DMA SoC -------------------------------------------------------------------------------------
 
@@ -64,6 +65,8 @@ def add_pcie_dma(soc, phy, dma_channels, max_pending_requests=8, led_pads=None, 
                 generator.source.connect(dram.from_pattern),
                 dram.to_pattern.connect(checker.sink),
             ]
+    # Host tools time DMA in device cycles (sys clock).
+    soc.add_module(name="cycles", module=CycleCounter())
     if led_pads is not None:
         dma_active = Signal()
         soc.comb += dma_active.eq(Reduce("OR", [

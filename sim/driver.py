@@ -1,0 +1,168 @@
+# This file is part of hostlink.
+# Copyright (c) 2026 hostlink developers
+# SPDX-License-Identifier: BSD-2-Clause
+
+"""./sim.py driver: LitePCIe's real Linux driver and tools against the simulated SoC, in User-Mode Linux.
+
+The kernel (built by `make uml-kernel`) sees the simulated SoC on its PCI bus (sim/uml/), loads the
+litepcie.ko generated for that SoC and runs commands: by default LitePCIe's own tests; with
+`-- CMD ...` yours. The host's filesystem is visible read-only inside; the current directory of each
+command is a writable folder shared with the host (printed at the end).
+"""
+
+import argparse
+import json
+import os
+import re
+import sys
+
+from hostlink.sim.dma import parse_size, profile_from_args
+from hostlink.sim.pcie.soc import BOARDS, get_board
+
+# dma_test ---------------------------------------------------------------------------------------
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def parse_dma_test(output, ring):
+    """LitePCIe's dma_test prints, every 200 ms: speed, TX buffers, RX buffers, difference, errors in
+    that period. It checks data only once the writer has gone 128 times round the ring; before that a
+    period's errors are 0 whatever the data. Returns the RX buffers seen, the bytes checked and the errors."""
+    rows = []
+    for line in _ANSI.sub("", output or "").splitlines():
+        fields = line.split()
+        if len(fields) == 5 and all(re.fullmatch(r"-?[0-9.]+", f) for f in fields):
+            rows.append((int(fields[2]), int(fields[4])))
+    skipped = 128 * ring["DMA_BUFFER_COUNT"]
+    rx_buffers = rows[-1][0] if rows else 0
+    checked = max(0, rx_buffers - skipped) * ring["DMA_BUFFER_SIZE"]
+    return {"rx_buffers": rx_buffers, "bytes_checked": checked, "errors": sum(r[1] for r in rows)}
+
+# Default commands ---------------------------------------------------------------------------------
+
+DMA_TEST_UNTIL = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+    "software", "uml", "dma_test_until.py")
+
+
+def default_commands(check_bytes, ring):
+    """LitePCIe's tests; each dma_test runs until it has checked `check_bytes` (dma_test_until.py)."""
+    until = ["python3", DMA_TEST_UNTIL, str(check_bytes), str(128 * ring["DMA_BUFFER_COUNT"]),
+             str(ring["DMA_BUFFER_SIZE"]), "--"]
+    return [
+        ["litepcie_util", "info"],
+        ["litepcie_util", "scratch_test"],
+        [*until, "litepcie_util", "dma_test"],
+        [*until, "litepcie_util", "-z", "dma_test"],
+    ]
+
+# Kernel log ---------------------------------------------------------------------------------------
+
+_KERNEL_PROBLEM = re.compile(r"WARNING:|BUG:|Oops|Call Trace|kmemleak|general protection|"
+                             r"unreferenced object|Kernel panic|litepcie.*(error|fail)", re.IGNORECASE)
+
+
+def kernel_problems(dmesg):
+    return [line for line in (dmesg or "").splitlines() if _KERNEL_PROBLEM.search(line)]
+
+# Main ---------------------------------------------------------------------------------------------
+
+def build_parser():
+    p = argparse.ArgumentParser(prog="sim.py driver", description=__doc__.strip().splitlines()[0],
+        epilog="Example: ./sim.py driver --board vc709 -- litepcie_util info")
+    p.add_argument("--board",        default="zc706", help=f"Board: {', '.join(sorted(BOARDS))} (default zc706).")
+    p.add_argument("--dma-channels", type=int, default=2, help="DMA channels in the SoC (1 to 8; default 2).")
+    p.add_argument("--dma-check", default="2M", type=parse_size,
+        help="Each default dma_test runs until it has checked this much data, after its 128 unchecked "
+             "loops of the ring (default 2M).")
+    p.add_argument("--command-timeout", type=int, default=600,
+        help="A command still running after this many seconds is ended (default 600).")
+    p.add_argument("--timeout",      type=int, default=3600,
+        help="The whole run is ended after this many seconds (default 3600).")
+    p.add_argument("--json",         metavar="PATH", help="Write the results as JSON to PATH.")
+    p.add_argument("--inject-fault", metavar="BYTES", type=int,
+        help="Testing the checks: corrupt the 32-bit word the device writes to host memory at this many "
+             "bytes into its DMA writes.")
+    p.add_argument("--verbose",      action="store_true", help="Show the simulator's output.")
+    host = p.add_argument_group("host profile (as ./sim.py dma)")
+    host.add_argument("--profile",   default="default", choices=["default", "worst", "ideal"])
+    host.add_argument("--mps",             type=int)
+    host.add_argument("--mrrs",            type=int)
+    host.add_argument("--read-latency-ns", type=float)
+    host.add_argument("--completion-size", choices=["mps", "64"])
+    host.add_argument("--no-reorder",      action="store_true")
+    host.add_argument("--backpressure",    type=float)
+    host.add_argument("--rx-gaps",         type=float)
+    host.add_argument("--seed",            type=int)
+    p.add_argument("command", nargs=argparse.REMAINDER,
+        help="-- CMD ...: run CMD instead of the default tests (the driver's user tools are on PATH).")
+    return p
+
+
+def evaluate(result, commands, ring):
+    """Per step: passed or not, and for dma_test the bytes checked and errors. Returns (rows, ok)."""
+    ok = not result["bench"]["timed_out"]
+    rows = []
+    for step in result["steps"]:
+        row = dict(step)
+        passed = step["exit_status"] == 0
+        if step["name"].startswith("cmd") and "dma_test" in step["command"]:
+            row.update(parse_dma_test(step["output"], ring))
+            passed = passed and row["bytes_checked"] > 0 and row["errors"] == 0
+        if step["name"].startswith("cmd") and "scratch_test" in step["command"]:
+            passed = passed and "KO" not in (step["output"] or "")
+        row["passed"] = passed
+        ok = ok and passed
+        rows.append(row)
+    return rows, ok
+
+
+def main(argv=None):
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    from hostlink.sim.uml.run import run_driver_sim, DriverSimError, SIM_DMA_RING
+    try:
+        board    = get_board(args.board)
+        profile  = profile_from_args(args, board)
+        commands = [command] if command else default_commands(args.dma_check, SIM_DMA_RING)
+        result   = run_driver_sim(board.name, commands, args.command_timeout, profile,
+            dma_channels=args.dma_channels, timeout_s=args.timeout, verbose=args.verbose,
+            fault_at=args.inject_fault)
+    except ValueError as error:
+        parser.error(str(error))
+    except DriverSimError as error:
+        print(f"sim.py driver: {error}", file=sys.stderr)
+        return 1
+    rows, ok = evaluate(result, commands, SIM_DMA_RING)
+    problems = kernel_problems(result["dmesg"])
+    ok = ok and not problems and result["dmesg"] is not None
+    for row in rows:
+        extra = ""
+        if "bytes_checked" in row:
+            extra = f"  ({row['bytes_checked']} bytes checked, {row['errors']} errors)"
+        status = "timed out" if row["timed_out"] else f"exit {row['exit_status']}"
+        print(f"{'PASS' if row['passed'] else 'FAIL'}  {row['command']}: {status}{extra}")
+        if command or not row["passed"]:
+            print("    " + (row["output"] or "(no output)").rstrip().replace("\n", "\n    "))
+    bench = result["bench"]
+    print(f"simulated {bench['sim_ns'] / 1e6:.1f} ms in {bench['wall_s']} s: {bench['mmio_reads']} BAR reads, "
+          f"{bench['mmio_writes']} BAR writes, {bench['msis']} MSIs, {bench['host_reads']['served']} DMA reads")
+    if problems:
+        print("kernel log problems:\n    " + "\n    ".join(problems))
+    if bench["timed_out"] or result["dmesg"] is None or any(r["timed_out"] for r in rows):
+        print(f"the run did not end normally; kernel log (console): {result['console_log']}, "
+              f"simulation log: {result['sim_log']}")
+        for path in (result["console_log"], result["sim_log"]):
+            try:
+                tail = open(path, errors="replace").read()[-3000:]
+            except OSError:
+                continue
+            print(f"--- {path} (end)\n{tail}")
+    print(f"shared folder: {result['run_dir']}/shared")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"board": board.name, "dma_ring": SIM_DMA_RING, "host": profile.as_dict(),
+                       "steps": rows, "kernel_warnings": problems, "bench": bench, "passed": ok}, f, indent=2)
+        print(f"results written to {args.json}")
+    print("PASSED" if ok else "FAILED")
+    return 0 if ok else 1

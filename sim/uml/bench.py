@@ -1,0 +1,90 @@
+# This file is part of hostlink.
+# Copyright (c) 2026 hostlink developers
+# SPDX-License-Identifier: BSD-2-Clause
+
+"""cocotb bench of ./sim.py driver: the simulated SoC on User-Mode Linux's PCI bus.
+
+Runs inside the simulator (see sim/uml/run.py). The SoC, its device model and the root complex are set
+up exactly as for ./sim.py dma (sim/pcie/bench.py: reset, enumeration, bus mastering, MRRS). Then the
+virtio-pcidev bridge (pcidev.py) listens on a unix socket, and the User-Mode Linux kernel is started
+with that socket as its PCI device; the simulation runs until the kernel exits or the wall-clock
+limit is reached, when the kernel is ended. The summary goes to the file named by "results".
+"""
+
+import json
+import os
+import signal
+import subprocess
+import time
+
+import cocotb
+from cocotb.triggers import Timer
+from cocotb.utils import get_sim_time
+
+from hostlink.sim.pcie.bench import Bench
+from hostlink.sim.uml.pcidev import PciDevBridge, HostActivity
+
+
+@cocotb.test()
+async def driver_bench(dut):
+    with open(os.environ["HOSTLINK_SIM_CONFIG"]) as f:
+        config = json.load(f)
+    uml   = config["uml"]
+    bench = Bench(dut, config)
+    await bench.setup()
+    csrs   = bench.driver.csrs
+    withheld = [(0, csrs.offset("ctrl_reset"))] if csrs.has("ctrl_reset") else []
+    bridge = PciDevBridge(bench.rc, bench.function, uml["socket"], withheld_writes=withheld,
+        msi_ack=(0, csrs.offset("pcie_msi_clear")), fault_at=uml.get("fault_at"))
+    cocotb.start_soon(bridge.run())
+
+    with open(uml["console_log"], "w") as console:
+        kernel = subprocess.Popen(uml["command"], stdin=subprocess.DEVNULL, stdout=console,
+            stderr=subprocess.STDOUT, start_new_session=True, env=dict(os.environ, TMPDIR=uml["tmpdir"]))
+    bridge.host = HostActivity(kernel.pid)
+    started  = time.monotonic()
+    sim_start = get_sim_time("ns")
+    timed_out = False
+    report = started
+    while kernel.poll() is None:
+        now = time.monotonic()
+        if now - report >= 10:
+            # Progress in the simulation log, to tell a slow run from a stuck one.
+            report = now
+            bench.log.warning("progress: %.0f s wall, %.3f ms simulated, %d BAR reads, %d BAR writes, "
+                "%d MSIs (kernel's acknowledgement after %.0f ns simulated on average, %.0f at most), "
+                "%d DMA reads served, simulation held %.0f s", now - started,
+                (get_sim_time("ns") - sim_start) / 1e6, bridge.mmio_reads, bridge.mmio_writes, bridge.msis,
+                bridge.msi_latency_total_ns / max(bridge.msis, 1), bridge.msi_latency_max_ns,
+                bench.rc.reads_served, bridge.held_s)
+        if now - started > uml["timeout_s"]:
+            timed_out = True
+            os.killpg(kernel.pid, signal.SIGKILL)
+            kernel.wait()
+            break
+        await Timer(20_000, "ns")
+    bridge.close()
+
+    results = {
+        "kernel_exit":   kernel.returncode,
+        "timed_out":     timed_out,
+        "wall_s":        round(time.monotonic() - started, 1),
+        "sim_ns":        get_sim_time("ns") - sim_start,
+        "connected":     bridge.backend.connected,
+        "commands":      bridge.commands,
+        "mmio_reads":    bridge.mmio_reads,
+        "mmio_writes":   bridge.mmio_writes,
+        "mmio_read_errors": bridge.read_errors,
+        "msis":          bridge.msis,
+        "withheld_writes": bridge.withheld,
+        "msis_merged":   bridge.msis_merged,
+        "dma_bytes_written": bridge.dma_bytes_written,
+        "faults_injected": bridge.faults_injected,
+        "held_s":        round(bridge.held_s, 1),
+        "msi_latency_ns": {"mean": bridge.msi_latency_total_ns / max(bridge.msis, 1),
+                           "max": bridge.msi_latency_max_ns},
+        "host_reads":    {"served": bench.rc.reads_served, "largest_bytes": bench.rc.largest_read,
+                          "bad": bench.rc.bad_reads},
+    }
+    with open(config["results"], "w") as f:
+        json.dump(results, f, indent=2)

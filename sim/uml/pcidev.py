@@ -1,0 +1,324 @@
+# This file is part of hostlink.
+# Copyright (c) 2026 hostlink developers
+# SPDX-License-Identifier: BSD-2-Clause
+
+"""The simulated PCIe function as a virtio-pcidev device of User-Mode Linux (include/uapi/linux/
+virtio_pcidev.h), inside the cocotb process.
+
+User-Mode Linux's `virt-pci` sends configuration and BAR accesses as messages on the `cmd` virtqueue and
+expects interrupts as messages on the `irq` virtqueue. `PciDevBridge` serves them from the root complex
+that enumerated the simulated SoC:
+
+- configuration reads and writes become configuration TLPs to the function, except its BARs: those are
+  shadowed, so the kernel sizes them and assigns its own addresses (in its PCI iomem window) while the
+  function keeps the addresses the root complex gave it;
+- a BAR access (BAR number and offset) becomes a memory read or write TLP at that offset of the
+  function's BAR as the root complex assigned it; commands are served one at a time, in order, so posted
+  writes keep their order and a read returns only after every earlier write;
+- the kernel's physical memory (the vhost-user memory table) is a host memory region of the root complex
+  at its physical addresses: under User-Mode Linux a DMA address is a physical address, so the device's
+  DMA reads and writes land in the kernel's RAM;
+- the device's MSI (a memory write to the address the kernel programmed, 0xa0000, whose data is the
+  interrupt number) becomes an MSI message on the `irq` virtqueue.
+"""
+
+import glob
+import logging
+import struct
+import time
+
+import cocotb
+from cocotb.triggers import Timer
+from cocotb.utils import get_sim_time
+from cocotbext.axi import MemoryRegion, Region
+
+from hostlink.sim.uml.vhost_user import VhostUserBackend
+
+# virtio_pcidev operations.
+OP_CFG_READ, OP_CFG_WRITE, OP_MMIO_READ, OP_MMIO_WRITE, OP_MMIO_MEMSET, OP_INT, OP_MSI = 1, 2, 3, 4, 5, 6, 7
+MSG = struct.Struct("<BBHIQ")   # op, bar, reserved, size, addr; then data.
+
+MSI_ADDRESS = 0xa0000           # Where virt-pci composes its MSI messages (um_pci_compose_msi_msg).
+BARS_START, BARS_END = 0x10, 0x28
+ROM_BAR = 0x30
+MMIO_TIMEOUT_US = 2000
+
+
+class _MsiRegion(Region):
+    """Memory writes to the kernel's MSI address: each one is an interrupt for the `irq` virtqueue."""
+    def __init__(self, bridge):
+        super().__init__(size=16)
+        self.bridge = bridge
+
+    async def _read(self, address, length, **kwargs):
+        return bytes(length)
+
+    async def _write(self, address, data, **kwargs):
+        self.bridge.pending_msis.append(bytes(data))
+        self.bridge.msis += 1
+
+
+class _KernelMemory(MemoryRegion):
+    """The kernel's RAM as the root complex's host memory. With `fault_at` (bytes), the 32-bit word
+    the device writes at that many bytes into its DMA writes is corrupted (inverted) as it lands:
+    a test-only fault, for checking that the data checks see it."""
+    def __init__(self, size, mem, bridge):
+        super().__init__(size, mem=mem)
+        self.bridge = bridge
+
+    async def _write(self, address, data, **kwargs):
+        bridge = self.bridge
+        before = bridge.dma_bytes_written
+        bridge.dma_bytes_written += len(data)
+        at = bridge.fault_at
+        if at is not None and before <= at < bridge.dma_bytes_written:
+            data = bytearray(data)
+            word = (at - before) & ~3
+            data[word:word + 4] = bytes(b ^ 0xff for b in data[word:word + 4])
+            bridge.fault_at = None
+            bridge.faults_injected += 1
+        await super()._write(address, data, **kwargs)
+
+
+class HostActivity:
+    """Whether the User-Mode Linux kernel (`pid`) or one of its processes is running on the host's CPU.
+
+    The simulated device runs thousands of times slower than real hardware, the kernel at the host's
+    speed: left alone, the device's DMA would run on for microseconds of simulated time for every
+    millisecond the kernel spends in an interrupt handler or copying a buffer, as if the host's CPU were
+    thousands of times slower than a real one (LitePCIe's driver then reports buffers lost). The bridge
+    holds simulated time while the kernel computes (a process in state R, or one that was a moment ago)
+    and lets it run while the kernel sleeps: idle, or waiting for the device.
+    """
+    def __init__(self, pid, refresh_s=0.2, settle_s=0.002):
+        self.pid       = pid
+        self.pids      = [pid]
+        self.refresh_s = refresh_s
+        self.refreshed = 0.0
+        # A process woken (by an MSI, by another's wake-up) is asleep until the host schedules it: the
+        # kernel counts as busy until it has been asleep for `settle_s`.
+        self.settle_s  = settle_s
+        self.last_busy = 0.0
+
+    def busy(self):
+        now = time.monotonic()
+        if self._running(now):
+            self.last_busy = now
+        return now - self.last_busy < self.settle_s
+
+    def woken(self):
+        """The kernel was just given something to do (an answer, an interrupt): busy from now on."""
+        self.last_busy = time.monotonic()
+
+    def _running(self, now):
+        if now - self.refreshed > self.refresh_s:
+            self.refreshed = now
+            pids = [self.pid]
+            for path in glob.glob(f"/proc/{self.pid}/task/*/children"):
+                try:
+                    pids += [int(p) for p in open(path).read().split()]
+                except OSError:
+                    pass
+            self.pids = pids
+        for pid in self.pids:
+            try:
+                with open(f"/proc/{pid}/stat") as f:
+                    state = f.read().rsplit(")", 1)[1].split()[0]
+            except (OSError, IndexError):
+                continue
+            if state == "R":
+                return True
+        return False
+
+
+class PciDevBridge:
+    def __init__(self, rc, function, socket_path, poll_ns=50, withheld_writes=(), msi_ack=None,
+            fault_at=None, host=None, hold_cap_s=0.05):
+        self.rc        = rc
+        self.function  = function
+        self.backend   = VhostUserBackend(socket_path, num_queues=2)
+        self.poll_ns   = poll_ns
+        self.log       = logging.getLogger("hostlink.uml")
+        self.pending_msis = []
+        self.msis      = 0
+        self.commands  = 0
+        self.mmio_reads = self.mmio_writes = 0
+        self.read_errors = 0
+        self.memory_registered = False
+        self.running   = True
+        # {(bar, offset)}: writes not forwarded to the SoC, counted in `withheld`. The simulated SoC loses
+        # the first BAR read after its soft reset (ctrl_reset), which LitePCIe's probe writes (see
+        # doc/driver_sim.md, known limits).
+        self.withheld_writes = set(withheld_writes)
+        self.withheld = 0
+        # (bar, offset) of the register whose write ends the kernel's interrupt handler (LitePCIe:
+        # pcie_msi_clear). Until then, later MSIs are held and merged into one: the kernel takes
+        # milliseconds of wall-clock time per handler, in which the device runs on for microseconds of
+        # simulated time, and a device that interrupts faster than the kernel serves would starve it.
+        self.msi_ack = msi_ack
+        self.msi_in_service = False
+        self.msis_merged = 0
+        # Simulated time from an MSI's delivery to the kernel's acknowledgement.
+        self.msi_sent_ns = 0
+        self.msi_latency_max_ns = self.msi_latency_total_ns = 0
+        self.dma_bytes_written = 0
+        self.fault_at        = fault_at
+        self.faults_injected = 0
+        # Simulated time is held while the kernel computes (HostActivity), for at most `hold_cap_s` of
+        # wall-clock time at a time: a kernel spinning on the device must not stop it.
+        self.host       = host
+        self.hold_cap_s = hold_cap_s
+        self.held_s     = 0.0
+        # BAR shadows: (size, flag bits, is 64-bit) per BAR, and the value the kernel wrote.
+        self.bars   = {}
+        index = 0
+        while index < 6:
+            size = function.bar_size[index]
+            raw  = function.bar_raw[index] or 0
+            if size:
+                wide = (raw & 0x6) == 0x4
+                self.bars[index] = (size, raw & 0xf, wide)
+                index += 2 if wide else 1
+            else:
+                index += 1
+        self.shadow = {i: 0 for i in range(6)}
+        rc.mem_pool.register_region(_MsiRegion(self), MSI_ADDRESS, 16)
+
+    def close(self):
+        self.running = False
+        self.backend.close()
+
+    # Main loop -------------------------------------------------------------------------------------
+
+    async def run(self):
+        cmd_vq, irq_vq = self.backend.queues
+        while self.running and not self.backend.closed:
+            self.backend.poll()
+            if self.backend.memory.regions and not self.memory_registered:
+                self._register_memory()
+            if cmd_vq.ready:
+                cmd_vq.drain_kicks()
+                while True:
+                    item = cmd_vq.pop()
+                    if item is None:
+                        break
+                    written = await self._serve(*item)
+                    cmd_vq.push(item[0], written)
+                    if self.host is not None:
+                        self.host.woken()
+            if self.msi_in_service and len(self.pending_msis) > 1:
+                self.msis_merged += len(self.pending_msis) - 1
+                del self.pending_msis[1:]
+            while self.pending_msis and not self.msi_in_service and irq_vq.ready and irq_vq.pending():
+                head, chain = irq_vq.pop()
+                data = self.pending_msis.pop(0)
+                self.msi_in_service = self.msi_ack is not None
+                self.msi_sent_ns = get_sim_time("ns")
+                message = MSG.pack(OP_MSI, 0, 0, len(data), MSI_ADDRESS) + data
+                self._scatter(chain, message)
+                irq_vq.push(head, len(message))
+                if self.host is not None:
+                    self.host.woken()
+            if self.host is not None and not cmd_vq.pending():
+                start = time.monotonic()
+                while self.host.busy() and time.monotonic() - start < self.hold_cap_s:
+                    time.sleep(0.0002)
+                self.held_s += time.monotonic() - start
+            await Timer(self.poll_ns, "ns")
+
+    def _register_memory(self):
+        for guest_addr, size, _, view, _ in self.backend.memory.regions:
+            self.rc.mem_pool.register_region(_KernelMemory(size, view, self), guest_addr, size)
+            self.log.info("kernel memory 0x%x..0x%x registered as host memory", guest_addr, guest_addr + size)
+        self.memory_registered = True
+
+    # Commands --------------------------------------------------------------------------------------
+
+    def _gather(self, chain):
+        return b"".join(self.backend.memory.read(a, n) for a, n, w in chain if not w)
+
+    def _scatter(self, chain, data):
+        offset = 0
+        for address, length, writable in chain:
+            if writable and offset < len(data):
+                part = data[offset:offset + length]
+                self.backend.memory.write(address, part)
+                offset += len(part)
+        return offset
+
+    async def _serve(self, head, chain):
+        request = self._gather(chain)
+        op, bar, _, size, address = MSG.unpack_from(request)
+        data = request[MSG.size:]
+        self.commands += 1
+        if op == OP_CFG_READ:
+            return self._scatter(chain, await self.config_read(address, size))
+        if op == OP_CFG_WRITE:
+            await self.config_write(address, data[:size])
+            return 0
+        if op == OP_MMIO_READ:
+            self.mmio_reads += 1
+            try:
+                value = await self.function.bar_window[bar].read(address, size,
+                    timeout=MMIO_TIMEOUT_US, timeout_unit="us")
+            except Exception as error:
+                self.read_errors += 1
+                self.log.error("BAR%d read at 0x%x failed: %s", bar, address, error)
+                value = b"\xff" * size
+            return self._scatter(chain, bytes(value))
+        if op in (OP_MMIO_WRITE, OP_MMIO_MEMSET):
+            self.mmio_writes += 1
+            payload = data[:size] if op == OP_MMIO_WRITE else data[:1] * size
+            if (bar, address) in self.withheld_writes:
+                self.withheld += 1
+                return 0
+            await self.function.bar_window[bar].write(address, payload)
+            if (bar, address) == self.msi_ack and self.msi_in_service:
+                self.msi_in_service = False
+                latency = get_sim_time("ns") - self.msi_sent_ns
+                self.msi_latency_max_ns = max(self.msi_latency_max_ns, latency)
+                self.msi_latency_total_ns += latency
+            return 0
+        self.log.error("virtio-pcidev operation %d is not supported", op)
+        return 0
+
+    # Configuration space ---------------------------------------------------------------------------
+
+    def _shadow_dword(self, offset):
+        index = (offset - BARS_START) // 4
+        for base, (size, flags, wide) in self.bars.items():
+            if index == base:
+                return (self.shadow[base] & ~(size - 1) & 0xffffffff) | flags
+            if wide and index == base + 1:
+                return ((self.shadow[base] & ~(size - 1)) >> 32) & 0xffffffff
+        return 0
+
+    def _shadow_write(self, offset, value):
+        index = (offset - BARS_START) // 4
+        for base, (size, flags, wide) in self.bars.items():
+            if index == base:
+                self.shadow[base] = (self.shadow[base] & ~0xffffffff) | (value & ~0xf)
+            elif wide and index == base + 1:
+                self.shadow[base] = (self.shadow[base] & 0xffffffff) | (value << 32)
+
+    @staticmethod
+    def _shadowed(offset):
+        return BARS_START <= offset < BARS_END or ROM_BAR <= offset < ROM_BAR + 4
+
+    async def config_read(self, offset, size):
+        words = bytearray()
+        for dword in range(offset & ~3, offset + size, 4):
+            if self._shadowed(dword):
+                words += struct.pack("<I", self._shadow_dword(dword) if dword < BARS_END else 0)
+            else:
+                words += bytes(await self.function.config_read(dword, 4))
+        return bytes(words[offset % 4:offset % 4 + size])
+
+    async def config_write(self, offset, data):
+        if self._shadowed(offset & ~3):
+            if offset & ~3 < BARS_END:
+                dword = bytearray(struct.pack("<I", self._shadow_dword(offset & ~3)))
+                dword[offset % 4:offset % 4 + len(data)] = data
+                self._shadow_write(offset & ~3, struct.unpack("<I", bytes(dword[:4]))[0])
+            return
+        await self.function.config_write(offset, bytes(data))

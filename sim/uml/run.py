@@ -1,0 +1,234 @@
+# This file is part of hostlink.
+# Copyright (c) 2026 hostlink developers
+# SPDX-License-Identifier: BSD-2-Clause
+
+"""Build what ./sim.py driver needs (the SoC's model, its driver for User-Mode Linux) and run it.
+
+- The Verilator model is ./sim.py dma's (sim/pcie/run.py, cached the same way).
+- The User-Mode Linux kernel is built by `make uml-kernel` into build/uml (Makefile).
+- The driver is LitePCIe's, generated from the simulated SoC (software/driver.py), with a smaller DMA
+  ring (SIM_DMA_RING) so that `litepcie_util dma_test` reaches its data-checked phase (after 128 loops
+  of the ring) in minutes; the module is built against the User-Mode Linux tree (ARCH=um), the user
+  tools for the host (User-Mode Linux runs the host's x86-64 programs). The board's driver
+  (`./targets/<board>.py --driver`) keeps LitePCIe's ring.
+"""
+
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import tempfile
+
+from hostlink.sim.pcie.run import REPO, BUILD_ROOT, build_model
+from hostlink.sim.pcie.soc import get_board
+from hostlink.sim.toolchain import verilator_env
+
+UML_DIR    = os.path.join(BUILD_ROOT, "uml")
+UML_KERNEL = os.path.join(UML_DIR, "linux")
+UML_TREE   = os.path.join(UML_DIR, "linux-source-6.1")
+
+# The simulated SoC's ring: 16 buffers of 4 KiB (a page, for zero-copy mmap), an MSI every 2 buffers
+# (8 MSIs a loop, as LitePCIe's defaults). The driver lets the software run at most half a ring ahead
+# of the DMA or behind it: 8 buffers here, 18 us of the simulated ZC706's loopback, over the kernel's
+# worst answer to an MSI measured in simulated time (12 us, three BAR reads and the latency of an
+# interrupt under User-Mode Linux). dma_test checks data after 128 loops of the ring: 8 MiB each way
+# here (a minute or two of wall-clock time), 256 MiB with LitePCIe's defaults (256 x 8 KiB, an MSI
+# every 32), which the simulation would take hours to move.
+SIM_DMA_RING = {"DMA_BUFFER_COUNT": 16, "DMA_BUFFER_SIZE": 4096, "DMA_BUFFER_PER_IRQ": 2}
+
+
+class DriverSimError(RuntimeError):
+    """Something ./sim.py driver needs is missing or did not build; the message says what to do."""
+
+# Driver -------------------------------------------------------------------------------------------
+
+def set_dma_ring(config_h, ring):
+    """Rewrite the DMA ring constants of LitePCIe's kernel/config.h (software constants of the driver
+    and of the user tools, which include it)."""
+    with open(config_h) as f:
+        text = f.read()
+    for name, value in ring.items():
+        text, count = re.subn(rf"(#define\s+{name}\s+)\S+", rf"\g<1>{value}", text)
+        if count != 1:
+            raise DriverSimError(f"{config_h}: expected one '#define {name}'; LitePCIe's driver has changed")
+    with open(config_h, "w") as f:
+        f.write(text)
+
+
+def _make(what, args, log):
+    proc = subprocess.run(["make", *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    log.write(proc.stdout)
+    if proc.returncode != 0:
+        raise DriverSimError(f"building the {what} failed (make {' '.join(args)}): {proc.stdout[-2000:]}")
+
+
+def build_uml_driver(board, dma_channels, soc_dir, build_root=BUILD_ROOT, ring=SIM_DMA_RING):
+    """The simulated SoC's driver built for User-Mode Linux, cached; returns its directory."""
+    if not (os.path.isfile(UML_KERNEL) and os.path.isfile(os.path.join(UML_TREE, "Module.symvers"))):
+        raise DriverSimError(f"no User-Mode Linux kernel in {UML_DIR}: build it with `make uml-kernel` "
+                             f"(about 5 minutes on 2 cores)")
+    from importlib.metadata import version
+    digest = hashlib.sha256()
+    with open(os.path.join(soc_dir, "sources.digest")) as f:
+        digest.update(f.read().encode())
+    digest.update(json.dumps(ring, sort_keys=True).encode())
+    digest.update(f"litepcie=={version('litepcie')}".encode())
+    digest.update(str(os.path.getmtime(os.path.join(UML_TREE, "Module.symvers"))).encode())
+    with open(os.path.abspath(__file__), "rb") as f:
+        digest.update(f.read())
+    digest = digest.hexdigest()[:16]
+    driver_dir = os.path.join(build_root, "uml", "driver", f"{board.name}_dma{dma_channels}")
+    stamp = os.path.join(driver_dir, "hostlink.digest")
+    if os.path.exists(stamp) and open(stamp).read() == digest:
+        return driver_dir
+    shutil.rmtree(driver_dir, ignore_errors=True)
+    os.makedirs(driver_dir)
+    from hostlink.software.driver import generate_driver
+    log_path = os.path.join(driver_dir, "build.log")
+    with open(log_path, "w") as log:
+        root = logging.getLogger()
+        saved = root.handlers[:]
+        root.handlers[:] = [logging.StreamHandler(log)]
+        try:
+            with contextlib.redirect_stdout(log):
+                generate_driver(board.soc_factory(dma_channels, with_dram=False), driver_dir)
+        finally:
+            root.handlers[:] = saved
+        set_dma_ring(os.path.join(driver_dir, "kernel", "config.h"), ring)
+        # litepcie.ko alone: liteuart.ko needs the serial core, which the User-Mode Linux kernel lacks.
+        # Kbuild reads a Kbuild file before the Makefile.
+        kernel_dir = os.path.join(driver_dir, "kernel")
+        with open(os.path.join(kernel_dir, "Kbuild"), "w") as f:
+            f.write("obj-m := litepcie.o\nlitepcie-objs := main.o\n")
+        _make("kernel module for User-Mode Linux", ["-C", UML_TREE, "ARCH=um", f"M={kernel_dir}", "modules"], log)
+        _make("user tools", ["-C", os.path.join(driver_dir, "user")], log)
+    with open(stamp, "w") as f:
+        f.write(digest)
+    return driver_dir
+
+# Init script --------------------------------------------------------------------------------------
+
+def init_script(shared, driver_dir, commands, command_timeout_s):
+    """The kernel's init: mount what the tools need, load the module, run each command with a time
+    limit (output, exit status in `shared`), unload and load the module again, save the kernel log,
+    power off."""
+    module = os.path.join(driver_dir, "kernel", "litepcie.ko")
+    lines = [
+        "#!/bin/sh",
+        "# Generated by hostlink (sim/uml/run.py): init of the User-Mode Linux kernel of ./sim.py driver.",
+        "export PATH=" + shlex.quote(f"{os.path.join(driver_dir, 'user')}:/usr/sbin:/usr/bin:/sbin:/bin"),
+        "export HOME=/tmp",
+        "mount -t proc proc /proc",
+        "mount -t sysfs sysfs /sys",
+        "mountpoint -q /dev || mount -t devtmpfs devtmpfs /dev",
+        "mount -t tmpfs tmpfs /tmp",
+        f"mount -t hostfs -o {shlex.quote(shared)} hostfs {shlex.quote(shared)}",
+        f"cd {shlex.quote(shared)}",
+        "step() { name=$1; shift; echo \"=== $name: $*\" > /dev/console;"
+        f" timeout -s KILL {int(command_timeout_s)} \"$@\" > \"$name.out\" 2>&1; echo $? > \"$name.rc\"; }}",
+        f"step insmod insmod {shlex.quote(module)}",
+        "step devices sh -c 'ls -l /dev/litepcie*'",
+    ]
+    for i, command in enumerate(commands):
+        lines.append(f"step cmd{i} {' '.join(shlex.quote(c) for c in command)}")
+    lines += [
+        "step rmmod rmmod litepcie",
+        f"step reload insmod {shlex.quote(module)}",
+        "step rmmod2 rmmod litepcie",
+        "dmesg > dmesg.txt",
+        "sync",
+        # Power off: reboot(LINUX_REBOOT_CMD_POWER_OFF); the host's own poweroff wants systemd.
+        "python3 -c 'import ctypes; ctypes.CDLL(None).reboot(0x4321fedc)'",
+    ]
+    return "\n".join(lines) + "\n"
+
+# Run ----------------------------------------------------------------------------------------------
+
+def run_driver_sim(board_name, commands, command_timeout_s, profile, dma_channels=2, timeout_s=1800,
+        build_root=BUILD_ROOT, verbose=False, mem="256M", fault_at=None):
+    """Build everything, boot the kernel on the simulated SoC, run `commands` inside. Returns a dict:
+    the bench's summary, each step's output and exit status, the kernel log, where the logs are."""
+    from cocotb_tools.runner import get_runner
+    board = get_board(board_name)
+    if not os.path.isfile(UML_KERNEL):
+        raise DriverSimError(f"no User-Mode Linux kernel at {UML_KERNEL}: build it with `make uml-kernel`")
+    model = build_model(board.name, dma_channels, build_root, verbose)
+    driver_dir = build_uml_driver(board, dma_channels, model["soc_dir"], build_root)
+    run_dir = os.path.join(build_root, "uml", "runs", f"{board.name}_dma{dma_channels}")
+    shutil.rmtree(run_dir, ignore_errors=True)
+    shared = os.path.join(run_dir, "shared")
+    os.makedirs(shared)
+    init = os.path.join(run_dir, "init.sh")
+    with open(init, "w") as f:
+        f.write(init_script(shared, driver_dir, commands, command_timeout_s))
+    os.chmod(init, 0o755)
+    socket_path = os.path.join(run_dir, "pcidev.sock")
+    os.environ.update(verilator_env())
+    config = {
+        "board":             board.name,
+        "device":            board.device,
+        "hard_block_prefix": board.hard_block_prefix,
+        "data_width":        board.data_width,
+        "user_clk_hz":       board.user_clk_freq,
+        "sys_clk_hz":        board.sys_clk_hz(),
+        "sys_clock":         board.sys_clock,
+        "dram_clk_hz":       None,
+        "csr_json":          model["csr_json"],
+        "host":              profile.as_dict(),
+        "results":           os.path.join(run_dir, "bench.json"),
+        "uml": {
+            "socket":      socket_path,
+            "console_log": os.path.join(run_dir, "console.log"),
+            # The kernel's physical memory is a file there, which the bridge maps: memory, not disk.
+            "tmpdir":      "/dev/shm" if os.path.isdir("/dev/shm") else run_dir,
+            "timeout_s":   timeout_s,
+            "fault_at":    fault_at,
+            "command":     [UML_KERNEL, f"mem={mem}", "rootfstype=hostfs", "rootflags=/", "ro",
+                            f"init={init}", f"virtio_uml.device={socket_path}:1234",
+                            "con0=null,fd:1", "con=null", "loglevel=7"],
+        },
+    }
+    config_path = os.path.join(run_dir, "config.json")
+    with open(config_path, "w") as f:
+        json.dump(config, f, indent=2)
+    gateware_dir = os.path.dirname(model["verilog"])
+    for name in os.listdir(gateware_dir):
+        if name.endswith(".init"):
+            shutil.copy(os.path.join(gateware_dir, name), run_dir)
+    sim_log = os.path.join(run_dir, "sim.log")
+    get_runner("verilator").test(
+        test_module       = "hostlink.sim.uml.bench",
+        hdl_toplevel      = "sim_top",
+        hdl_toplevel_lang = "verilog",
+        build_dir         = model["model_dir"],
+        test_dir          = run_dir,
+        extra_env         = {"HOSTLINK_SIM_CONFIG": config_path, "COCOTB_LOG_LEVEL": "WARNING"},
+        log_file          = None if verbose else sim_log,
+        results_xml       = os.path.join(run_dir, "results.xml"),
+    )
+    result = {"run_dir": run_dir, "console_log": config["uml"]["console_log"], "sim_log": sim_log,
+              "driver_dir": driver_dir}
+    bench_json = config["results"]
+    if not os.path.exists(bench_json):
+        raise DriverSimError(f"the simulation ended without a summary: see {sim_log}")
+    with open(bench_json) as f:
+        result["bench"] = json.load(f)
+    steps = []
+    names = ["insmod", "devices"] + [f"cmd{i}" for i in range(len(commands))] + ["rmmod", "reload", "rmmod2"]
+    labels = ["insmod litepcie.ko", "ls -l /dev/litepcie*"] + [" ".join(c) for c in commands] + \
+             ["rmmod litepcie", "insmod litepcie.ko (again)", "rmmod litepcie (again)"]
+    for name, label in zip(names, labels):
+        out_path, rc_path = os.path.join(shared, name + ".out"), os.path.join(shared, name + ".rc")
+        output = open(out_path, errors="replace").read() if os.path.exists(out_path) else None
+        status = int(open(rc_path).read().strip() or -1) if os.path.exists(rc_path) else None
+        steps.append({"name": name, "command": label, "exit_status": status, "output": output,
+                      "timed_out": status == 137})
+    result["steps"] = steps
+    dmesg_path = os.path.join(shared, "dmesg.txt")
+    result["dmesg"] = open(dmesg_path, errors="replace").read() if os.path.exists(dmesg_path) else None
+    return result

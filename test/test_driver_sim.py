@@ -1,0 +1,152 @@
+# This file is part of hostlink.
+# Copyright (c) 2026 hostlink developers
+# SPDX-License-Identifier: BSD-2-Clause
+
+"""./sim.py driver: LitePCIe's real driver and tools on the simulated SoC, in User-Mode Linux (sim/uml/).
+
+The quick tests check the pieces (the dma_test output parser, the vhost-user memory and virtqueue code,
+the ring rewrite, the kernel-log check, the message when the kernel is missing). The `uml` tests boot
+the kernel on the ZC706 and VC709 SoCs and run LitePCIe's tools, a few MiB of data checked (minutes
+each); they need `make uml-kernel` and are skipped without it.
+"""
+
+import json
+import os
+import struct
+import sys
+
+import pytest
+
+from hostlink.sim.driver import parse_dma_test, kernel_problems, evaluate, main as driver_main
+from hostlink.sim.uml.run import SIM_DMA_RING, UML_KERNEL, set_dma_ring, DriverSimError
+from hostlink.sim.uml.vhost_user import GuestMemory, VirtQueue, VRING_DESC_F_NEXT, VRING_DESC_F_WRITE
+
+# dma_test output ----------------------------------------------------------------------------------
+
+RING = {"DMA_BUFFER_COUNT": 8, "DMA_BUFFER_SIZE": 4096, "DMA_BUFFER_PER_IRQ": 2}
+
+def _dma_test_output(rows):
+    lines = ["\x1b[1m[> DMA loopback test:\x1b[0m", "---------------------",
+             "\x1b[1mDMA_SPEED(Gbps)\tTX_BUFFERS\tRX_BUFFERS\tDIFF\tERRORS\x1b[0m"]
+    for tx, rx, errors in rows:
+        lines.append(f"{0.0:14.2f}\t{tx:10d}\t{rx:10d}\t{abs(tx - rx):4d}\t{errors:6d}")
+    return "\n".join(lines) + "\n"
+
+
+def test_parse_dma_test_counts_checked_bytes_and_errors():
+    out = _dma_test_output([(500, 490, 0), (1100, 1090, 0), (1300, 1290, 2)])
+    assert parse_dma_test(out, RING) == {"rx_buffers": 1290, "bytes_checked": (1290 - 1024) * 4096, "errors": 2}
+
+
+def test_parse_dma_test_before_the_checked_phase_checks_nothing():
+    out = _dma_test_output([(100, 90, 0), (1000, 1000, 0)])
+    assert parse_dma_test(out, RING)["bytes_checked"] == 0
+    assert parse_dma_test("", RING) == {"rx_buffers": 0, "bytes_checked": 0, "errors": 0}
+
+
+def test_dma_test_that_checked_nothing_fails():
+    step = {"name": "cmd0", "command": "litepcie_util dma_test", "exit_status": 0, "timed_out": False,
+            "output": _dma_test_output([(1000, 1000, 0)])}
+    rows, ok = evaluate({"bench": {"timed_out": False}, "steps": [step]}, [], RING)
+    assert not ok and not rows[0]["passed"]
+    step["output"] = _dma_test_output([(1200, 1200, 0)])
+    rows, ok = evaluate({"bench": {"timed_out": False}, "steps": [step]}, [], RING)
+    assert ok and rows[0]["bytes_checked"] == 176 * 4096
+
+
+def test_kernel_problems():
+    log = "[1.0] litepcie 0000:00:00.0: Creating /dev/litepcie0\n[2.0] WARNING: CPU: 0 PID: 1 at x.c:1\n" \
+          "[3.0] BUG: scheduling while atomic\n"
+    assert kernel_problems(log) == log.splitlines()[1:]
+    assert kernel_problems("[1.0] litepcie 0000:00:00.0: 1 MSI IRQs allocated.\n") == []
+
+# Ring ---------------------------------------------------------------------------------------------
+
+def test_set_dma_ring(tmp_path):
+    config = tmp_path / "config.h"
+    config.write_text("#define DMA_BUFFER_PER_IRQ     32\n#define DMA_BUFFER_COUNT       256\n"
+                      "#define DMA_BUFFER_SIZE        8192\n")
+    set_dma_ring(str(config), SIM_DMA_RING)
+    text = config.read_text()
+    for name, value in SIM_DMA_RING.items():
+        assert f"#define {name}" in text and text.split(f"#define {name}")[1].split()[0] == str(value)
+    config.write_text("#define DMA_BUFFER_COUNT 256\n")
+    with pytest.raises(DriverSimError, match="expected one '#define DMA_BUFFER_SIZE'"):
+        set_dma_ring(str(config), SIM_DMA_RING)
+
+# vhost-user pieces --------------------------------------------------------------------------------
+
+def test_split_virtqueue_pop_and_push(tmp_path):
+    """A two-descriptor chain (request, reply buffer) in a memory file, as the kernel lays it out."""
+    size, base = 1 << 16, 0x100000
+    path = tmp_path / "physmem"
+    path.write_bytes(bytes(size))
+    memory = GuestMemory()
+    memory.set_table([(base, size, base, 0)], [os.open(path, os.O_RDWR)])
+    q = VirtQueue(memory, 0)
+    q.num, q.desc, q.avail, q.used = 4, base, base + 0x100, base + 0x200
+    memory.write(base + 0x1000, b"request!")
+    memory.write(base, struct.pack("<QIHH", base + 0x1000, 8, VRING_DESC_F_NEXT, 1) +
+                       struct.pack("<QIHH", base + 0x2000, 16, VRING_DESC_F_WRITE, 0))
+    assert q.pop() is None
+    memory.write(q.avail, struct.pack("<HHH", 0, 1, 0))   # flags, idx = 1, ring[0] = head 0
+    head, chain = q.pop()
+    assert head == 0 and chain == [(base + 0x1000, 8, False), (base + 0x2000, 16, True)]
+    assert q.pop() is None
+    q.push(head, 12)
+    assert struct.unpack("<HHII", memory.read(q.used, 12)) == (0, 1, 0, 12)
+    with pytest.raises(ValueError, match="outside the front-end's memory"):
+        memory.read(base + size - 2, 4)
+    memory.close()
+
+# Runs in User-Mode Linux --------------------------------------------------------------------------
+
+needs_kernel = pytest.mark.skipif(not os.path.isfile(UML_KERNEL),
+    reason="no User-Mode Linux kernel: `make uml-kernel`")
+
+
+def test_missing_kernel_says_which_target_builds_it(monkeypatch, capsys):
+    monkeypatch.setattr("hostlink.sim.uml.run.UML_KERNEL", "/nonexistent/linux")
+    assert driver_main(["--board", "zc706", "--", "true"]) == 1
+    assert "make uml-kernel" in capsys.readouterr().err
+
+
+def _run(tmp_path, board, *extra):
+    path = tmp_path / f"{board}.json"
+    code = driver_main(["--board", board, "--dma-check", "1M", "--json", str(path), *extra])
+    with open(path) as f:
+        return code, json.load(f)
+
+
+@pytest.mark.uml
+@needs_kernel
+@pytest.mark.parametrize("board", ["zc706", "vc709"])
+def test_litepcie_tools_on_the_simulated_soc(tmp_path, board):
+    code, result = _run(tmp_path, board)
+    steps = {s["command"]: s for s in result["steps"]}
+    info = steps["litepcie_util info"]
+    assert info["exit_status"] == 0 and f"hostlink {board.upper()}" in info["output"]
+    assert "Read: 0x12345678" in steps["litepcie_util scratch_test"]["output"]
+    dma = [s for s in result["steps"] if "dma_test" in s["command"]]
+    assert len(dma) == 2   # Copy and zero-copy.
+    for step in dma:
+        assert step["errors"] == 0 and step["bytes_checked"] >= 1 << 20, step["output"][-2000:]
+    for name in ("rmmod", "reload", "rmmod2"):
+        assert next(s for s in result["steps"] if s["name"] == name)["exit_status"] == 0
+    assert result["kernel_warnings"] == []
+    assert code == 0 and result["passed"]
+
+
+@pytest.mark.uml
+@needs_kernel
+def test_one_corrupted_word_fails_dma_test(tmp_path):
+    # Past the 128 unchecked loops of the ring (4 MiB): in dma_test's checked phase.
+    skipped = 128 * SIM_DMA_RING["DMA_BUFFER_COUNT"] * SIM_DMA_RING["DMA_BUFFER_SIZE"]
+    code, result = _run(tmp_path, "zc706", "--inject-fault", str(skipped + (256 << 10)),
+        "--", "python3", os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+        "software", "uml", "dma_test_until.py"), str(1 << 20), str(skipped // 4096), "4096", "--",
+        "litepcie_util", "dma_test")
+    assert result["bench"]["faults_injected"] == 1
+    step = next(s for s in result["steps"] if "dma_test" in s["command"])
+    assert step["errors"] >= 1 and not step["passed"]
+    assert code == 1 and not result["passed"]
