@@ -41,8 +41,9 @@ def parse_dma_test(output, ring, skip_loops):
 
 # Default commands ---------------------------------------------------------------------------------
 
-DMA_TEST_UNTIL = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-    "software", "uml", "dma_test_until.py")
+UML_TOOLS      = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "software", "uml")
+DMA_TEST_UNTIL = os.path.join(UML_TOOLS, "dma_test_until.py")
+PATTERN_RECORD = os.path.join(UML_TOOLS, "pattern_record.py")
 
 
 def default_commands(check_bytes, ring, skip_loops):
@@ -54,6 +55,7 @@ def default_commands(check_bytes, ring, skip_loops):
         ["litepcie_util", "scratch_test"],
         [*until, "litepcie_util", "dma_test"],
         [*until, "litepcie_util", "-z", "dma_test"],
+        ["python3", PATTERN_RECORD, "csr.json", str(check_bytes)],
     ]
 
 # Kernel log ---------------------------------------------------------------------------------------
@@ -112,6 +114,10 @@ def evaluate(result, commands, ring, skip_loops):
         if step["name"].startswith("cmd") and "dma_test" in step["command"]:
             row.update(parse_dma_test(step["output"], ring, skip_loops))
             passed = passed and row["bytes_checked"] > 0 and row["errors"] == 0
+        if step["name"].startswith("cmd") and "pattern_record" in step["command"]:
+            match = re.search(r"(\d+) bytes recorded .* 0 errors", step["output"] or "")
+            row.update(bytes_checked=int(match.group(1)) if match else 0, errors=0 if match else 1)
+            passed = passed and match is not None
         if step["name"].startswith("cmd") and "scratch_test" in step["command"]:
             passed = passed and "KO" not in (step["output"] or "")
         row["passed"] = passed

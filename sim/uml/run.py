@@ -179,6 +179,8 @@ def run_driver_sim(board_name, commands, command_timeout_s, profile, dma_channel
     shutil.rmtree(run_dir, ignore_errors=True)
     shared = os.path.join(run_dir, "shared")
     os.makedirs(shared)
+    # The SoC's register map, for programs that reach hostlink's own CSRs (pattern_record.py).
+    shutil.copy(model["csr_json"], os.path.join(shared, "csr.json"))
     init = os.path.join(run_dir, "init.sh")
     with open(init, "w") as f:
         f.write(init_script(shared, driver_dir, commands, command_timeout_s))
