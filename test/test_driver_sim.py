@@ -37,7 +37,8 @@ def _dma_test_output(rows):
 
 def test_parse_dma_test_counts_checked_bytes_and_errors():
     out = _dma_test_output([(500, 490, 0), (1100, 1090, 0), (1300, 1290, 2)])
-    assert parse_dma_test(out, RING, SKIP) == {"rx_buffers": 1290, "bytes_checked": (1290 - 1024) * 4096, "errors": 2}
+    assert parse_dma_test(out, RING, SKIP) == {"rx_buffers": 1290, "bytes_checked": (1290 - 1024) * 4096,
+        "errors": 2}
 
 
 def test_parse_dma_test_before_the_checked_phase_checks_nothing():
@@ -141,6 +142,8 @@ def test_litepcie_tools_on_the_simulated_soc(tmp_path, board):
     assert len(dma) == 2   # Copy and zero-copy.
     for step in dma:
         assert step["errors"] == 0 and step["bytes_checked"] >= 1 << 20, step["output"][-2000:]
+    record = next(s for s in result["steps"] if "pattern_record" in s["command"])
+    assert record["exit_status"] == 0 and record["bytes_checked"] == 1 << 20 and record["errors"] == 0
     for name in ("rmmod", "reload", "rmmod2"):
         assert next(s for s in result["steps"] if s["name"] == name)["exit_status"] == 0
     assert result["kernel_warnings"] == []

@@ -121,7 +121,8 @@ def build_uml_driver(board, dma_channels, soc_dir, build_root=BUILD_ROOT, ring=S
         kernel_dir = os.path.join(driver_dir, "kernel")
         with open(os.path.join(kernel_dir, "Kbuild"), "w") as f:
             f.write("obj-m := litepcie.o\nlitepcie-objs := main.o\n")
-        _make("kernel module for User-Mode Linux", ["-C", UML_TREE, "ARCH=um", f"M={kernel_dir}", "modules"], log)
+        _make("kernel module for User-Mode Linux",
+            ["-C", UML_TREE, "ARCH=um", f"M={kernel_dir}", "modules"], log)
         _make("user tools", ["-C", os.path.join(driver_dir, "user")], log)
     with open(stamp, "w") as f:
         f.write(digest)
