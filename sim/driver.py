@@ -24,41 +24,47 @@ from hostlink.sim.pcie.soc import BOARDS, get_board
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
-def parse_dma_test(output, ring):
+def parse_dma_test(output, ring, skip_loops):
     """LitePCIe's dma_test prints, every 200 ms: speed, TX buffers, RX buffers, difference, errors in
-    that period. It checks data only once the writer has gone 128 times round the ring; before that a
-    period's errors are 0 whatever the data. Returns the RX buffers seen, the bytes checked and the errors."""
+    that period. It checks data only once the writer has gone `skip_loops` times round the ring; before
+    that a period's errors are 0 whatever the data. Returns the RX buffers seen, the bytes checked and
+    the errors."""
     rows = []
     for line in _ANSI.sub("", output or "").splitlines():
         fields = line.split()
         if len(fields) == 5 and all(re.fullmatch(r"-?[0-9.]+", f) for f in fields):
             rows.append((int(fields[2]), int(fields[4])))
-    skipped = 128 * ring["DMA_BUFFER_COUNT"]
+    skipped = skip_loops * ring["DMA_BUFFER_COUNT"]
     rx_buffers = rows[-1][0] if rows else 0
     checked = max(0, rx_buffers - skipped) * ring["DMA_BUFFER_SIZE"]
     return {"rx_buffers": rx_buffers, "bytes_checked": checked, "errors": sum(r[1] for r in rows)}
 
 # Default commands ---------------------------------------------------------------------------------
 
-DMA_TEST_UNTIL = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-    "software", "uml", "dma_test_until.py")
+UML_TOOLS      = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "software", "uml")
+DMA_TEST_UNTIL = os.path.join(UML_TOOLS, "dma_test_until.py")
+PATTERN_RECORD = os.path.join(UML_TOOLS, "pattern_record.py")
 
 
-def default_commands(check_bytes, ring):
+def default_commands(check_bytes, ring, skip_loops):
     """LitePCIe's tests; each dma_test runs until it has checked `check_bytes` (dma_test_until.py)."""
-    until = ["python3", DMA_TEST_UNTIL, str(check_bytes), str(128 * ring["DMA_BUFFER_COUNT"]),
+    until = ["python3", DMA_TEST_UNTIL, str(check_bytes), str(skip_loops * ring["DMA_BUFFER_COUNT"]),
              str(ring["DMA_BUFFER_SIZE"]), "--"]
     return [
         ["litepcie_util", "info"],
         ["litepcie_util", "scratch_test"],
         [*until, "litepcie_util", "dma_test"],
         [*until, "litepcie_util", "-z", "dma_test"],
+        ["python3", PATTERN_RECORD, "csr.json", str(check_bytes)],
     ]
 
 # Kernel log ---------------------------------------------------------------------------------------
 
+# Besides the kernel's own reports, LitePCIe's driver reports lost buffers ("Reading too late, N
+# buffers lost"): the software fell behind the DMA's ring.
 _KERNEL_PROBLEM = re.compile(r"WARNING:|BUG:|Oops|Call Trace|kmemleak|general protection|"
-                             r"unreferenced object|Kernel panic|litepcie.*(error|fail)", re.IGNORECASE)
+                             r"unreferenced object|Kernel panic|buffers lost|litepcie.*(error|fail)",
+                             re.IGNORECASE)
 
 
 def kernel_problems(dmesg):
@@ -72,7 +78,7 @@ def build_parser():
     p.add_argument("--board",        default="zc706", help=f"Board: {', '.join(sorted(BOARDS))} (default zc706).")
     p.add_argument("--dma-channels", type=int, default=2, help="DMA channels in the SoC (1 to 8; default 2).")
     p.add_argument("--dma-check", default="2M", type=parse_size,
-        help="Each default dma_test runs until it has checked this much data, after its 128 unchecked "
+        help="Each default dma_test runs until it has checked this much data, after its unchecked "
              "loops of the ring (default 2M).")
     p.add_argument("--command-timeout", type=int, default=600,
         help="A command still running after this many seconds is ended (default 600).")
@@ -98,7 +104,7 @@ def build_parser():
     return p
 
 
-def evaluate(result, commands, ring):
+def evaluate(result, commands, ring, skip_loops):
     """Per step: passed or not, and for dma_test the bytes checked and errors. Returns (rows, ok)."""
     ok = not result["bench"]["timed_out"]
     rows = []
@@ -106,8 +112,12 @@ def evaluate(result, commands, ring):
         row = dict(step)
         passed = step["exit_status"] == 0
         if step["name"].startswith("cmd") and "dma_test" in step["command"]:
-            row.update(parse_dma_test(step["output"], ring))
+            row.update(parse_dma_test(step["output"], ring, skip_loops))
             passed = passed and row["bytes_checked"] > 0 and row["errors"] == 0
+        if step["name"].startswith("cmd") and "pattern_record" in step["command"]:
+            match = re.search(r"(\d+) bytes recorded .* 0 errors", step["output"] or "")
+            row.update(bytes_checked=int(match.group(1)) if match else 0, errors=0 if match else 1)
+            passed = passed and match is not None
         if step["name"].startswith("cmd") and "scratch_test" in step["command"]:
             passed = passed and "KO" not in (step["output"] or "")
         row["passed"] = passed
@@ -120,11 +130,12 @@ def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
-    from hostlink.sim.uml.run import run_driver_sim, DriverSimError, SIM_DMA_RING
+    from hostlink.sim.uml.run import run_driver_sim, DriverSimError, SIM_DMA_RING, SIM_DMA_TEST_SKIP_LOOPS
     try:
         board    = get_board(args.board)
         profile  = profile_from_args(args, board)
-        commands = [command] if command else default_commands(args.dma_check, SIM_DMA_RING)
+        commands = [command] if command else default_commands(args.dma_check, SIM_DMA_RING,
+            SIM_DMA_TEST_SKIP_LOOPS)
         result   = run_driver_sim(board.name, commands, args.command_timeout, profile,
             dma_channels=args.dma_channels, timeout_s=args.timeout, verbose=args.verbose,
             fault_at=args.inject_fault)
@@ -133,7 +144,7 @@ def main(argv=None):
     except DriverSimError as error:
         print(f"sim.py driver: {error}", file=sys.stderr)
         return 1
-    rows, ok = evaluate(result, commands, SIM_DMA_RING)
+    rows, ok = evaluate(result, commands, SIM_DMA_RING, SIM_DMA_TEST_SKIP_LOOPS)
     problems = kernel_problems(result["dmesg"])
     ok = ok and not problems and result["dmesg"] is not None
     for row in rows:
@@ -143,7 +154,10 @@ def main(argv=None):
         status = "timed out" if row["timed_out"] else f"exit {row['exit_status']}"
         print(f"{'PASS' if row['passed'] else 'FAIL'}  {row['command']}: {status}{extra}")
         if command or not row["passed"]:
-            print("    " + (row["output"] or "(no output)").rstrip().replace("\n", "\n    "))
+            lines = (row["output"] or "(no output)").rstrip().splitlines()
+            if len(lines) > 40 and not command:
+                lines = ["..."] + lines[-40:]
+            print("    " + "\n    ".join(lines))
     bench = result["bench"]
     print(f"simulated {bench['sim_ns'] / 1e6:.1f} ms in {bench['wall_s']} s: {bench['mmio_reads']} BAR reads, "
           f"{bench['mmio_writes']} BAR writes, {bench['msis']} MSIs, {bench['host_reads']['served']} DMA reads")
@@ -161,7 +175,8 @@ def main(argv=None):
     print(f"shared folder: {result['run_dir']}/shared")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"board": board.name, "dma_ring": SIM_DMA_RING, "host": profile.as_dict(),
+            json.dump({"board": board.name, "dma_ring": SIM_DMA_RING,
+                       "dma_test_skip_loops": SIM_DMA_TEST_SKIP_LOOPS, "host": profile.as_dict(),
                        "steps": rows, "kernel_warnings": problems, "bench": bench, "passed": ok}, f, indent=2)
         print(f"results written to {args.json}")
     print("PASSED" if ok else "FAILED")

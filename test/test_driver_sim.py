@@ -18,12 +18,14 @@ import sys
 import pytest
 
 from hostlink.sim.driver import parse_dma_test, kernel_problems, evaluate, main as driver_main
-from hostlink.sim.uml.run import SIM_DMA_RING, UML_KERNEL, set_dma_ring, DriverSimError
+from hostlink.sim.uml.run import SIM_DMA_RING, SIM_DMA_TEST_SKIP_LOOPS, UML_KERNEL, set_dma_ring, \
+    set_dma_test_skip, DriverSimError
 from hostlink.sim.uml.vhost_user import GuestMemory, VirtQueue, VRING_DESC_F_NEXT, VRING_DESC_F_WRITE
 
 # dma_test output ----------------------------------------------------------------------------------
 
 RING = {"DMA_BUFFER_COUNT": 8, "DMA_BUFFER_SIZE": 4096, "DMA_BUFFER_PER_IRQ": 2}
+SKIP = 128   # LitePCIe's dma_test: 128 unchecked loops, 1024 buffers of RING.
 
 def _dma_test_output(rows):
     lines = ["\x1b[1m[> DMA loopback test:\x1b[0m", "---------------------",
@@ -35,22 +37,23 @@ def _dma_test_output(rows):
 
 def test_parse_dma_test_counts_checked_bytes_and_errors():
     out = _dma_test_output([(500, 490, 0), (1100, 1090, 0), (1300, 1290, 2)])
-    assert parse_dma_test(out, RING) == {"rx_buffers": 1290, "bytes_checked": (1290 - 1024) * 4096, "errors": 2}
+    assert parse_dma_test(out, RING, SKIP) == {"rx_buffers": 1290, "bytes_checked": (1290 - 1024) * 4096,
+        "errors": 2}
 
 
 def test_parse_dma_test_before_the_checked_phase_checks_nothing():
     out = _dma_test_output([(100, 90, 0), (1000, 1000, 0)])
-    assert parse_dma_test(out, RING)["bytes_checked"] == 0
-    assert parse_dma_test("", RING) == {"rx_buffers": 0, "bytes_checked": 0, "errors": 0}
+    assert parse_dma_test(out, RING, SKIP)["bytes_checked"] == 0
+    assert parse_dma_test("", RING, SKIP) == {"rx_buffers": 0, "bytes_checked": 0, "errors": 0}
 
 
 def test_dma_test_that_checked_nothing_fails():
     step = {"name": "cmd0", "command": "litepcie_util dma_test", "exit_status": 0, "timed_out": False,
             "output": _dma_test_output([(1000, 1000, 0)])}
-    rows, ok = evaluate({"bench": {"timed_out": False}, "steps": [step]}, [], RING)
+    rows, ok = evaluate({"bench": {"timed_out": False}, "steps": [step]}, [], RING, SKIP)
     assert not ok and not rows[0]["passed"]
     step["output"] = _dma_test_output([(1200, 1200, 0)])
-    rows, ok = evaluate({"bench": {"timed_out": False}, "steps": [step]}, [], RING)
+    rows, ok = evaluate({"bench": {"timed_out": False}, "steps": [step]}, [], RING, SKIP)
     assert ok and rows[0]["bytes_checked"] == 176 * 4096
 
 
@@ -73,6 +76,14 @@ def test_set_dma_ring(tmp_path):
     config.write_text("#define DMA_BUFFER_COUNT 256\n")
     with pytest.raises(DriverSimError, match="expected one '#define DMA_BUFFER_SIZE'"):
         set_dma_ring(str(config), SIM_DMA_RING)
+
+def test_set_dma_test_skip(tmp_path):
+    util = tmp_path / "litepcie_util.c"
+    util.write_text("            if (dma.writer_hw_count < 128*DMA_BUFFER_COUNT)\n")
+    set_dma_test_skip(str(util), 4)
+    assert util.read_text() == "            if (dma.writer_hw_count < 4*DMA_BUFFER_COUNT)\n"
+    with pytest.raises(DriverSimError, match="expected one '128\\*DMA_BUFFER_COUNT'"):
+        set_dma_test_skip(str(util), 4)
 
 # vhost-user pieces --------------------------------------------------------------------------------
 
@@ -131,6 +142,8 @@ def test_litepcie_tools_on_the_simulated_soc(tmp_path, board):
     assert len(dma) == 2   # Copy and zero-copy.
     for step in dma:
         assert step["errors"] == 0 and step["bytes_checked"] >= 1 << 20, step["output"][-2000:]
+    record = next(s for s in result["steps"] if "pattern_record" in s["command"])
+    assert record["exit_status"] == 0 and record["bytes_checked"] == 1 << 20 and record["errors"] == 0
     for name in ("rmmod", "reload", "rmmod2"):
         assert next(s for s in result["steps"] if s["name"] == name)["exit_status"] == 0
     assert result["kernel_warnings"] == []
@@ -140,8 +153,8 @@ def test_litepcie_tools_on_the_simulated_soc(tmp_path, board):
 @pytest.mark.uml
 @needs_kernel
 def test_one_corrupted_word_fails_dma_test(tmp_path):
-    # Past the 128 unchecked loops of the ring (4 MiB): in dma_test's checked phase.
-    skipped = 128 * SIM_DMA_RING["DMA_BUFFER_COUNT"] * SIM_DMA_RING["DMA_BUFFER_SIZE"]
+    # Past the unchecked loops of the ring: in dma_test's checked phase.
+    skipped = SIM_DMA_TEST_SKIP_LOOPS * SIM_DMA_RING["DMA_BUFFER_COUNT"] * SIM_DMA_RING["DMA_BUFFER_SIZE"]
     code, result = _run(tmp_path, "zc706", "--inject-fault", str(skipped + (256 << 10)),
         "--", "python3", os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
         "software", "uml", "dma_test_until.py"), str(1 << 20), str(skipped // 4096), "4096", "--",

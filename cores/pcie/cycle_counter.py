@@ -34,7 +34,8 @@ class CycleCounter(LiteXModule):
 
     def add_csr(self):
         self._latch = CSRStorage(fields=[
-            CSRField("latch", size=1, pulse=True, description="Write 1 to copy the cycle count into `value`."),
+            CSRField("latch", size=1, pulse=True,
+                description="Write 1 to copy the cycle count into `value`."),
         ])
         self._value = CSRStatus(64, description="System-clock cycles since reset, at the last latch.")
         self.comb += [

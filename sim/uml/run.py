@@ -32,14 +32,16 @@ UML_DIR    = os.path.join(BUILD_ROOT, "uml")
 UML_KERNEL = os.path.join(UML_DIR, "linux")
 UML_TREE   = os.path.join(UML_DIR, "linux-source-6.1")
 
-# The simulated SoC's ring: 16 buffers of 4 KiB (a page, for zero-copy mmap), an MSI every 2 buffers
-# (8 MSIs a loop, as LitePCIe's defaults). The driver lets the software run at most half a ring ahead
-# of the DMA or behind it: 8 buffers here, 18 us of the simulated ZC706's loopback, over the kernel's
-# worst answer to an MSI measured in simulated time (12 us, three BAR reads and the latency of an
-# interrupt under User-Mode Linux). dma_test checks data after 128 loops of the ring: 8 MiB each way
-# here (a minute or two of wall-clock time), 256 MiB with LitePCIe's defaults (256 x 8 KiB, an MSI
-# every 32), which the simulation would take hours to move.
-SIM_DMA_RING = {"DMA_BUFFER_COUNT": 16, "DMA_BUFFER_SIZE": 4096, "DMA_BUFFER_PER_IRQ": 2}
+# The simulated SoC's ring: 64 buffers of 4 KiB (a page, for zero-copy mmap), an MSI every 8 (8 MSIs a
+# loop, as LitePCIe's defaults). The driver lets the software run at most half a ring ahead of the DMA
+# or behind it: 128 KiB here, 75 us of the ZC706's loopback and 19 us of the VC709's in simulated time,
+# well over the kernel's answer to an MSI (three BAR reads: about 0.6 us simulated on average, 3 us at
+# most on the VC709, 2.4 and 12 us on the ZC706). A 16 x 4 KiB ring (8 and 2 us) lost buffers.
+SIM_DMA_RING = {"DMA_BUFFER_COUNT": 64, "DMA_BUFFER_SIZE": 4096, "DMA_BUFFER_PER_IRQ": 8}
+
+# litepcie_util dma_test checks data only after 128 loops of the ring (32 MiB here, 256 MiB with
+# LitePCIe's defaults: hours of simulation). The simulated SoC's copy skips this many loops instead.
+SIM_DMA_TEST_SKIP_LOOPS = 4
 
 
 class DriverSimError(RuntimeError):
@@ -60,6 +62,19 @@ def set_dma_ring(config_h, ring):
         f.write(text)
 
 
+DMA_TEST_SKIP = "128*DMA_BUFFER_COUNT"
+
+def set_dma_test_skip(util_c, loops):
+    """Make litepcie_util's dma_test check data after `loops` loops of the ring instead of 128."""
+    with open(util_c) as f:
+        text = f.read()
+    if text.count(DMA_TEST_SKIP) != 1:
+        raise DriverSimError(f"{util_c}: expected one '{DMA_TEST_SKIP}' (dma_test's unchecked loops); "
+                             f"LitePCIe's tool has changed")
+    with open(util_c, "w") as f:
+        f.write(text.replace(DMA_TEST_SKIP, f"{loops}*DMA_BUFFER_COUNT"))
+
+
 def _make(what, args, log):
     proc = subprocess.run(["make", *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     log.write(proc.stdout)
@@ -76,7 +91,7 @@ def build_uml_driver(board, dma_channels, soc_dir, build_root=BUILD_ROOT, ring=S
     digest = hashlib.sha256()
     with open(os.path.join(soc_dir, "sources.digest")) as f:
         digest.update(f.read().encode())
-    digest.update(json.dumps(ring, sort_keys=True).encode())
+    digest.update(json.dumps([ring, SIM_DMA_TEST_SKIP_LOOPS], sort_keys=True).encode())
     digest.update(f"litepcie=={version('litepcie')}".encode())
     digest.update(str(os.path.getmtime(os.path.join(UML_TREE, "Module.symvers"))).encode())
     with open(os.path.abspath(__file__), "rb") as f:
@@ -100,12 +115,14 @@ def build_uml_driver(board, dma_channels, soc_dir, build_root=BUILD_ROOT, ring=S
         finally:
             root.handlers[:] = saved
         set_dma_ring(os.path.join(driver_dir, "kernel", "config.h"), ring)
+        set_dma_test_skip(os.path.join(driver_dir, "user", "litepcie_util.c"), SIM_DMA_TEST_SKIP_LOOPS)
         # litepcie.ko alone: liteuart.ko needs the serial core, which the User-Mode Linux kernel lacks.
         # Kbuild reads a Kbuild file before the Makefile.
         kernel_dir = os.path.join(driver_dir, "kernel")
         with open(os.path.join(kernel_dir, "Kbuild"), "w") as f:
             f.write("obj-m := litepcie.o\nlitepcie-objs := main.o\n")
-        _make("kernel module for User-Mode Linux", ["-C", UML_TREE, "ARCH=um", f"M={kernel_dir}", "modules"], log)
+        _make("kernel module for User-Mode Linux",
+            ["-C", UML_TREE, "ARCH=um", f"M={kernel_dir}", "modules"], log)
         _make("user tools", ["-C", os.path.join(driver_dir, "user")], log)
     with open(stamp, "w") as f:
         f.write(digest)
@@ -163,6 +180,8 @@ def run_driver_sim(board_name, commands, command_timeout_s, profile, dma_channel
     shutil.rmtree(run_dir, ignore_errors=True)
     shared = os.path.join(run_dir, "shared")
     os.makedirs(shared)
+    # The SoC's register map, for programs that reach hostlink's own CSRs (pattern_record.py).
+    shutil.copy(model["csr_json"], os.path.join(shared, "csr.json"))
     init = os.path.join(run_dir, "init.sh")
     with open(init, "w") as f:
         f.write(init_script(shared, driver_dir, commands, command_timeout_s))

@@ -221,7 +221,8 @@ class VhostUserBackend:
         return bytes(data)
 
     def _reply(self, request, payload):
-        self.conn.sendall(HEADER.pack(request, VHOST_USER_VERSION | VHOST_USER_FLAG_REPLY, len(payload)) + payload)
+        flags = VHOST_USER_VERSION | VHOST_USER_FLAG_REPLY
+        self.conn.sendall(HEADER.pack(request, flags, len(payload)) + payload)
 
     def _serve_one(self):
         fds = []
