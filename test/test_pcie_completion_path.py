@@ -543,3 +543,202 @@ def test_controller_refuses_too_few_completion_headers():
         TLPController(256, 64, 32, max_request_bytes=512, in_flight_headers=8)
     with pytest.raises(ValueError, match="read completion boundary must be 64 or 128 bytes, not 32"):
         TLPController(256, 64, 32, rcb_bytes=32)
+
+# Completion faults ---------------------------------------------------------------------------------
+
+def _fault_bench(dut, count, beats, faults, rng, ready_probability, log):
+    """`count` reads of `beats` 256-bit beats (read `index` at 4 KiB page `index`, user_id `index`); a host
+    that answers the reads outstanding in random order, each in one completion, except for `faults`:
+    index -> "lost" (never answered; answered late once the timeout has ended it), "ur" (one header-only
+    completion with a non-success status), "stray" (a completion for a tag not outstanding first, then the
+    right one), "long" (one beat more than the read asked for)."""
+    order   = []
+    pending = []   # [tag, index]
+    late    = []   # tags whose read timed out, answered late
+
+    def completion(tag, index, words, err=0, marker=0):
+        for w in range(words):
+            yield dut.master_out.source.valid.eq(1)
+            yield dut.master_out.source.tag.eq(tag)
+            yield dut.master_out.source.first.eq(w == 0)
+            yield dut.master_out.source.last.eq(w == words - 1)
+            yield dut.master_out.source.end.eq(not err)
+            yield dut.master_out.source.err.eq(err)
+            yield dut.master_out.source.dat.eq(marker << 32 | index << 16 | w)
+            yield
+        yield dut.master_out.source.valid.eq(0)
+        yield dut.master_out.source.err.eq(0)
+
+    def host():
+        yield dut.master_out.sink.ready.eq(1)
+        answered, timeouts = 0, 0
+        lost = [i for i, f in faults.items() if f == "lost"]
+        for _ in range(MAX_CYCLES):
+            if answered + len(lost) == count and len(late) == len(lost):
+                break
+            yield
+            if (yield dut.master_out.sink.valid) and (yield dut.master_out.sink.ready):
+                tag, index = (yield dut.master_out.sink.tag), (yield dut.master_out.sink.adr) >> 12
+                order.append(index)
+                pending.append([tag, index])
+            if (yield dut.timeouts) != timeouts:
+                timeouts += 1
+                entry = next(e for e in pending if faults.get(e[1]) == "lost")
+                pending.remove(entry)
+                yield dut.master_out.sink.ready.eq(0)
+                yield from completion(entry[0], entry[1], beats, marker=0xbad)   # Too late: dropped.
+                yield dut.master_out.sink.ready.eq(1)
+                late.append(entry[0])
+                continue
+            answerable = [e for e in pending if faults.get(e[1]) != "lost"]
+            if answerable and rng.random() < 0.5:
+                entry = rng.choice(answerable)
+                tag, index = entry
+                fault = faults.get(index)
+                yield dut.master_out.sink.ready.eq(0)
+                if fault == "ur":
+                    yield from completion(tag, index, 1, err=1)
+                elif fault == "stray":
+                    busy  = {t for t, _ in pending}
+                    stray = next((t for t in range(2**len(dut.free_tags.source.tag)) if t not in busy), 0xfe)
+                    yield from completion(stray, index, beats, marker=0xbad)
+                    yield from completion(0xfe, index, 1, marker=0xbad)   # Not even one of our tags.
+                    yield from completion(tag, index, beats)
+                elif fault == "long":
+                    yield from completion(tag, index, beats + 1)
+                else:
+                    yield from completion(tag, index, beats)
+                yield dut.master_out.sink.ready.eq(1)
+                pending.remove(entry)
+                answered += 1
+
+    def consumer():
+        received = log.setdefault("received", [])
+        for _ in range(MAX_CYCLES):
+            if len(received) == count*beats:
+                break
+            ready = rng.random() < ready_probability
+            yield dut.master_in.source.ready.eq(ready)
+            yield
+            if ready and (yield dut.master_in.source.valid):
+                beat = {}
+                for f in ["dat", "err", "first", "last", "end", "user_id"]:
+                    beat[f] = (yield getattr(dut.master_in.source, f))
+                received.append(beat)
+        for _ in range(20):   # Let the last read's room come back.
+            yield
+        log["free_tags"]   = (yield dut.free_tags.level)
+        log["ring_free"]   = (yield dut.ring_free)
+        log["in_flight"]   = (yield dut.beats_in_flight)
+        log["headers"]     = (yield dut.headers_in_flight)
+        log["counters"]    = ((yield dut.timeouts), (yield dut.error_completions),
+                              (yield dut.unexpected_completions))
+
+    log["order"], log["late"] = order, late
+    requests = [(0, index) for index in range(count)]
+    return [_requester(dut, requests, beats), host(), consumer()]
+
+
+def _fault_dut(max_pending=4, timeout_cycles=300):
+    return TLPController(256, 64, max_pending, max_request_bytes=512, buffer_bytes=4096, in_flight_bytes=2048,
+        in_flight_headers=32, completion_checks=True, timeout_cycles=timeout_cycles)
+
+
+@pytest.mark.parametrize("faults, counters", [
+    ({3: "lost"},                         (1, 0, 1)),   # The late completion is unexpected.
+    ({2: "ur", 5: "ur"},                  (0, 2, 0)),
+    ({1: "stray", 4: "stray"},            (0, 0, 4)),   # Each: a free tag of ours, and one not ours.
+    ({2: "long"},                         (0, 0, 1)),
+    ({1: "lost", 3: "ur", 5: "stray", 7: "long"}, (1, 1, 4)),
+])
+@pytest.mark.parametrize("ready_probability", [1.0, 0.5])
+def test_controller_ends_faulty_reads_with_err_and_counts_them(faults, counters, ready_probability):
+    """Each fault ends its read with `err` (as many beats as it asked for, framed as one completion),
+    is counted, corrupts no other read, and reads after it complete cleanly; at the end every tag, the
+    whole ring and all beats and headers in flight are given back."""
+    rng = random.Random(len(faults)*10 + int(10*ready_probability))
+    count, beats = 12, 4
+    dut = _fault_dut()
+    log = {}
+    run_simulation(dut, _fault_bench(dut, count, beats, faults, rng, ready_probability, log))
+    received = log["received"]
+    assert len(received) == count*beats
+    for n, index in enumerate(log["order"]):
+        out = received[n*beats:(n + 1)*beats]
+        assert [b["user_id"] for b in out] == [index]*beats
+        assert [(b["first"], b["last"]) for b in out] == \
+            [(int(w == 0), int(w == beats - 1)) for w in range(beats)], f"read {index}"
+        assert out[-1]["end"] == 1
+        fault = faults.get(index)
+        if fault in ("lost", "ur"):
+            assert all(b["err"] for b in out), f"read {index}"   # Nothing of it arrived: all stale.
+        elif fault == "long":
+            assert out[-1]["err"] == 1                           # Ended by the beat that did not fit.
+            assert [b["dat"] for b in out] == [index << 16 | w for w in range(beats)]
+        else:
+            assert [(b["dat"], b["err"], b["end"]) for b in out] == [(index << 16 | w, 0, 1) for w in range(beats)], \
+                f"read {index}"
+    assert len(log["late"]) == list(faults.values()).count("lost")
+    assert log["counters"] == counters
+    assert (log["free_tags"], log["ring_free"], log["in_flight"], log["headers"]) == (4, 4096//32, 0, 0)
+
+
+def test_controller_timeout_is_programmable_and_zero_waits_forever():
+    """The limit is an input: the head read's wait is timed against it; 0 turns the timeout off."""
+    dut = _fault_dut(max_pending=2, timeout_cycles=0)
+    seen = {}
+
+    def bench():
+        yield dut.master_out.sink.ready.eq(1)
+        yield from _requester(dut, [(0, 0)], 2)
+        for _ in range(1000):
+            yield
+        seen["never"] = (yield dut.timeouts)
+        yield dut.timeout_cycles.eq(100)
+        for cycle in range(200):
+            yield
+            if (yield dut.timeouts):
+                seen["cycle"] = cycle
+                break
+
+    run_simulation(dut, bench())
+    assert seen["never"] == 0
+    assert seen["cycle"] <= 2   # The read has waited 1000 cycles already: past the new limit.
+
+
+def test_controller_fault_counters_saturate():
+    dut = _fault_dut()
+    values = []
+
+    def bench():
+        yield dut.unexpected_completions.eq(2**32 - 2)
+        for _ in range(3):
+            yield dut.master_out.source.valid.eq(1)
+            yield dut.master_out.source.first.eq(1)
+            yield dut.master_out.source.last.eq(1)
+            yield dut.master_out.source.tag.eq(0xfe)
+            yield
+            values.append((yield dut.unexpected_completions))
+        yield dut.master_out.source.valid.eq(0)
+        yield
+        values.append((yield dut.unexpected_completions))
+
+    run_simulation(dut, bench())
+    assert values[-1] == 2**32 - 1
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(timeout_cycles=-1),    "from 0 \\(never\\) to 2\\*\\*32 - 1, not -1"),
+    (dict(timeout_cycles=2**32), "not 4294967296"),
+    (dict(with_csr=True),        "with_csr needs completion_checks=True"),
+])
+def test_controller_refuses_bad_fault_parameters(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        TLPController(256, 64, 8, **kwargs)
+
+
+def test_controller_fault_csrs():
+    dut = TLPController(256, 64, 8, completion_checks=True, timeout_cycles=1234, with_csr=True)
+    names = {csr.name for csr in dut.get_csrs()}
+    assert {"timeout_cycles", "timeouts", "error_completions", "unexpected_completions"} <= names
+    assert dut._timeout_cycles.storage.reset.value == 1234

@@ -15,6 +15,19 @@ tag and room for its data, so completions always have somewhere to go, whatever 
 32 reads of 512 bytes or 4 of 4096 in the same 16 KiB.
 
 Requests that do not start on a data-width boundary are given one more beat than their length needs.
+
+With `completion_checks`, a read no longer waits forever for a host that misbehaves. A completion with a
+non-success status (UR, CA, CRS) ends its read; a read still waiting `timeout_cycles` (an input, 10 ms at
+250 MHz by default, 0: never) after it reached the head of the delivery order ends too. Either way its
+tag and its room in the ring, in flight and in headers are given back, and its remaining beats are delivered
+with `err` set (stale ring data is never handed on as good). A completion for a tag not outstanding, or a
+beat past the room its read reserved (which then also ends that read with `err`), is dropped. Each case
+has a saturating 32-bit counter (`timeouts`, `error_completions`, `unexpected_completions`, CSRs with
+`add_csr()`). One timer on the head-of-line read, not one per tag: only the head holds up delivery, a read
+behind it is timed from when it reaches the head (so never earlier than from its request), and 32 tags
+would cost 32 counters and comparators for no earlier recovery. A completion arriving after its read timed
+out and its tag was handed out again cannot be told from the new read's: the limit must stay well above
+the host's completion timeout (PCIe allows up to 50 ms; the default suits the 50 us..10 ms range).
 """
 
 from migen import *
@@ -22,6 +35,7 @@ from migen import *
 from litex.gen import *
 
 from litex.soc.interconnect import stream
+from litex.soc.interconnect.csr import CSRStorage, CSRStatus
 
 from litepcie.common import completion_layout
 from litepcie.core.common import LitePCIeMasterInternalPort
@@ -30,7 +44,8 @@ from litepcie.core.common import LitePCIeMasterInternalPort
 
 class TLPController(LiteXModule):
     def __init__(self, data_width, address_width, max_pending_requests, max_request_bytes=512,
-        buffer_bytes=None, in_flight_bytes=None, in_flight_headers=None, rcb_bytes=64):
+        buffer_bytes=None, in_flight_bytes=None, in_flight_headers=None, rcb_bytes=64,
+        completion_checks=False, timeout_cycles=2_500_000, with_csr=False):
         if max_pending_requests not in [1, 2, 4, 8, 16, 32, 64, 128]:
             raise ValueError(f"reads in flight must be a power of two from 1 to 128, not {max_pending_requests!r}")
         if max_request_bytes not in [128, 256, 512, 1024, 2048, 4096]:
@@ -62,6 +77,12 @@ class TLPController(LiteXModule):
                 f"not {in_flight_headers!r}")
         self.in_flight_headers = in_flight_headers
         self.rcb_bytes         = rcb_bytes
+        if not (isinstance(timeout_cycles, int) and 0 <= timeout_cycles < 2**32):
+            raise ValueError(f"completion timeout must be a number of cycles from 0 (never) to 2**32 - 1, "
+                f"not {timeout_cycles!r}")
+        if with_csr and not completion_checks:
+            raise ValueError("with_csr needs completion_checks=True: the CSRs are the fault counters")
+        self.completion_checks = completion_checks
         self.master_in  = LitePCIeMasterInternalPort(data_width, address_width)  # Towards the user ports.
         self.master_out = LitePCIeMasterInternalPort(data_width, address_width)  # Towards the PHY.
 
@@ -91,7 +112,7 @@ class TLPController(LiteXModule):
         req_dws   = Signal(11)
         req_words = Signal(ring_bits + 1)
         alloc     = Signal(ring_bits)              # Where the next request's data goes.
-        free      = Signal(max=words + 1, reset=words)
+        self.ring_free = free = Signal(max=words + 1, reset=words)   # o (beats of the ring not reserved)
         can_read  = Signal()
         room_in_flight = Signal(reset=1)
         room_headers   = Signal(reset=1)
@@ -118,6 +139,15 @@ class TLPController(LiteXModule):
             ),
         ]
         self.sync += If(issue, alloc.eq(alloc + req_words))
+
+        # Fault handling: a read ends (`fail`) on an error completion, a beat past its room or a timeout.
+        self.timeout_cycles         = Signal(32, reset=timeout_cycles)  # i (0: never)
+        self.timeouts               = Signal(32)                        # o
+        self.error_completions      = Signal(32)                        # o
+        self.unexpected_completions = Signal(32)                        # o
+        fail      = Signal()          # The read of `fail_tag` ends now, with `err`.
+        fail_tag  = Signal(tag_bits)
+        timed_out = Signal()          # Head read past its limit, failing this cycle.
 
         # Completions into the ring ----------------------------------------------------------------
         # A request's completions arrive in address order, those of different tags interleave: each beat
@@ -151,20 +181,77 @@ class TLPController(LiteXModule):
             base_wport.we.eq(issue),
             base_rport.adr.eq(cmp_tag),
         ]
+        # Each tag's request size in beats, written when its request leaves (distributed RAM).
+        words_mem   = Memory(ring_bits + 1, tags)
+        words_wport = words_mem.get_port(write_capable=True)
+        words_rport = words_mem.get_port(async_read=True)
+        self.specials += words_mem, words_wport, words_rport
+        acct_tag = Signal(tag_bits)   # The tag whose beats/headers are given back: a beat's, or a timeout's.
+        self.comb += [
+            words_wport.adr.eq(free_tags.source.tag),
+            words_wport.dat_w.eq(req_words),
+            words_wport.we.eq(issue),
+            words_rport.adr.eq(acct_tag),
+            acct_tag.eq(Mux(timed_out, issued.source.tag, cmp_tag)),   # Not fail_tag: it depends on this.
+        ]
+        accept = Signal()   # This beat goes into the ring.
+        ends   = Signal()   # This beat ends its read normally.
         self.comb += [
             cmp_tag.eq(cmp_in.tag[:tag_bits]),
             ours.eq(cmp_in.tag[tag_bits:] == 0),
             cmp_in.ready.eq(1),   # Room is guaranteed: a read only leaves with room for its data.
             wport.adr.eq(base_rport.dat_r + written[cmp_tag][:ring_bits]),
             wport.dat_w.eq(Cat(*[getattr(cmp_in, name) for name, _ in layout])),
-            wport.we.eq(cmp_in.valid & ours),   # Not one of our tags: dropped.
+            wport.we.eq(accept),   # Not one of our tags: dropped.
+            ends.eq(accept & cmp_in.last & cmp_in.end),
         ]
-        self.sync += If(cmp_in.valid & ours,
+        if not completion_checks:
+            self.comb += accept.eq(cmp_in.valid & ours)
+        else:
+            pending  = Array(Signal(name=f"pending{i}") for i in range(tags))   # Issued, not ended.
+            stray    = Signal()
+            overflow = Signal()
+            status   = Signal()
+            self.comb += [
+                stray.eq(~ours | ~pending[cmp_tag]),
+                # The beats a read reserved are all in: this one has nowhere to go without overwriting
+                # the next read's.
+                overflow.eq(~stray & (written[cmp_tag] >= words_rport.dat_r)),
+                status.eq(~stray & cmp_in.err),
+                accept.eq(cmp_in.valid & ~stray & ~overflow & ~cmp_in.err),
+                If(timed_out,
+                    fail.eq(1),
+                ).Elif(cmp_in.valid & (overflow | status),
+                    fail.eq(1),
+                    fail_tag.eq(cmp_tag),
+                ),
+            ]
+            self.sync += [
+                If(issue, pending[free_tags.source.tag].eq(1)),
+                If(ends, pending[cmp_tag].eq(0)),
+                If(fail,
+                    pending[fail_tag].eq(0),
+                    written[fail_tag].eq(words_rport.dat_r),   # Its remaining beats go out, with err.
+                    complete[fail_tag].eq(1),
+                ),
+            ]
+
+            def saturating(counter, increment):
+                return If(increment & (counter != 2**32 - 1), counter.eq(counter + 1))
+            self.sync += [
+                saturating(self.timeouts,               timed_out),
+                saturating(self.error_completions,      cmp_in.valid & status & cmp_in.first),
+                # Per TLP: its first beat if its tag is not ours, or the beat that overflows.
+                saturating(self.unexpected_completions, cmp_in.valid & ((stray & cmp_in.first) | overflow)),
+            ]
+        self.sync += If(accept,
             written[cmp_tag].eq(written[cmp_tag] + 1),
             If(cmp_in.last & cmp_in.end,
                 complete[cmp_tag].eq(1)
             )
         )
+        failed = Array(Signal(name=f"failed{i}") for i in range(tags))   # Ended with err.
+        self.sync += If(fail, failed[fail_tag].eq(1))
 
         # Completions out, in request order --------------------------------------------------------
         # The head request's beats are read as soon as they are written. The beat read with its tag
@@ -179,15 +266,20 @@ class TLPController(LiteXModule):
         readable  = Signal()
         final     = Signal()
         do_read   = Signal()
+        # A read ended early (a beat past its room, a timeout with all its beats in) needs a beat left to
+        # deliver its end on: with the checks, its last reserved beat waits for its end.
+        hold_last = Signal()
+        if completion_checks:
+            self.comb += hold_last.eq(~head_complete & (read_ptr + 1 == head.words))
         meta_layout = [("channel", 8), ("user_id", 8), ("free_tag", tag_bits), ("free_words", ring_bits + 1),
-            ("final", 1)]
+            ("final", 1), ("failed", 1), ("head_first", 1)]
         self.out_fifo = out_fifo = stream.SyncFIFO(fields + meta_layout, out_depth)
         read_valid = Signal()
         read_meta  = Record(meta_layout)
         self.comb += [
             head_written.eq(written[head.tag]),
             head_complete.eq(complete[head.tag]),
-            readable.eq(head.valid & (read_ptr != head_written)),
+            readable.eq(head.valid & (read_ptr != head_written) & ~hold_last),
             final.eq(head_complete & (read_ptr + 1 == head_written)),
             do_read.eq(readable & (out_fifo.level + read_valid < out_depth)),
             rport.adr.eq(head.base + read_ptr[:ring_bits]),
@@ -203,6 +295,8 @@ class TLPController(LiteXModule):
             read_meta.free_tag.eq(head.tag),
             read_meta.free_words.eq(head.words),
             read_meta.final.eq(final),
+            read_meta.failed.eq(failed[head.tag]),
+            read_meta.head_first.eq(read_ptr == 0),
         ]
         read_data = Record(layout)
         self.comb += [
@@ -210,8 +304,35 @@ class TLPController(LiteXModule):
             out_fifo.sink.valid.eq(read_valid),
             *[getattr(out_fifo.sink, name).eq(getattr(read_data, name)) for name, _ in layout],  # With first/last.
             *[getattr(out_fifo.sink, name).eq(getattr(read_meta, name)) for name, _ in meta_layout],
-            out_fifo.source.connect(cmp_out, omit={"free_tag", "free_words", "final"}),
+            # A failed read's beats read after it failed may be stale: flagged, and framed as one completion
+            # ending with the read.
+            If(read_meta.failed,
+                out_fifo.sink.err.eq(1),
+                out_fifo.sink.first.eq(read_meta.head_first),
+                out_fifo.sink.last.eq(read_meta.final),
+                out_fifo.sink.end.eq(read_meta.final),
+            ),
+            out_fifo.source.connect(cmp_out, omit={"free_tag", "free_words", "final", "failed", "head_first"}),
         ]
+
+        # Completion timeout -----------------------------------------------------------------------
+        # One timer, on the head read while its data is not all in (see the docstring). It fails the read in
+        # a cycle without a completion beat, so that only one read gives its room back at a time.
+        if completion_checks:
+            timer   = Signal(32)
+            waiting = Signal()
+            expired = Signal()
+            self.comb += [
+                waiting.eq(head.valid & ~head_complete),
+                expired.eq(waiting & (self.timeout_cycles != 0) & (timer >= self.timeout_cycles)),
+                timed_out.eq(expired & ~cmp_in.valid),
+                If(timed_out, fail_tag.eq(head.tag)),
+            ]
+            self.sync += If(~waiting,
+                timer.eq(0)
+            ).Elif(~expired,
+                timer.eq(timer + 1)
+            )
 
         # A tag and its request's beats of the ring are free again once its last beat has been delivered.
         delivered = Signal()
@@ -228,6 +349,7 @@ class TLPController(LiteXModule):
         self.sync += If(delivered,
             written[out_fifo.source.free_tag].eq(0),
             complete[out_fifo.source.free_tag].eq(0),
+            failed[out_fifo.source.free_tag].eq(0),
         )
         self.sync += free.eq(free + Mux(delivered, out_fifo.source.free_words, 0) - Mux(issue, req_words, 0))
 
@@ -239,26 +361,16 @@ class TLPController(LiteXModule):
         # wait behind an earlier request's no longer hold back the next read.
         if in_flight_bytes is not None:
             limit_words = in_flight_bytes//beat_bytes
-            in_flight   = Signal(max=limit_words + 1)
+            self.beats_in_flight = in_flight = Signal(max=limit_words + 1)   # o
             in_flight_next = Signal(max=limit_words + 2**(ring_bits + 1))   # Own width, as headers_next.
             received    = Signal(ring_bits + 1)   # Beats given back this cycle.
-            # Each tag's request size in beats, written when its request leaves (distributed RAM): its
-            # last beat gives back the beats its completions did not use (an aligned request's spare one).
-            words_mem   = Memory(ring_bits + 1, tags)
-            words_wport = words_mem.get_port(write_capable=True)
-            words_rport = words_mem.get_port(async_read=True)
-            self.specials += words_mem, words_wport, words_rport
+            # A request's last beat gives back the beats its completions did not use (an aligned request's
+            # spare one); a failed request all those it has not received.
             self.comb += [
-                words_wport.adr.eq(free_tags.source.tag),
-                words_wport.dat_w.eq(req_words),
-                words_wport.we.eq(issue),
-                words_rport.adr.eq(cmp_tag),
-                If(cmp_in.valid & ours,
-                    If(cmp_in.last & cmp_in.end,
-                        received.eq(words_rport.dat_r - written[cmp_tag])
-                    ).Else(
-                        received.eq(1)
-                    )
+                If(fail | ends,
+                    received.eq(words_rport.dat_r - written[acct_tag])
+                ).Elif(accept,
+                    received.eq(1)
                 ),
                 in_flight_next.eq(in_flight + req_words),
                 room_in_flight.eq(in_flight_next <= limit_words),
@@ -277,7 +389,7 @@ class TLPController(LiteXModule):
             rcb_dws      = rcb_bytes//4
             rcb_shift    = log2_int(rcb_dws)
             hdr_bits     = bits_for(max_request_headers)
-            headers      = Signal(max=in_flight_headers + 1)
+            self.headers_in_flight = headers = Signal(max=in_flight_headers + 1)   # o
             # The sum is given its own width: Verilog would compare it at the width of its operands.
             headers_next = Signal(max=in_flight_headers + 2**hdr_bits)
             req_headers  = Signal(hdr_bits)
@@ -297,26 +409,43 @@ class TLPController(LiteXModule):
                 hdr_wport.adr.eq(free_tags.source.tag),
                 hdr_wport.dat_w.eq(req_headers),
                 hdr_wport.we.eq(issue),
-                hdr_rport.adr.eq(cmp_tag),
+                hdr_rport.adr.eq(acct_tag),
                 cpl_dws.eq(Mux(cmp_in.len == 0, 1024, cmp_in.len)),
                 cpl_headers.eq((cmp_in.adr[2:2 + rcb_shift] + cpl_dws + (rcb_dws - 1)) >> rcb_shift),
-                If(cmp_in.valid & ours & cmp_in.last,
-                    If(cmp_in.end,
-                        If(hdr_rport.dat_r > hdr_taken[cmp_tag],
-                            hdr_returned.eq(hdr_rport.dat_r - hdr_taken[cmp_tag])
-                        )
-                    ).Else(
-                        hdr_returned.eq(cpl_headers)
+                If(fail | ends,
+                    If(hdr_rport.dat_r > hdr_taken[acct_tag],
+                        hdr_returned.eq(hdr_rport.dat_r - hdr_taken[acct_tag])
                     )
+                ).Elif(accept & cmp_in.last,
+                    hdr_returned.eq(cpl_headers)
                 ),
             ]
             self.sync += [
                 headers.eq(headers + Mux(issue, req_headers, 0) - hdr_returned),
-                If(cmp_in.valid & ours & cmp_in.last,
-                    If(cmp_in.end,
-                        hdr_taken[cmp_tag].eq(0)
-                    ).Else(
-                        hdr_taken[cmp_tag].eq(hdr_taken[cmp_tag] + cpl_headers)
-                    )
+                If(fail | ends,
+                    hdr_taken[acct_tag].eq(0)
+                ).Elif(accept & cmp_in.last,
+                    hdr_taken[acct_tag].eq(hdr_taken[acct_tag] + cpl_headers)
                 ),
             ]
+
+        if with_csr:
+            self.add_csr()
+
+    def add_csr(self):
+        """The fault counters and the completion timeout, for the SoC's CSR bus (`completion_checks`)."""
+        if not self.completion_checks:
+            raise ValueError("add_csr needs completion_checks=True: the CSRs are the fault counters")
+        self._timeout_cycles = CSRStorage(32, reset=self.timeout_cycles.reset.value, description=
+            "Cycles a read may wait for its completions once at the head of the delivery order; 0: forever.")
+        self._timeouts = CSRStatus(32, description="Reads ended by the completion timeout (saturates).")
+        self._error_completions = CSRStatus(32, description=
+            "Completions with a non-success status (UR, CA, CRS), each ending its read (saturates).")
+        self._unexpected_completions = CSRStatus(32, description=
+            "Completions dropped: tag not outstanding, or past the room their read reserved (saturates).")
+        self.comb += [
+            self.timeout_cycles.eq(self._timeout_cycles.storage),
+            self._timeouts.status.eq(self.timeouts),
+            self._error_completions.status.eq(self.error_completions),
+            self._unexpected_completions.status.eq(self.unexpected_completions),
+        ]
