@@ -150,11 +150,10 @@ def test_depacketizer_drops_what_is_not_a_completion():
 
 # TLP controller -----------------------------------------------------------------------------------
 
-def _requester(dut, requests, beats, offset=0):
-    """Read requests of `beats` 256-bit beats, one per (channel, user_id), each at a 4 KiB page numbered by
-    its index (`offset` DWs into it: the request then takes one beat more)."""
+def _read_requests(dut, requests, dws, byte_offset=0):
+    """Read requests of `dws` DWs, one per (channel, user_id), each at a 4 KiB page numbered by its index,
+    `byte_offset` bytes into it."""
     for index, (channel, user_id) in enumerate(requests):
-        dws = (beats - (offset > 0))*8
         yield dut.master_in.sink.len.eq(dws & 0x3ff)   # 0: 1024 DWs.
         yield dut.master_in.sink.valid.eq(1)
         yield dut.master_in.sink.first.eq(1)
@@ -162,11 +161,17 @@ def _requester(dut, requests, beats, offset=0):
         yield dut.master_in.sink.we.eq(0)
         yield dut.master_in.sink.channel.eq(channel)
         yield dut.master_in.sink.user_id.eq(user_id)
-        yield dut.master_in.sink.adr.eq(index << 12 | offset*4)
+        yield dut.master_in.sink.adr.eq(index << 12 | byte_offset)
         yield
         while not (yield dut.master_in.sink.ready):
             yield
     yield dut.master_in.sink.valid.eq(0)
+
+
+def _requester(dut, requests, beats, offset=0):
+    """Read requests of `beats` 256-bit beats (`offset` DWs into their page: the request then takes one
+    beat more)."""
+    return _read_requests(dut, requests, (beats - (offset > 0))*8, offset*4)
 
 
 def _controller_bench(dut, requests, max_pending, words_per_completion, completions_per_request, rng,
@@ -457,21 +462,6 @@ def _rcb_bench(dut, requests, request_bytes, completion_bytes, rng, log, offset=
             adr, length = adr + piece, length - piece
         return pieces
 
-    def requester():
-        for index, (channel, user_id) in enumerate(requests):
-            yield dut.master_in.sink.len.eq((request_bytes//4) & 0x3ff)
-            yield dut.master_in.sink.valid.eq(1)
-            yield dut.master_in.sink.first.eq(1)
-            yield dut.master_in.sink.last.eq(1)
-            yield dut.master_in.sink.we.eq(0)
-            yield dut.master_in.sink.channel.eq(channel)
-            yield dut.master_in.sink.user_id.eq(user_id)
-            yield dut.master_in.sink.adr.eq(index << 12 | offset)
-            yield
-            while not (yield dut.master_in.sink.ready):
-                yield
-        yield dut.master_in.sink.valid.eq(0)
-
     def host():
         yield dut.master_out.sink.ready.eq(1)
         done = 0
@@ -515,7 +505,7 @@ def _rcb_bench(dut, requests, request_bytes, completion_bytes, rng, log, offset=
                     break
 
     log["order"] = order
-    return [requester(), host(), consumer()]
+    return [_read_requests(dut, requests, request_bytes//4, offset), host(), consumer()]
 
 
 @pytest.mark.parametrize("request_bytes, completion_bytes, offset", [
