@@ -331,6 +331,6 @@ async def dma_bench(dut):
         results["results"].extend(rows)
         bench.log.warning("result %s", results["results"][-1])
     results["host_reads"] = {"served": bench.rc.reads_served, "largest_bytes": bench.rc.largest_read,
-        "bad": bench.rc.bad_reads}
+        "bad": bench.rc.bad_reads, "most_blocks_owed": bench.rc.most_blocks_owed}
     with open(config["results"], "w") as f:
         json.dump(results, f, indent=2)

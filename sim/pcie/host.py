@@ -92,6 +92,11 @@ class HostRootComplex(RootComplex):
         self.reads_served = 0
         self.bad_reads    = 0   # Requests over MRRS or across a 4 KiB boundary.
         self.largest_read = 0   # Bytes.
+        # Completions the host still owes, counted as a device must reserve for them: one per 64-byte block
+        # (read-completion boundary) each one covers. The most at once shows whether a device kept its reads
+        # within its hard block's completion headers.
+        self.blocks_owed      = 0
+        self.most_blocks_owed = 0
         cocotb.start_soon(self._run_completer())
 
     async def handle_mem_read_tlp(self, tlp):
@@ -107,9 +112,12 @@ class HostRootComplex(RootComplex):
            tlp.length*4 > 0x1000 - (addr & 0xfff):
             return await super().handle_mem_read_tlp(tlp)
         data = await self.mem_address_space.read(addr, tlp.length*4)
+        completions = self._split(tlp, data)
+        self.blocks_owed     += sum(cpl.rcb_blocks for cpl in completions)
+        self.most_blocks_owed = max(self.most_blocks_owed, self.blocks_owed)
         self.pending.append(_PendingRead(
             ready_time  = get_sim_time("ns") + self.profile.read_latency_ns,
-            completions = self._split(tlp, data)))
+            completions = completions))
         self.reads_served += 1
         self.wake.set()
 
@@ -133,6 +141,7 @@ class HostRootComplex(RootComplex):
             cpl.byte_count    = byte_length - n
             cpl.lower_address = addr & 0x7f
             cpl.set_data(data[m*4:(m + cpl_dw)*4])
+            cpl.rcb_blocks = ((addr & 0x3c) + cpl_dw*4 + 63) // 64
             completions.append(cpl)
             m    += cpl_dw
             n    += cpl_dw*4 - (addr & 3)
@@ -158,3 +167,4 @@ class HostRootComplex(RootComplex):
             if not read.completions:
                 self.pending.remove(read)
             await self.send(cpl)
+            self.blocks_owed -= cpl.rcb_blocks
