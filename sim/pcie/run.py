@@ -100,6 +100,32 @@ def build_model(board_name, dma_channels=2, build_root=BUILD_ROOT, verbose=False
     return {"board": board, "model_dir": model_dir, "csr_json": csr_json, "soc_dir": soc_dir, "verilog": verilog}
 
 
+def bench_config(board, model, profile, with_dram=False):
+    """What every bench on the board's model reads from its configuration file: the board, its clocks, the
+    SoC's CSR map and the host profile."""
+    return {
+        "board":             board.name,
+        "device":            board.device,
+        "hard_block_prefix": board.hard_block_prefix,
+        "data_width":        board.data_width,
+        "user_clk_hz":       board.user_clk_freq,
+        "sys_clk_hz":        board.sys_clk_hz(),
+        "sys_clock":         board.sys_clock,
+        "dram_clk_hz":       board.dram_clk_hz() if with_dram else None,
+        "csr_json":          model["csr_json"],
+        "host":              profile.as_dict(),
+    }
+
+
+def copy_memory_inits(model, directory):
+    """The model's memory contents into `directory`: $readmemh() paths are relative to the simulator's
+    working directory."""
+    gateware_dir = os.path.dirname(model["verilog"])
+    for name in os.listdir(gateware_dir):
+        if name.endswith(".init"):
+            shutil.copy(os.path.join(gateware_dir, name), directory)
+
+
 def run_jobs(board_name, jobs, profile, dma_channels=2, build_root=BUILD_ROOT, verbose=False,
         with_dram=False, profile_streams=None):
     """Run `jobs` (see bench.py) on the board's model against `profile`. Returns the bench's results.
@@ -112,28 +138,15 @@ def run_jobs(board_name, jobs, profile, dma_channels=2, build_root=BUILD_ROOT, v
     with tempfile.TemporaryDirectory(prefix="hostlink-sim-") as tmp:
         config_path  = os.path.join(tmp, "config.json")
         results_path = os.path.join(tmp, "results.json")
-        config = {
-            "board":             board.name,
-            "device":            board.device,
-            "hard_block_prefix": board.hard_block_prefix,
-            "data_width":        board.data_width,
-            "user_clk_hz":       board.user_clk_freq,
-            "sys_clk_hz":        board.sys_clk_hz(),
-            "sys_clock":         board.sys_clock,
-            "dram_clk_hz":       board.dram_clk_hz() if with_dram else None,
-            "csr_json":          model["csr_json"],
-            "host":              profile.as_dict(),
-            "jobs":              jobs,
-            "profile_streams":   list(profile_streams or []),
-            "results":           results_path,
-        }
+        config = bench_config(board, model, profile, with_dram=with_dram)
+        config.update({
+            "jobs":            jobs,
+            "profile_streams": list(profile_streams or []),
+            "results":         results_path,
+        })
         with open(config_path, "w") as f:
             json.dump(config, f)
-        # $readmemh() paths are relative to the simulator's working directory.
-        gateware_dir = os.path.dirname(model["verilog"])
-        for name in os.listdir(gateware_dir):
-            if name.endswith(".init"):
-                shutil.copy(os.path.join(gateware_dir, name), tmp)
+        copy_memory_inits(model, tmp)
         runner = get_runner("verilator")
         runner.test(
             test_module  = "hostlink.sim.pcie.bench",

@@ -24,7 +24,7 @@ import shutil
 import subprocess
 import tempfile
 
-from hostlink.sim.pcie.run import REPO, BUILD_ROOT, build_model
+from hostlink.sim.pcie.run import REPO, BUILD_ROOT, bench_config, build_model, copy_memory_inits
 from hostlink.sim.pcie.soc import get_board
 from hostlink.sim.toolchain import verilator_env
 
@@ -188,18 +188,9 @@ def run_driver_sim(board_name, commands, command_timeout_s, profile, dma_channel
     os.chmod(init, 0o755)
     socket_path = os.path.join(run_dir, "pcidev.sock")
     os.environ.update(verilator_env())
-    config = {
-        "board":             board.name,
-        "device":            board.device,
-        "hard_block_prefix": board.hard_block_prefix,
-        "data_width":        board.data_width,
-        "user_clk_hz":       board.user_clk_freq,
-        "sys_clk_hz":        board.sys_clk_hz(),
-        "sys_clock":         board.sys_clock,
-        "dram_clk_hz":       None,
-        "csr_json":          model["csr_json"],
-        "host":              profile.as_dict(),
-        "results":           os.path.join(run_dir, "bench.json"),
+    config = bench_config(board, model, profile)
+    config.update({
+        "results": os.path.join(run_dir, "bench.json"),
         "uml": {
             "socket":      socket_path,
             "console_log": os.path.join(run_dir, "console.log"),
@@ -211,14 +202,11 @@ def run_driver_sim(board_name, commands, command_timeout_s, profile, dma_channel
                             f"init={init}", f"virtio_uml.device={socket_path}:1234",
                             "con0=null,fd:1", "con=null", "loglevel=7"],
         },
-    }
+    })
     config_path = os.path.join(run_dir, "config.json")
     with open(config_path, "w") as f:
         json.dump(config, f, indent=2)
-    gateware_dir = os.path.dirname(model["verilog"])
-    for name in os.listdir(gateware_dir):
-        if name.endswith(".init"):
-            shutil.copy(os.path.join(gateware_dir, name), run_dir)
+    copy_memory_inits(model, run_dir)
     sim_log = os.path.join(run_dir, "sim.log")
     get_runner("verilator").test(
         test_module       = "hostlink.sim.uml.bench",
