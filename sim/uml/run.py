@@ -200,6 +200,10 @@ def run_driver_sim(board_name, commands, command_timeout_s, profile, dma_channel
             "fault_at":    fault_at,
             "command":     [UML_KERNEL, f"mem={mem}", "rootfstype=hostfs", "rootflags=/", "ro",
                             f"init={init}", f"virtio_uml.device={socket_path}:1234",
+                            # A register read waits as long as the command that made it may run: a slow
+                            # simulation on a loaded machine is not a dead device (the command's own
+                            # timeout ends a hung one, with the logs).
+                            f"virt_pci.max_delay_us={min(int(command_timeout_s*1e6), 2**32 - 1)}",
                             "con0=null,fd:1", "con=null", "loglevel=7"],
         },
     })
