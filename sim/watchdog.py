@@ -74,6 +74,20 @@ def _tail(path, lines):
         return []
 
 
+PR_SET_PDEATHSIG = 1
+
+
+def _die_with(parent_pid):
+    """In the child, before it runs: SIGTERM when the parent dies, even by SIGKILL (the child is in a
+    session of its own, so no terminal or process-group signal reaches it), so it still cleans up."""
+    def preexec():
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+        if os.getppid() != parent_pid:   # The parent died before the request took effect.
+            os.kill(os.getpid(), signal.SIGTERM)
+    return preexec
+
+
 def run_with_limit(argv, limit, label, log_roots=(), stderr=None):
     """Run `argv` (a command that is a ./sim.py run) for at most `limit` seconds of wall-clock time.
 
@@ -85,7 +99,13 @@ def run_with_limit(argv, limit, label, log_roots=(), stderr=None):
     start  = time.time()
     tmp    = tempfile.mkdtemp(prefix="hostlink-run-")
     env    = dict(os.environ, **{CHILD_ENV: "1", "TMPDIR": tmp})
-    proc   = subprocess.Popen(argv, env=env, start_new_session=True)
+    proc   = subprocess.Popen(argv, env=env, start_new_session=True, preexec_fn=_die_with(os.getpid()))
+
+    def pass_on(signum, frame):
+        # SIGTERM to this process (kill, a CI runner, the test harness) ends the run as it would the
+        # child: passed on to its process group, and the child's own exit status returned.
+        os.killpg(proc.pid, signum)
+    previous = signal.signal(signal.SIGTERM, pass_on)
     try:
         try:
             return proc.wait(timeout=limit)
@@ -116,4 +136,5 @@ def run_with_limit(argv, limit, label, log_roots=(), stderr=None):
         os.killpg(proc.pid, signal.SIGINT)
         return proc.wait()
     finally:
+        signal.signal(signal.SIGTERM, previous)
         shutil.rmtree(tmp, ignore_errors=True)
