@@ -44,10 +44,15 @@ def parse_dma_test(output, ring, skip_loops):
 UML_TOOLS      = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "software", "uml")
 DMA_TEST_UNTIL = os.path.join(UML_TOOLS, "dma_test_until.py")
 PATTERN_RECORD = os.path.join(UML_TOOLS, "pattern_record.py")
+DRIVER_ACCESS  = os.path.join(UML_TOOLS, "driver_access.py")
+RMMOD_BUSY     = os.path.join(UML_TOOLS, "rmmod_busy.py")
 
 
 def default_commands(check_bytes, ring, skip_loops):
-    """LitePCIe's tests; each dma_test runs until it has checked `check_bytes` (dma_test_until.py)."""
+    """LitePCIe's tests; each dma_test runs until it has checked `check_bytes` (dma_test_until.py).
+    Then hostlink's: the pattern generator recorded with LitePCIe's litepcie_test, what a local user
+    may do with the hardened driver (dma_test as a member of the device's group), rmmod while dma_test
+    streams."""
     until = ["python3", DMA_TEST_UNTIL, str(check_bytes), str(skip_loops * ring["DMA_BUFFER_COUNT"]),
              str(ring["DMA_BUFFER_SIZE"]), "--"]
     return [
@@ -56,6 +61,8 @@ def default_commands(check_bytes, ring, skip_loops):
         [*until, "litepcie_util", "dma_test"],
         [*until, "litepcie_util", "-z", "dma_test"],
         ["python3", PATTERN_RECORD, "csr.json", str(check_bytes)],
+        ["python3", DRIVER_ACCESS, "csr.json", "--", *until, "litepcie_util", "dma_test"],
+        ["python3", RMMOD_BUSY, "csr.json"],
     ]
 
 # Kernel log ---------------------------------------------------------------------------------------

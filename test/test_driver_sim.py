@@ -139,15 +139,33 @@ def test_litepcie_tools_on_the_simulated_soc(tmp_path, board):
     assert info["exit_status"] == 0 and f"hostlink {board.upper()}" in info["output"]
     assert "Read: 0x12345678" in steps["litepcie_util scratch_test"]["output"]
     dma = [s for s in result["steps"] if "dma_test" in s["command"]]
-    assert len(dma) == 2   # Copy and zero-copy.
+    assert len(dma) == 3   # Copy and zero-copy as root, copy as a member of the device's group.
     for step in dma:
         assert step["errors"] == 0 and step["bytes_checked"] >= 1 << 20, step["output"][-2000:]
     record = next(s for s in result["steps"] if "pattern_record" in s["command"])
     assert record["exit_status"] == 0 and record["bytes_checked"] == 1 << 20 and record["errors"] == 0
+    # The hardened driver as a local user in the device's group sees it (driver_hardening.py).
+    access = next(s for s in result["steps"] if "driver_access" in s["command"])
+    for line in ["ok: outside the group: open /dev/litepcie0: EACCES",
+                 "ok: group member: read at the end of BAR0: EINVAL",
+                 "ok: group member: read 4 GiB - 4 past the CSR base: EINVAL",
+                 "ok: group member: unaligned read: EINVAL",
+                 "ok: group member: register write: EPERM",
+                 "ok: group member: dma_test exited with 0"]:
+        assert line in access["output"], access["output"]
+    assert access["errors"] == 0 and access["bytes_checked"] >= 1 << 20
+    busy = next(s for s in result["steps"] if "rmmod_busy" in s["command"])
+    for line in ["ok: rmmod refused while the DMA runs", "ok: the DMA went on", "ok: rmmod\n",
+                 "disabled, device answers"]:
+        assert line in busy["output"], busy["output"]
+    assert busy["exit_status"] == 0
     for name in ("rmmod", "reload", "rmmod2"):
         assert next(s for s in result["steps"] if s["name"] == name)["exit_status"] == 0
     assert result["kernel_warnings"] == []
     assert code == 0 and result["passed"]
+
+
+UML_TOOLS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "software", "uml")
 
 
 @pytest.mark.uml
@@ -156,9 +174,8 @@ def test_one_corrupted_word_fails_dma_test(tmp_path):
     # Past the unchecked loops of the ring: in dma_test's checked phase.
     skipped = SIM_DMA_TEST_SKIP_LOOPS * SIM_DMA_RING["DMA_BUFFER_COUNT"] * SIM_DMA_RING["DMA_BUFFER_SIZE"]
     code, result = _run(tmp_path, "zc706", "--inject-fault", str(skipped + (256 << 10)),
-        "--", "python3", os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-        "software", "uml", "dma_test_until.py"), str(1 << 20), str(skipped // 4096), "4096", "--",
-        "litepcie_util", "dma_test")
+        "--", "python3", os.path.join(UML_TOOLS, "dma_test_until.py"), str(1 << 20), str(skipped // 4096),
+        "4096", "--", "litepcie_util", "dma_test")
     assert result["bench"]["faults_injected"] == 1
     step = next(s for s in result["steps"] if "dma_test" in s["command"])
     assert step["errors"] >= 1 and not step["passed"]

@@ -90,9 +90,11 @@ class HostActivity:
     holds simulated time while the kernel computes (a process in state R, or one that was a moment ago)
     and lets it run while the kernel sleeps: idle, or waiting for the device.
     """
-    def __init__(self, pid, refresh_s=0.2, settle_s=0.002):
+    def __init__(self, pid, refresh_s=0.02, settle_s=0.002):
         self.pid       = pid
         self.pids      = [pid]
+        # A process the kernel has just started counts only once the list is refreshed: until then the
+        # device runs on while it computes (litepcie_test play filling its first buffers, say).
         self.refresh_s = refresh_s
         self.refreshed = 0.0
         # A process woken (by an MSI, by another's wake-up) is asleep until the host schedules it: the

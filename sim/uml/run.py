@@ -142,6 +142,7 @@ def init_script(shared, driver_dir, commands, command_timeout_s):
         # Scratch space on a tmpfs over /run: one over /tmp would hide the repository, the driver and the
         # shared folder whenever they live under the host's /tmp (a clone in /tmp, pytest's tmp_path).
         "export HOME=/run TMPDIR=/run",
+        "export HOSTLINK_LITEPCIE_KO=" + shlex.quote(module),   # For rmmod_busy.py.
         "mount -t proc proc /proc",
         "mount -t sysfs sysfs /sys",
         "mountpoint -q /dev || mount -t devtmpfs devtmpfs /dev",
