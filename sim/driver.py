@@ -48,7 +48,10 @@ DRIVER_ACCESS  = os.path.join(UML_TOOLS, "driver_access.py")
 RMMOD_BUSY     = os.path.join(UML_TOOLS, "rmmod_busy.py")
 
 
-def default_commands(check_bytes, ring, skip_loops):
+DRAM_BRINGUP_BYTES = 64 << 10   # The memory test's range: LiteDRAM's BIST at the model's speed.
+
+
+def default_commands(check_bytes, ring, skip_loops, with_dram=False):
     """LitePCIe's tests; each dma_test runs until it has checked `check_bytes` (dma_test_until.py).
     Then hostlink's: the pattern generator recorded with LitePCIe's litepcie_test, what a local user
     may do with the hardened driver (dma_test as a member of the device's group), rmmod while dma_test
@@ -63,7 +66,7 @@ def default_commands(check_bytes, ring, skip_loops):
         ["python3", PATTERN_RECORD, "csr.json", str(check_bytes)],
         ["python3", DRIVER_ACCESS, "csr.json", "--", *until, "litepcie_util", "dma_test"],
         ["python3", RMMOD_BUSY, "csr.json"],
-    ]
+    ] + ([["hostlink_dram", "bringup", "-l", str(DRAM_BRINGUP_BYTES)]] if with_dram else [])
 
 # Kernel log ---------------------------------------------------------------------------------------
 
@@ -91,6 +94,9 @@ def build_parser():
         help="A command still running after this many seconds is ended (default 600).")
     p.add_argument("--timeout",      type=int, default=3600,
         help="The whole run is ended after this many seconds (default 3600).")
+    p.add_argument("--with-dram",    action="store_true",
+        help="The SoC with the board's DDR3 (LiteDRAM's model): the default tests then also bring the "
+             "DRAM up from the host with hostlink_dram (init, levelling, memory test).")
     p.add_argument("--json",         metavar="PATH", help="Write the results as JSON to PATH.")
     p.add_argument("--inject-fault", metavar="BYTES", type=int,
         help="Testing the checks: corrupt the 32-bit word the device writes to host memory at this many "
@@ -142,10 +148,10 @@ def main(argv=None):
         board    = get_board(args.board)
         profile  = profile_from_args(args, board)
         commands = [command] if command else default_commands(args.dma_check, SIM_DMA_RING,
-            SIM_DMA_TEST_SKIP_LOOPS)
+            SIM_DMA_TEST_SKIP_LOOPS, with_dram=args.with_dram)
         result   = run_driver_sim(board.name, commands, args.command_timeout, profile,
             dma_channels=args.dma_channels, timeout_s=args.timeout, verbose=args.verbose,
-            fault_at=args.inject_fault)
+            fault_at=args.inject_fault, with_dram=args.with_dram)
     except ValueError as error:
         parser.error(str(error))
     except DriverSimError as error:
@@ -182,7 +188,7 @@ def main(argv=None):
     print(f"shared folder: {result['run_dir']}/shared")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"board": board.name, "dma_ring": SIM_DMA_RING,
+            json.dump({"board": board.name, "with_dram": args.with_dram, "dma_ring": SIM_DMA_RING,
                        "dma_test_skip_loops": SIM_DMA_TEST_SKIP_LOOPS, "host": profile.as_dict(),
                        "steps": rows, "kernel_warnings": problems, "bench": bench, "passed": ok}, f, indent=2)
         print(f"results written to {args.json}")

@@ -57,6 +57,14 @@ def test_dma_test_that_checked_nothing_fails():
     assert ok and rows[0]["bytes_checked"] == 176 * 4096
 
 
+def test_default_commands_bring_the_dram_up_only_with_a_dram():
+    from hostlink.sim.driver import default_commands
+    plain = default_commands(1 << 20, SIM_DMA_RING, SIM_DMA_TEST_SKIP_LOOPS)
+    dram  = default_commands(1 << 20, SIM_DMA_RING, SIM_DMA_TEST_SKIP_LOOPS, with_dram=True)
+    assert not any("hostlink_dram" in c for c in plain)
+    assert dram[:-1] == plain and dram[-1][:2] == ["hostlink_dram", "bringup"]
+
+
 def test_kernel_problems():
     log = "[1.0] litepcie 0000:00:00.0: Creating /dev/litepcie0\n[2.0] WARNING: CPU: 0 PID: 1 at x.c:1\n" \
           "[3.0] BUG: scheduling while atomic\n"
