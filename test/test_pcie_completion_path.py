@@ -540,20 +540,22 @@ def _fault_bench(dut, count, beats, faults, rng, ready_probability, log):
     """`count` reads of `beats` 256-bit beats (read `index` at 4 KiB page `index`, user_id `index`); a host
     that answers the reads outstanding in random order, each in one completion, except for `faults`:
     index -> "lost" (never answered; answered late once the timeout has ended it), "ur" (one header-only
-    completion with a non-success status), "stray" (a completion for a tag not outstanding first, then the
+    completion with a non-success status), "poisoned" (a poisoned completion, err with data, then a clean
+    one), "stray" (a completion for a tag not outstanding first, then the
     right one), "long" (one beat more than the read asked for)."""
     order   = []
     pending = []   # [tag, index]
     late    = []   # tags whose read timed out, answered late
 
-    def completion(tag, index, words, err=0, marker=0):
+    def completion(tag, index, words, err=0, marker=0, end=1, length=0):
         for w in range(words):
             yield dut.master_out.source.valid.eq(1)
             yield dut.master_out.source.tag.eq(tag)
             yield dut.master_out.source.first.eq(w == 0)
             yield dut.master_out.source.last.eq(w == words - 1)
-            yield dut.master_out.source.end.eq(not err)
+            yield dut.master_out.source.end.eq(end and not (err and not length))
             yield dut.master_out.source.err.eq(err)
+            yield dut.master_out.source.len.eq(length)
             yield dut.master_out.source.dat.eq(marker << 32 | index << 16 | w)
             yield
         yield dut.master_out.source.valid.eq(0)
@@ -596,6 +598,11 @@ def _fault_bench(dut, count, beats, faults, rng, ready_probability, log):
                     yield from completion(tag, index, beats)
                 elif fault == "long":
                     yield from completion(tag, index, beats + 1)
+                elif fault == "poisoned":
+                    # Its first half poisoned (EP: err with data), its second half clean.
+                    half = beats//2
+                    yield from completion(tag, index, half, err=1, end=0, length=8*half)
+                    yield from completion(tag, index, beats - half, length=8*(beats - half))
                 else:
                     yield from completion(tag, index, beats)
                 yield dut.master_out.sink.ready.eq(1)
@@ -639,6 +646,7 @@ def _fault_dut(max_pending=4, timeout_cycles=300):
     ({2: "ur", 5: "ur"},                  (0, 2, 0)),
     ({1: "stray", 4: "stray"},            (0, 0, 4)),   # Each: a free tag of ours, and one not ours.
     ({2: "long"},                         (0, 0, 1)),
+    ({3: "poisoned", 6: "poisoned"},      (0, 2, 0)),   # The clean rest of each read is its own, not stray.
     ({1: "lost", 3: "ur", 5: "stray", 7: "long"}, (1, 1, 4)),
 ])
 @pytest.mark.parametrize("ready_probability", [1.0, 0.5])
@@ -660,7 +668,7 @@ def test_controller_ends_faulty_reads_with_err_and_counts_them(faults, counters,
             [(int(w == 0), int(w == beats - 1)) for w in range(beats)], f"read {index}"
         assert out[-1]["end"] == 1
         fault = faults.get(index)
-        if fault in ("lost", "ur"):
+        if fault in ("lost", "ur", "poisoned"):
             assert all(b["err"] for b in out), f"read {index}"   # Nothing of it arrived: all stale.
         elif fault == "long":
             assert out[-1]["err"] == 1                           # Ended by the beat that did not fit.
