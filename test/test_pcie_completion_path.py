@@ -547,7 +547,7 @@ def _fault_bench(dut, count, beats, faults, rng, ready_probability, log):
     pending = []   # [tag, index]
     late    = []   # tags whose read timed out, answered late
 
-    def completion(tag, index, words, err=0, marker=0, end=1, length=0):
+    def completion(tag, index, words, err=0, marker=0, end=1, length=0, offset=0):
         for w in range(words):
             yield dut.master_out.source.valid.eq(1)
             yield dut.master_out.source.tag.eq(tag)
@@ -556,7 +556,7 @@ def _fault_bench(dut, count, beats, faults, rng, ready_probability, log):
             yield dut.master_out.source.end.eq(end and not (err and not length))
             yield dut.master_out.source.err.eq(err)
             yield dut.master_out.source.len.eq(length)
-            yield dut.master_out.source.dat.eq(marker << 32 | index << 16 | w)
+            yield dut.master_out.source.dat.eq(marker << 32 | index << 16 | (offset + w))
             yield
         yield dut.master_out.source.valid.eq(0)
         yield dut.master_out.source.err.eq(0)
@@ -598,6 +598,11 @@ def _fault_bench(dut, count, beats, faults, rng, ready_probability, log):
                     yield from completion(tag, index, beats)
                 elif fault == "long":
                     yield from completion(tag, index, beats + 1)
+                elif fault == "long2":
+                    # Two completions, the second two beats longer than what is left of the read.
+                    half = beats//2
+                    yield from completion(tag, index, half, end=0, length=8*half)
+                    yield from completion(tag, index, beats - half + 2, length=8*(beats - half + 2), offset=half)
                 elif fault == "poisoned":
                     # Its first half poisoned (EP: err with data), its second half clean.
                     half = beats//2
@@ -646,6 +651,7 @@ def _fault_dut(max_pending=4, timeout_cycles=300):
     ({2: "ur", 5: "ur"},                  (0, 2, 0)),
     ({1: "stray", 4: "stray"},            (0, 0, 4)),   # Each: a free tag of ours, and one not ours.
     ({2: "long"},                         (0, 0, 1)),
+    ({2: "long2", 7: "long2"},            (0, 0, 2)),
     ({3: "poisoned", 6: "poisoned"},      (0, 2, 0)),   # The clean rest of each read is its own, not stray.
     ({1: "lost", 3: "ur", 5: "stray", 7: "long"}, (1, 1, 4)),
 ])
@@ -664,13 +670,14 @@ def test_controller_ends_faulty_reads_with_err_and_counts_them(faults, counters,
     for n, index in enumerate(log["order"]):
         out = received[n*beats:(n + 1)*beats]
         assert [b["user_id"] for b in out] == [index]*beats
-        assert [(b["first"], b["last"]) for b in out] == \
-            [(int(w == 0), int(w == beats - 1)) for w in range(beats)], f"read {index}"
+        if faults.get(index) != "long2":   # Two completions: each framed as its own.
+            assert [(b["first"], b["last"]) for b in out] == \
+                [(int(w == 0), int(w == beats - 1)) for w in range(beats)], f"read {index}"
         assert out[-1]["end"] == 1
         fault = faults.get(index)
         if fault in ("lost", "ur", "poisoned"):
             assert all(b["err"] for b in out), f"read {index}"   # Nothing of it arrived: all stale.
-        elif fault == "long":
+        elif fault in ("long", "long2"):
             assert out[-1]["err"] == 1                           # Ended by the beat that did not fit.
             assert [b["dat"] for b in out] == [index << 16 | w for w in range(beats)]
         else:

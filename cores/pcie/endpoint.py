@@ -40,13 +40,10 @@ class PCIeCrossbar(LitePCIeCrossbar):
         # a free tag.
         readers = self.filter_masters(False, True) + self.filter_masters(False, False)
         if readers:
-            # The read fault guard between the ports and the controller (built with the endpoint, so that
-            # the SoC's fault counters can reach both before the crossbar is finalized).
-            self.master_arbitrate_dispatch(readers, self.guard.master_in)
-            self.comb += [
-                self.guard.master_out.sink.connect(self.controller.master_in.sink),
-                self.controller.master_in.source.connect(self.guard.master_out.source),
-            ]
+            # The read fault guard arbitrates and dispatches between the ports and the controller (both
+            # built with the endpoint, so that the SoC's fault counters can reach them before the crossbar
+            # is finalized).
+            self.guard.connect(self, self.controller.master_in, readers)
             masters.append(self.controller.master_out)
         writers = self.filter_masters(True, False)
         if writers:
@@ -134,7 +131,7 @@ class PCIeEndpoint(LiteXModule):
         )
         if completion_checks:
             self.comb += crossbar.controller.requester_id.eq(phy.id)
-        crossbar.guard = ReadFaultGuard(phy.data_width, address_width, max_pending_requests)
+        crossbar.guard = ReadFaultGuard(max_pending_requests)
         self.comb += [
             # Host -> FPGA requests (BAR0) and their completions.
             req_source.connect(crossbar.phy_slave.sink),

@@ -5,7 +5,7 @@
 """PCIe fault handling around LitePCIe's DMA: per-channel read fault guard and the SoC's fault counters.
 
 `ReadFaultGuard` sits between the TLP controller (which ends a faulty read with `err` beats, see
-controller.py) and the crossbar's read ports. LitePCIe's DMA reader ignores `err`: it would write a failed
+controller.py) and the crossbar's read ports, one filter per DMA reader. LitePCIe's DMA reader ignores `err`: it would write a failed
 read's stale beats into its data FIFO as good data, and the reads after it would follow a hole. So once a
 channel has had a failed read, the guard discards every completion beat of that channel (the failed read's
 and those of the reads after it) and counts the failed reads. The channel stays in that state until its
@@ -26,30 +26,34 @@ from litex.gen import *
 
 from litex.soc.interconnect.csr import CSRStorage, CSRStatus, CSRField
 
-from litepcie.core.common import LitePCIeMasterInternalPort
+from litex.soc.interconnect import stream
+from litex.soc.interconnect.packet import Arbiter, Dispatcher
+
+from litepcie.common import completion_layout
 
 # Helpers ------------------------------------------------------------------------------------------
 
-def saturating_add(counter, increment):
-    """`counter` += `increment` (a signal or expression, 0 when nothing happened), stopping at its maximum."""
+def add_saturating_counter(module, counter, increment):
+    """`counter` += `increment` (a signal or expression, 0 when nothing happened) every cycle in `module`'s
+    sys domain, stopping at its maximum."""
     total = Signal(len(counter) + 1)
-    return [
-        total.eq(counter + increment),
-        If(total[-1], counter.eq(2**len(counter) - 1)).Else(counter.eq(total[:len(counter)])),
-    ]
+    module.comb += total.eq(counter + increment)
+    module.sync += If(total[-1], counter.eq(2**len(counter) - 1)).Else(counter.eq(total[:len(counter)]))
 
 # Read fault guard ---------------------------------------------------------------------------------
 
-class ReadFaultGuard(LiteXModule):
+class ReadFaultGuard:
     """Discards a channel's completions from its first failed read until its reader is disabled and idle.
 
     `add_reader(channel, enable)` registers a DMA reader's port channel and its enable (sys domain) before
-    the module is finalized; completions of other channels pass untouched. Per registered reader:
-    `errors[i]` (o, saturating count of failed reads) and `errored[i]` (o, discarding).
+    the crossbar is finalized, which then calls `connect(crossbar, port, masters)`: the masters' read requests are
+    arbitrated onto `port` (the TLP controller's user side) and its completions dispatched to them by
+    channel, each registered reader's through its filter. The filter sits after the dispatch, which keeps
+    its selection from a packet's first beat to its last: a beat dropped before it would leave it selected.
+    Per registered reader: `errors[i]` (o, saturating count of failed reads) and `errored[i]` (o,
+    discarding).
     """
-    def __init__(self, data_width, address_width, max_pending_requests):
-        self.master_in  = LitePCIeMasterInternalPort(data_width, address_width)  # Towards the user ports.
-        self.master_out = LitePCIeMasterInternalPort(data_width, address_width)  # Towards the controller.
+    def __init__(self, max_pending_requests):
         self.max_pending_requests = max_pending_requests
         self.readers = []
         self.errors  = []
@@ -60,42 +64,52 @@ class ReadFaultGuard(LiteXModule):
         self.errors.append(Signal(32, name=f"reader{len(self.readers) - 1}_errors"))
         self.errored.append(Signal(name=f"reader{len(self.readers) - 1}_errored"))
 
-    def do_finalize(self):
-        req_in,  req_out = self.master_in.sink,    self.master_out.sink
-        cmp_in,  cmp_out = self.master_out.source, self.master_in.source
+    def connect(self, module, port, masters):
+        """Builds the arbitration, dispatch and filters in `module` (the crossbar, while it is finalized:
+        this module's own logic is collected before that)."""
+        requests, completions = port.sink, port.source
 
         # # #
 
-        self.comb += req_in.connect(req_out)
+        module.submodules += Arbiter([m.sink for m in masters], requests)
+        outputs = []
+        for m in masters:
+            if m.channel in [channel for channel, _ in self.readers]:
+                outputs.append(stream.Endpoint(completion_layout(len(completions.dat))))
+            else:
+                outputs.append(m.source)
+        dispatcher = Dispatcher(completions, outputs, one_hot=True)
+        module.submodules += dispatcher
+        for i, m in enumerate(masters):
+            module.comb += dispatcher.sel[i].eq(completions.channel == m.channel)
 
-        drop = Signal()
-        self.comb += [
-            cmp_in.connect(cmp_out, omit={"valid", "ready"}),
-            cmp_out.valid.eq(cmp_in.valid & ~drop),
-            cmp_in.ready.eq(cmp_out.ready | drop),
-        ]
-        taken = Signal()
-        self.comb += taken.eq(cmp_in.valid & cmp_in.ready)
         for (channel, enable), errors, errored in zip(self.readers, self.errors, self.errored):
-            mine        = Signal()
+            m = next(m for m in masters if m.channel == channel)
+            sink, source = outputs[masters.index(m)], m.source
+            drop        = Signal()
+            taken       = Signal()
             outstanding = Signal(max=self.max_pending_requests + 1)   # Its reads sent, not yet ended.
             issued      = Signal()
             ended       = Signal()
-            self.comb += [
-                mine.eq(cmp_in.channel == channel),
-                If(mine & cmp_in.valid & (cmp_in.err | errored), drop.eq(1)),
-                issued.eq(req_out.valid & req_out.ready & req_out.first & ~req_out.we & (req_out.channel == channel)),
-                ended.eq(taken & mine & cmp_in.last & cmp_in.end),
+            module.comb += [
+                drop.eq(sink.err | errored),
+                sink.connect(source, omit={"valid", "ready"}),
+                source.valid.eq(sink.valid & ~drop),
+                sink.ready.eq(source.ready | drop),
+                taken.eq(sink.valid & sink.ready),
+                issued.eq(requests.valid & requests.ready & requests.first & ~requests.we &
+                    (requests.channel == channel)),
+                ended.eq(taken & sink.last & sink.end),
             ]
-            self.sync += [
+            module.sync += [
                 outstanding.eq(outstanding + issued - ended),
-                If(taken & mine & cmp_in.err,
+                If(taken & sink.err,
                     errored.eq(1),
                 ).Elif(~enable & (outstanding == 0),
                     errored.eq(0),
                 ),
-                *saturating_add(errors, taken & mine & cmp_in.err & cmp_in.last),
             ]
+            add_saturating_counter(module, errors, taken & sink.err & sink.last)
 
 # Fault counters -----------------------------------------------------------------------------------
 
@@ -112,21 +126,21 @@ class PCIeFaults(LiteXModule):
 
         # # #
 
-        self.controller = controller
-        self.guard      = guard
+        # Not as attributes: a LiteXModule would make them its submodules, a second copy in the design.
+        self._cores = (controller, guard)
         refused_now = Signal(max=len(refused) + 1)
         self.comb += refused_now.eq(sum(refused) if refused else 0)
-        self.sync += saturating_add(self.refused_descriptors, refused_now)
+        add_saturating_counter(self, self.refused_descriptors, refused_now)
         if msi_failed is not None:
             msi_pulse = msi_failed
             if msi_domain != "sys":
                 self.msi_sync = msi_sync = PulseSynchronizer(msi_domain, "sys")
                 self.comb += msi_sync.i.eq(msi_failed)
                 msi_pulse = msi_sync.o
-            self.sync += saturating_add(self.msi_failures, msi_pulse)
+            add_saturating_counter(self, self.msi_failures, msi_pulse)
 
     def add_csr(self):
-        c, g = self.controller, self.guard
+        c, g = self._cores
         self._completion_timeout = CSRStorage(32, reset=c.timeout_cycles.reset.value, description=
             "Cycles (sys clock) a DMA read may wait for its completions once at the head of the delivery "
             "order; 0: forever. Its channel then reports the error.")

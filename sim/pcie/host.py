@@ -158,6 +158,9 @@ class HostRootComplex(RootComplex):
                 cpl.ep = True
             return completions
         if kind == "long":
+            # Consistent in itself (byte counts cover the extra bytes), too long for the read.
+            for cpl in completions:
+                cpl.byte_count += 32
             last = completions[-1]
             last.set_data(bytes(last.get_data()) + bytes(32))
             return completions
