@@ -41,6 +41,8 @@ def add_pcie(soc, phy, ndmas, name="pcie", max_pending_requests=8, address_width
         raise ValueError(f"LitePCIe needs 32-bit CSRs, not {soc.csr.data_width!r}-bit")
     if 2*ndmas > msi_width:
         raise ValueError(f"{ndmas} DMA channels need {2*ndmas} MSI sources, more than {msi_width}")
+    # A hard block that times reads out itself (pcie3_7x) asks for a longer backstop.
+    completion_timeout_s = getattr(phy, "completion_timeout_s", completion_timeout_s)
     timeout_cycles = round(completion_timeout_s*soc.sys_clk_freq)
     if not (0 < timeout_cycles < 2**32):
         raise ValueError(f"completion timeout must be a positive number of seconds that fits 2**32 cycles, "

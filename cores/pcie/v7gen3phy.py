@@ -131,6 +131,10 @@ class V7Gen3PCIEPHY(LiteXModule):
         self.clock_domain     = cd          # Domain of the streams on the DMA side ("pcie": the block's own).
         self.id               = Signal(16)
         self.fills_in_requester_id = True   # And drops completions for other requesters (PG023).
+        # The block times out reads itself (within the host's Completion Timeout range, 50 us to 50 ms by
+        # default) and ends them with an error descriptor (below): the SoC's timer is only a backstop,
+        # which must not retire a tag the block still holds.
+        self.completion_timeout_s  = 100e-3
         self.max_request_size = Signal(16)
         # Largest read request issued, whatever the host allows. 512 by default: the completion headers
         # below bound the reads in flight to 64 x 64 bytes whatever their size, and a larger read only holds
@@ -266,11 +270,18 @@ class V7Gen3PCIEPHY(LiteXModule):
         # LitePCIe's RC adapter writes EP = 0 into the TLP header it rebuilds and passes the descriptor's
         # Poisoned bit on tuser[1] only: put it back into the header's EP bit (DW0 bit 14), so that the
         # completion depacketizer treats a poisoned completion as an error.
+        # Likewise the descriptor's error code (DW0 bits 15:12), which the adapter drops: any code but
+        # 0000 (normal) and 0001 (poisoned) ends the request, among them 1001, the block's own completion
+        # timeout (PG023), whose descriptor carries no status: the rebuilt header then gets Completer Abort
+        # (status 100), so that the read ends with `err`.
         rc_first = Signal(reset=1)
+        rc_error = Signal()
         self.sync.pcie += If(m_axis_rc.valid & m_axis_rc.ready, rc_first.eq(m_axis_rc_tlast))
         self.comb += [
+            rc_error.eq(a["m_axis_rc_tdata"][12:16] > 1),
             m_axis_rc.dat.eq(rc_tdata),
             If(rc_first & m_axis_rc_tuser[1], m_axis_rc.dat[14].eq(1)),
+            If(rc_first & rc_error & (rc_tdata[32 + 13:32 + 16] == 0), m_axis_rc.dat[32 + 15].eq(1)),
         ]
         self.comb += [
             m_axis_cq.first.eq(m_axis_cq_tuser[14]),

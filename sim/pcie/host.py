@@ -158,10 +158,10 @@ class HostRootComplex(RootComplex):
                 cpl.ep = True
             return completions
         if kind == "long":
-            # Consistent in itself (byte counts cover the extra bytes), too long for the read.
-            for cpl in completions:
-                cpl.byte_count += 32
+            # Its byte count covers the extra bytes (a completion with more data than its byte count is
+            # malformed), which makes it too long for the read.
             last = completions[-1]
+            last.byte_count += 32
             last.set_data(bytes(last.get_data()) + bytes(32))
             return completions
         first = completions[0]

@@ -14,7 +14,9 @@ not 4; `cfg_interrupt_msi_enable`, `..._mmenable`), `V7Gen3PcieDevice` drives th
 MSIs itself (`cfg_interrupt_msi_int` -> `..._sent`, as the UltraScale model does), so that it can refuse the
 next ones on demand (`refuse_msis(count)`: `..._fail` instead, as the block does when it cannot send), and
 counts the user logic's error reports on `cfg_err_uncor_in` (`error_reports`), which the UltraScale model
-ignores.
+ignores. And it times out reads as the block does (PG023: the block keeps a completion timer per outstanding
+tag and ends the request with an RC descriptor of error code 1001, `completion_timeout_ns`), which the
+UltraScale model does not: without it a tag the user logic retired would stay active in the model.
 """
 
 import os
@@ -22,7 +24,7 @@ from unittest import mock
 
 import cocotb
 from cocotb.clock import Clock
-from cocotb.triggers import RisingEdge
+from cocotb.triggers import RisingEdge, Timer
 from cocotb.utils import get_sim_time
 
 from hostlink.cores.pcie.v7gen3phy import V7Gen3PCIEPHY, XILINX_VENDOR_ID, device_id
@@ -158,6 +160,33 @@ def make_v7gen3_device(dut, prefix=HARD_BLOCK_PREFIX, *, link_speed=3, link_widt
             cocotb.start_soon(self._run_7series_status())
             cocotb.start_soon(self._run_rc_count())
             cocotb.start_soon(self._run_error_reports())
+            self.completion_timeout_ns = 50e6   # The block's default range: 50 us to 50 ms.
+            self.completion_timeouts   = 0
+            cocotb.start_soon(self._run_completion_timeout())
+
+        async def _run_completion_timeout(self):
+            from cocotbext.pcie.core.utils import PcieId
+            from cocotbext.pcie.xilinx.us.tlp import Tlp_us, ErrorCode
+            started = {}   # tag -> (request, when it was first seen active)
+            while True:
+                await Timer(500, "ns")
+                now = get_sim_time("ns")
+                for tag, request in enumerate(self.active_request):
+                    if request is None:
+                        started.pop(tag, None)
+                        continue
+                    if tag not in started or started[tag][0] is not request:
+                        started[tag] = (request, now)
+                    elif now - started[tag][1] >= self.completion_timeout_ns:
+                        cpl = Tlp_us.create_completion_for_tlp(request, PcieId(0, 0, 0))
+                        cpl.error_code        = ErrorCode.TIMEOUT
+                        cpl.request_completed = True
+                        self.active_request[tag] = None
+                        started.pop(tag)
+                        self.completion_timeouts += 1
+                        self.rx_buf_cplh_fc_count += 1
+                        self.rx_buf_cpld_fc_count += 1
+                        self.rc_queue.put_nowait(cpl)
 
         def refuse_msis(self, count):
             """Answer the next `count` MSI requests with cfg_interrupt_msi_fail."""
