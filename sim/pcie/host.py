@@ -77,6 +77,11 @@ def host_profile(name="default", **overrides):
     settings.update({k: v for k, v in overrides.items() if v is not None})
     return HostProfile(**settings).check()
 
+def breaks_limits(address, length, limit):
+    """A request the device was not allowed to make: over `limit` bytes (MPS for writes, MRRS for reads)
+    or across a 4 KiB boundary (PCIe 2.2.7)."""
+    return length > limit or (address & 0xfff) + length > 0x1000
+
 # Faults -------------------------------------------------------------------------------------------
 
 FAULTS = {
@@ -126,7 +131,7 @@ class HostRootComplex(RootComplex):
     async def handle_mem_write_tlp(self, tlp):
         # A write the device was not allowed to make is counted as an error of the run; it still lands.
         length = len(tlp.get_data())
-        if length > self.profile.max_payload_size or (tlp.address & 0xfff) + length > 0x1000:
+        if breaks_limits(tlp.address, length, self.profile.max_payload_size):
             self.bad_writes += 1
             self.log.error("write of %d bytes at 0x%x: over MPS (%d) or across 4 KiB", length, tlp.address,
                 self.profile.max_payload_size)
@@ -180,7 +185,7 @@ class HostRootComplex(RootComplex):
         # A read the device was not allowed to make (over the MRRS it was given, or across a 4 KiB
         # boundary) is counted as an error of the run; one within MRRS is still served, so the run ends.
         self.largest_read = max(self.largest_read, tlp.length*4)
-        if tlp.length*4 > self.profile.max_read_request or tlp.length*4 > 0x1000 - (addr & 0xfff):
+        if breaks_limits(addr, tlp.length*4, self.profile.max_read_request):
             self.bad_reads += 1
             self.log.error("read request of %d bytes at 0x%x: over MRRS (%d) or across 4 KiB",
                 tlp.length*4, addr, self.profile.max_read_request)
