@@ -547,9 +547,10 @@ def _fault_bench(dut, count, beats, faults, rng, ready_probability, log):
     pending = []   # [tag, index]
     late    = []   # tags whose read timed out, answered late
 
-    def completion(tag, index, words, err=0, marker=0, end=1, length=0, offset=0):
+    def completion(tag, index, words, err=0, marker=0, end=1, length=0, offset=0, req_id=0):
         for w in range(words):
             yield dut.master_out.source.valid.eq(1)
+            yield dut.master_out.source.req_id.eq(req_id)
             yield dut.master_out.source.tag.eq(tag)
             yield dut.master_out.source.first.eq(w == 0)
             yield dut.master_out.source.last.eq(w == words - 1)
@@ -598,6 +599,10 @@ def _fault_bench(dut, count, beats, faults, rng, ready_probability, log):
                     yield from completion(tag, index, beats)
                 elif fault == "long":
                     yield from completion(tag, index, beats + 1)
+                elif fault == "foreign":
+                    # A completion of the right tag for another requester, then the right one.
+                    yield from completion(tag, index, beats, marker=0xbad, req_id=0x0108)
+                    yield from completion(tag, index, beats)
                 elif fault == "long2":
                     # Two completions, the second two beats longer than what is left of the read.
                     half = beats//2
@@ -635,6 +640,7 @@ def _fault_bench(dut, count, beats, faults, rng, ready_probability, log):
         log["headers"]     = (yield dut.headers_in_flight)
         log["counters"]    = ((yield dut.timeouts), (yield dut.error_completions),
                               (yield dut.unexpected_completions))
+        log["foreign"]     = (yield dut.foreign_completions)
 
     log["order"], log["late"] = order, late
     requests = [(0, index) for index in range(count)]
@@ -642,8 +648,9 @@ def _fault_bench(dut, count, beats, faults, rng, ready_probability, log):
 
 
 def _fault_dut(max_pending=4, timeout_cycles=300):
+    # Requester ID checked against 0 (the `requester_id` input's reset value): the bench's completions carry 0.
     return TLPController(256, 64, max_pending, max_request_bytes=512, buffer_bytes=4096, in_flight_bytes=2048,
-        in_flight_headers=32, completion_checks=True, timeout_cycles=timeout_cycles)
+        in_flight_headers=32, completion_checks=True, timeout_cycles=timeout_cycles, check_requester_id=True)
 
 
 @pytest.mark.parametrize("faults, counters", [
@@ -652,6 +659,7 @@ def _fault_dut(max_pending=4, timeout_cycles=300):
     ({1: "stray", 4: "stray"},            (0, 0, 4)),   # Each: a free tag of ours, and one not ours.
     ({2: "long"},                         (0, 0, 1)),
     ({2: "long2", 7: "long2"},            (0, 0, 2)),
+    ({4: "foreign", 9: "foreign"},        (0, 0, 0)),   # Counted apart (foreign_completions).
     ({3: "poisoned", 6: "poisoned"},      (0, 2, 0)),   # The clean rest of each read is its own, not stray.
     ({1: "lost", 3: "ur", 5: "stray", 7: "long"}, (1, 1, 4)),
 ])
@@ -685,6 +693,7 @@ def test_controller_ends_faulty_reads_with_err_and_counts_them(faults, counters,
                 f"read {index}"
     assert len(log["late"]) == list(faults.values()).count("lost")
     assert log["counters"] == counters
+    assert log["foreign"] == list(faults.values()).count("foreign")
     assert (log["free_tags"], log["ring_free"], log["in_flight"], log["headers"]) == (4, 4096//32, 0, 0)
 
 
@@ -736,6 +745,7 @@ def test_controller_fault_counters_saturate():
     (dict(timeout_cycles=-1),    "from 0 \\(never\\) to 2\\*\\*32 - 1, not -1"),
     (dict(timeout_cycles=2**32), "not 4294967296"),
     (dict(with_csr=True),        "with_csr needs completion_checks=True"),
+    (dict(check_requester_id=True), "check_requester_id needs completion_checks=True"),
 ])
 def test_controller_refuses_bad_fault_parameters(kwargs, message):
     with pytest.raises(ValueError, match=message):
