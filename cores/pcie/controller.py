@@ -17,20 +17,21 @@ tag and room for its data, so completions always have somewhere to go, whatever 
 Requests that do not start on a data-width boundary are given one more beat than their length needs.
 
 With `completion_checks`, a read no longer waits forever for a host that misbehaves. A completion with a
-non-success status (UR, CA, CRS) ends its read; a poisoned one (EP, reaching the controller as `err` on a
-completion with data) has its read delivered with `err` from then on, but the read still waits for the rest
-of its completions (or the timeout), so that they cannot land in another read; a read still waiting `timeout_cycles` (an input, 10 ms at
+non-success status (UR, CA, CRS) ends its read; a read still waiting `timeout_cycles` (an input, 10 ms at
 250 MHz by default, 0: never) after it reached the head of the delivery order ends too. Either way its
 tag and its room in the ring, in flight and in headers are given back, and its remaining beats are delivered
-with `err` set (stale ring data is never handed on as good). A completion for a tag not outstanding, or a
-beat past the room its read reserved (which then also ends that read with `err`), is dropped. Each case
-has a saturating 32-bit counter (`timeouts`, `error_completions`, `unexpected_completions`, CSRs with
-`add_csr()`). With `check_requester_id`, a completion whose requester ID is not `requester_id` (the
-function's bus/device/function) is dropped too and counted apart (`foreign_completions`). The poisoned bit
-reaches the controller as `err` (the depacketizers set it for EP as for a non-success status). One timer on the head-of-line read, not one per tag: only the head holds up delivery, a read
-behind it is timed from when it reaches the head (so never earlier than from its request), and 32 tags
-would cost 32 counters and comparators for no earlier recovery. A completion arriving after its read timed
-out and its tag was handed out again cannot be told from the new read's: the limit must stay well above
+with `err` set (stale ring data is never handed on as good). A poisoned completion (EP: the depacketizers
+set `err` for it too; only a successful completion carries data, so `err` with data is EP) has its read
+delivered with `err` from its first beat not yet delivered, but the read keeps its tag until its last
+completion (or the timeout), so that the rest cannot land in another read. A completion for a tag not
+outstanding, or a beat past the room its read reserved (which then also ends that read with `err`), is
+dropped. With `check_requester_id`, so is a completion whose requester ID is not `requester_id` (the
+function's bus/device/function). Each case has a saturating 32-bit counter (`timeouts`,
+`error_completions`, `unexpected_completions`, `foreign_completions`; CSRs with `add_csr()`). One timer on
+the head-of-line read, not one per tag: only the head holds up delivery, a read behind it is timed from
+when it reaches the head (so never earlier than from its request), and 32 tags would cost 32 counters and
+comparators for no earlier recovery. A completion arriving after its read timed out and its tag was handed
+out again cannot be told from the new read's: the limit must stay well above
 the host's completion timeout (PCIe allows up to 50 ms; the default suits the 50 us..10 ms range).
 """
 

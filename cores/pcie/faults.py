@@ -5,8 +5,9 @@
 """PCIe fault handling around LitePCIe's DMA: per-channel read fault guard and the SoC's fault counters.
 
 `ReadFaultGuard` sits between the TLP controller (which ends a faulty read with `err` beats, see
-controller.py) and the crossbar's read ports, one filter per DMA reader. LitePCIe's DMA reader ignores `err`: it would write a failed
-read's stale beats into its data FIFO as good data, and the reads after it would follow a hole. So once a
+controller.py) and the crossbar's read ports, one filter per DMA reader. LitePCIe's DMA reader ignores
+`err`: it would write a failed read's stale beats into its data FIFO as good data, and the reads after it
+would follow a hole. So once a
 channel has had a failed read, the guard discards every completion beat of that channel (the failed read's
 and those of the reads after it) and counts the failed reads. The channel stays in that state until its
 reader is disabled with none of its reads left in flight (the driver's disable/enable, no FPGA reload): a
@@ -24,7 +25,7 @@ from migen.genlib.cdc import PulseSynchronizer
 
 from litex.gen import *
 
-from litex.soc.interconnect.csr import CSRStorage, CSRStatus, CSRField
+from litex.soc.interconnect.csr import CSRStorage, CSRStatus
 
 from litex.soc.interconnect import stream
 from litex.soc.interconnect.packet import Arbiter, Dispatcher
@@ -46,8 +47,8 @@ class ReadFaultGuard:
     """Discards a channel's completions from its first failed read until its reader is disabled and idle.
 
     `add_reader(channel, enable)` registers a DMA reader's port channel and its enable (sys domain) before
-    the crossbar is finalized, which then calls `connect(crossbar, port, masters)`: the masters' read requests are
-    arbitrated onto `port` (the TLP controller's user side) and its completions dispatched to them by
+    the crossbar is finalized, which then calls `connect(crossbar, port, masters)`: the masters' read
+    requests are arbitrated onto `port` (the TLP controller's user side) and its completions dispatched to them by
     channel, each registered reader's through its filter. The filter sits after the dispatch, which keeps
     its selection from a packet's first beat to its last: a beat dropped before it would leave it selected.
     Per registered reader: `errors[i]` (o, saturating count of failed reads) and `errored[i]` (o,
