@@ -39,6 +39,10 @@ def parse_dma_test(output, ring, skip_loops):
     checked = max(0, rx_buffers - skipped) * ring["DMA_BUFFER_SIZE"]
     return {"rx_buffers": rx_buffers, "bytes_checked": checked, "errors": sum(r[1] for r in rows)}
 
+def parse_status(output):
+    """hostlink_status's "name value" lines, as a dict."""
+    return {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)\s*$", output or "", re.MULTILINE)}
+
 # Default commands ---------------------------------------------------------------------------------
 
 UML_TOOLS      = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "software", "uml")
@@ -64,6 +68,8 @@ def default_commands(check_bytes, ring, skip_loops, with_dram=False):
         [*until, "litepcie_util", "dma_test"],
         [*until, "litepcie_util", "-z", "dma_test"],
         ["python3", PATTERN_RECORD, "csr.json", str(check_bytes)],
+        # The SoC's PCIe fault counters, read through the driver's register ioctl: all 0 after clean runs.
+        ["hostlink_status"],
         ["python3", DRIVER_ACCESS, "csr.json", "--", *until, "litepcie_util", "dma_test"],
         ["python3", RMMOD_BUSY, "csr.json"],
     ] + ([["hostlink_dram", "bringup", "-l", str(DRAM_BRINGUP_BYTES)]] if with_dram else [])
@@ -131,6 +137,11 @@ def evaluate(result, commands, ring, skip_loops):
             match = re.search(r"(\d+) bytes recorded .* 0 errors", step["output"] or "")
             row.update(bytes_checked=int(match.group(1)) if match else 0, errors=0 if match else 1)
             passed = passed and match is not None
+        if step["name"].startswith("cmd") and step["command"] == "hostlink_status":
+            counters = parse_status(step["output"])
+            row["fault_counters"] = counters
+            passed = passed and bool(counters) and not any(v for k, v in counters.items()
+                                                           if k != "completion_timeout")
         if step["name"].startswith("cmd") and "scratch_test" in step["command"]:
             passed = passed and "KO" not in (step["output"] or "")
         row["passed"] = passed

@@ -5,10 +5,12 @@
 """The LitePCIe Linux driver and user tools of one SoC: generate them, then compile them.
 
     generate_driver(soc, driver_dir)   LitePCIe's kernel/ and user/ sources, with csr.h, soc.h and
-                                       mem.h generated from this very SoC, and hostlink's DDR3
-                                       bring-up tool in dram/ (generate_dram_tool).
+                                       mem.h generated from this very SoC, hostlink's DDR3
+                                       bring-up tool in dram/ (generate_dram_tool) and its PCIe fault
+                                       counters tool in status/.
     build_driver(driver_dir)           litepcie.ko (and liteuart.ko) against installed kernel headers,
-                                       then litepcie_util, litepcie_test and dram/hostlink_dram.
+                                       then litepcie_util, litepcie_test, dram/hostlink_dram and
+                                       status/hostlink_status.
 
     python -m hostlink.software.driver build DIR [--kernel-build-dir PATH]
 """
@@ -32,8 +34,10 @@ __all__ = ["DriverBuildError", "DriverBuild", "generate_driver", "generate_dram_
 KERNEL_MODULES = ["litepcie.ko", "liteuart.ko"]
 USER_TOOLS     = ["litepcie_util", "litepcie_test"]
 DRAM_TOOLS     = ["hostlink_dram"]   # In <driver_dir>/dram.
+STATUS_TOOLS   = ["hostlink_status"] # In <driver_dir>/status.
 
-DRAM_TOOL_SOURCES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dram")
+DRAM_TOOL_SOURCES   = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dram")
+STATUS_TOOL_SOURCES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "status")
 
 # Generation ---------------------------------------------------------------------------------------
 
@@ -71,6 +75,9 @@ def generate_driver(soc, driver_dir):
     if max_request > 512:
         _ask_for_read_request_size(kernel_dir, max_request)
     generate_dram_tool(soc, os.path.join(driver_dir, "dram"))
+    # The fault counters tool reads the SoC's pcie_faults registers from kernel/csr.h.
+    shutil.copytree(STATUS_TOOL_SOURCES, os.path.join(driver_dir, "status"), dirs_exist_ok=True,
+        ignore=shutil.ignore_patterns("*.o", "hostlink_status"))
     return driver_dir
 
 
@@ -272,6 +279,11 @@ def build_driver(driver_dir, kernel_build_dir=None):
         raise DriverBuildError(f"{dram_dir} has no Makefile: the driver was generated before the DDR3 "
                                f"bring-up tool existed; generate it again")
     log += _make("DDR3 bring-up tool", dram_dir, [])
+    status_dir = os.path.join(driver_dir, "status")
+    if not os.path.isfile(os.path.join(status_dir, "Makefile")):
+        raise DriverBuildError(f"{status_dir} has no Makefile: the driver was generated before the fault "
+                               f"counters tool existed; generate it again")
+    log += _make("fault counters tool", status_dir, [])
 
     result = DriverBuild(driver_dir=driver_dir, kernel_build_dir=os.path.abspath(kernel_build_dir), log=log)
     result.warnings = [line for line in log.splitlines() if _WARNING.search(line)]
@@ -280,7 +292,8 @@ def build_driver(driver_dir, kernel_build_dir=None):
         if not os.path.isfile(path):
             raise DriverBuildError(f"make succeeded but {path} was not produced:\n{log}")
         result.kernel_modules.append(path)
-    for path in [os.path.join(user_dir, n) for n in USER_TOOLS] + [os.path.join(dram_dir, n) for n in DRAM_TOOLS]:
+    for path in [os.path.join(user_dir, n) for n in USER_TOOLS] + [os.path.join(dram_dir, n) for n in DRAM_TOOLS] \
+            + [os.path.join(status_dir, n) for n in STATUS_TOOLS]:
         if not os.access(path, os.X_OK):
             raise DriverBuildError(f"make succeeded but {path} was not produced:\n{log}")
         result.user_tools.append(path)

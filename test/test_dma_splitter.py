@@ -23,25 +23,27 @@ from hostlink.cores.pcie.splitter import DescriptorSplitter, litepcie_with_descr
 FIELDS = ["address", "length", "first", "last", "user_id", "irq_disable", "last_disable"]
 
 
-def random_descriptors(rng, count, max_size):
+def random_descriptors(rng, count, max_size, address_step=None):
+    """Descriptors at addresses aligned to `address_step` (default `max_size`: cut as LitePCIe cuts them)."""
     descriptors = []
     for _ in range(count):
-        length = rng.choice([4, 32, max_size - 32, max_size, max_size + 32, 3*max_size, 5*max_size + 96,
+        length = rng.choice([32, max_size - 32, max_size, max_size + 32, 3*max_size, 5*max_size + 96,
                              rng.randrange(32, 8*max_size, 32)])
-        descriptors.append({"address": rng.randrange(0, 1 << 32, 32), "length": length,
+        descriptors.append({"address": rng.randrange(0, 1 << 32, address_step or max_size), "length": length,
                             "irq_disable": rng.random() < 0.3, "last_disable": rng.random() < 0.3})
     return descriptors
 
 
 def run_splitter(splitter_cls, descriptors, seed, valid_probability, ready_probability,
-                 terminate_every=0, max_size=512):
+                 terminate_every=0, max_size=512, word_bytes=4):
     """Requests (dicts of FIELDS, plus "terminate") accepted at the output, descriptors accepted at the
     input, and the cycles the output was not valid between the first and the last request. The input's
     gaps and the output's back-pressure come from separate random streams, so two splitters see the same
     pattern whatever their timing; every `terminate_every`-th request (counted from 1) ends its
     descriptor early."""
     source_rng, sink_rng = random.Random(seed), random.Random(seed + 1000)
-    dut = splitter_cls(max_size=max_size, address_width=32)
+    extra = {} if splitter_cls is LitePCIeDMADescriptorSplitter else {"word_bytes": word_bytes}
+    dut = splitter_cls(max_size=max_size, address_width=32, **extra)
     requests, accepted, idle = [], [], []
 
     def source():
@@ -168,5 +170,79 @@ def test_max_size_from_a_signal():
 def test_litepcie_dma_is_built_with_it():
     assert litepcie_dma.LitePCIeDMADescriptorSplitter is LitePCIeDMADescriptorSplitter
     with litepcie_with_descriptor_splitter():
-        assert litepcie_dma.LitePCIeDMADescriptorSplitter is DescriptorSplitter
+        assert issubclass(litepcie_dma.LitePCIeDMADescriptorSplitter, DescriptorSplitter)
     assert litepcie_dma.LitePCIeDMADescriptorSplitter is LitePCIeDMADescriptorSplitter
+
+
+# Descriptor checks --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("max_size", [128, 512, 4096])
+@pytest.mark.parametrize("seed, valid_probability, ready_probability", [(0, 1.0, 1.0), (1, 0.7, 0.6), (2, 1.0, 0.3)])
+def test_no_request_crosses_4k_or_max_size_whatever_the_alignment(max_size, seed, valid_probability, ready_probability):
+    rng = random.Random(seed)
+    descriptors = random_descriptors(rng, 24, max_size, address_step=32)
+    # Descriptors that start just below a 4 KiB boundary, and one that ends exactly on one.
+    descriptors += [{"address": 0x1000*n - 32*(n + 1), "length": 4096 + 64*n, "irq_disable": 0, "last_disable": 0}
+                    for n in range(1, 5)]
+    descriptors.append({"address": 0x3000 - 512, "length": 512, "irq_disable": 0, "last_disable": 0})
+    requests, accepted, idle = run_splitter(DescriptorSplitter, descriptors, seed, valid_probability,
+        ready_probability, max_size=max_size)
+    assert accepted == descriptors
+    for r in requests:
+        assert 0 < r["length"] <= max_size, r
+        assert (r["address"] & 0xfff) + r["length"] <= 0x1000, r     # Never across 4 KiB.
+        assert r["address"]//max_size == (r["address"] + r["length"] - 1)//max_size, r
+    # Every byte of every descriptor once, in order, and nothing else.
+    position = 0
+    for d in descriptors:
+        offset = 0
+        while offset < d["length"]:
+            r = requests[position]
+            assert r["address"] == d["address"] + offset and r["first"] == int(offset == 0), (r, d)
+            offset += r["length"]
+            assert r["last"] == int(offset == d["length"]), (r, d)
+            position += 1
+    assert position == len(requests)
+    if valid_probability == ready_probability == 1.0:
+        assert idle == []   # Cutting on boundaries adds no bubble.
+
+
+@pytest.mark.parametrize("word_bytes", [16, 32])
+@pytest.mark.parametrize("ready_probability", [1.0, 0.5])
+def test_zero_and_partial_word_lengths_are_refused(word_bytes, ready_probability):
+    good = lambda n, length: {"address": 0x10000*n, "length": length, "irq_disable": 0, "last_disable": 0}
+    descriptors = [good(0, 1024), good(1, 0), good(2, word_bytes + 4), good(3, 4), good(4, 3*word_bytes),
+                   good(5, 1), good(6, 600*word_bytes - word_bytes//2), good(7, 2048)]
+    refused = [d for d in descriptors if d["length"] == 0 or d["length"] % word_bytes]
+    requests, accepted, _ = run_splitter(DescriptorSplitter, descriptors, 3, 0.8, ready_probability,
+        word_bytes=word_bytes)
+    assert accepted == descriptors                                    # Refused ones leave the table too...
+    assert {r["address"] & ~0xffff for r in requests} == {d["address"] for d in descriptors if d not in refused}
+    assert all(r["length"] % word_bytes == 0 for r in requests)      # ...and no request leaves for them.
+    assert sum(r["length"] for r in requests) == sum(d["length"] for d in descriptors if d not in refused)
+
+
+def test_refusals_are_signalled_once_per_descriptor():
+    dut = DescriptorSplitter(max_size=512, address_width=32, word_bytes=16)
+    log = []
+    def bench():
+        yield dut.source.ready.eq(1)
+        for length in [0, 8, 16, 0]:
+            yield dut.sink.valid.eq(1)
+            yield dut.sink.length.eq(length)
+            yield
+            while not (yield dut.sink.ready):
+                yield
+            log.append((length, (yield dut.refused), (yield dut.source.valid)))
+        yield dut.sink.valid.eq(0)
+    run_simulation(dut, bench())
+    assert log == [(0, 1, 0), (8, 1, 0), (16, 0, 1), (0, 1, 0)]
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(max_size=512, address_width=32, word_bytes=12), "DMA word must be 4 to 64 bytes, a power of two, not 12"),
+    (dict(max_size=100, address_width=32), "largest request must be a power of two from 128 to 4096 bytes, not 100"),
+])
+def test_splitter_refuses_bad_parameters(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        DescriptorSplitter(**kwargs)

@@ -245,6 +245,7 @@ def test_build_kernel_module_and_user_tools(generated):
         release = os.path.basename(result.kernel_build_dir).replace("linux-headers-", "")
         assert re.search(rf"^vermagic:\s+{re.escape(release)}\b", info, re.MULTILINE), info
         assert "pci:v000010EE" in info
+    assert os.access(os.path.join(driver_dir, "status", "hostlink_status"), os.X_OK)
     # litepcie_util runs on this machine (no board: its usage text only).
     usage = subprocess.run([os.path.join(driver_dir, "user", "litepcie_util")],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -296,3 +297,27 @@ def test_cli_build_error_exit_code(tmp_path):
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert proc.returncode == 1
     assert proc.stderr.startswith("error: ") and "has no Makefile" in proc.stderr
+
+
+# Fault counters tool ------------------------------------------------------------------------------
+
+def test_status_tool_shows_every_fault_counter_of_this_soc(generated):
+    """hostlink_status builds against the SoC's csr.h (no kernel headers needed) and knows every register
+    of its pcie_faults block; without a device it says which one it could not open."""
+    board, soc, driver_dir = generated
+    status = os.path.join(driver_dir, "status")
+    subprocess.run(["make", "-C", status], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=True)
+    tool = os.path.join(status, "hostlink_status")
+    listed = subprocess.run([tool, "-l"], stdout=subprocess.PIPE, text=True, check=True).stdout.split("\n")
+    names = [line.split()[0] for line in listed if line.strip()]
+    registers = sorted(name[len("CSR_PCIE_FAULTS_"):-len("_ADDR")].lower()
+        for name in defines(os.path.join(driver_dir, "kernel", "csr.h"))
+        if name.startswith("CSR_PCIE_FAULTS_") and name.endswith("_ADDR"))
+    assert sorted(names) == registers
+    assert f"reader{soc.constants['DMA_CHANNELS'] - 1}_errors" in names
+    missing = subprocess.run([tool, "-c", "/dev/litepcie-missing"], stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True)
+    assert missing.returncode == 1
+    assert "cannot open /dev/litepcie-missing" in missing.stderr
+    bad = subprocess.run([tool, "extra"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert bad.returncode == 2 and "unexpected argument 'extra'" in bad.stderr

@@ -17,7 +17,7 @@ import sys
 
 import pytest
 
-from hostlink.sim.driver import parse_dma_test, kernel_problems, evaluate, main as driver_main
+from hostlink.sim.driver import parse_dma_test, parse_status, kernel_problems, evaluate, main as driver_main
 from hostlink.sim.uml.run import SIM_DMA_RING, SIM_DMA_TEST_SKIP_LOOPS, UML_KERNEL, set_dma_ring, \
     set_dma_test_skip, DriverSimError
 from hostlink.sim.uml.vhost_user import GuestMemory, VirtQueue, VRING_DESC_F_NEXT, VRING_DESC_F_WRITE
@@ -63,6 +63,12 @@ def test_default_commands_bring_the_dram_up_only_with_a_dram():
     dram  = default_commands(1 << 20, SIM_DMA_RING, SIM_DMA_TEST_SKIP_LOOPS, with_dram=True)
     assert not any("hostlink_dram" in c for c in plain)
     assert dram[:-1] == plain and dram[-1][:2] == ["hostlink_dram", "bringup"]
+
+
+def test_parse_status_reads_name_value_lines():
+    output = "completion_timeout       1500000\ntimeouts                 0\nreader0_errors           7\nnoise\n"
+    assert parse_status(output) == {"completion_timeout": 1500000, "timeouts": 0, "reader0_errors": 7}
+    assert parse_status(None) == {}
 
 
 def test_kernel_problems():
@@ -167,6 +173,12 @@ def test_litepcie_tools_on_the_simulated_soc(tmp_path, board):
                  "disabled, device answers"]:
         assert line in busy["output"], busy["output"]
     assert busy["exit_status"] == 0
+    # hostlink_status, through the driver's register ioctl: every fault counter of the SoC, all 0.
+    status = steps["hostlink_status"]
+    counters = parse_status(status["output"])
+    assert status["exit_status"] == 0 and "timeouts" in counters and "reader1_errors" in counters, status
+    assert counters["completion_timeout"] > 0
+    assert not any(v for k, v in counters.items() if k != "completion_timeout"), counters
     for name in ("rmmod", "reload", "rmmod2"):
         assert next(s for s in result["steps"] if s["name"] == name)["exit_status"] == 0
     assert result["kernel_warnings"] == []

@@ -540,21 +540,24 @@ def _fault_bench(dut, count, beats, faults, rng, ready_probability, log):
     """`count` reads of `beats` 256-bit beats (read `index` at 4 KiB page `index`, user_id `index`); a host
     that answers the reads outstanding in random order, each in one completion, except for `faults`:
     index -> "lost" (never answered; answered late once the timeout has ended it), "ur" (one header-only
-    completion with a non-success status), "stray" (a completion for a tag not outstanding first, then the
+    completion with a non-success status), "poisoned" (a poisoned completion, err with data, then a clean
+    one), "stray" (a completion for a tag not outstanding first, then the
     right one), "long" (one beat more than the read asked for)."""
     order   = []
     pending = []   # [tag, index]
     late    = []   # tags whose read timed out, answered late
 
-    def completion(tag, index, words, err=0, marker=0):
+    def completion(tag, index, words, err=0, marker=0, end=1, length=0, offset=0, req_id=0):
         for w in range(words):
             yield dut.master_out.source.valid.eq(1)
+            yield dut.master_out.source.req_id.eq(req_id)
             yield dut.master_out.source.tag.eq(tag)
             yield dut.master_out.source.first.eq(w == 0)
             yield dut.master_out.source.last.eq(w == words - 1)
-            yield dut.master_out.source.end.eq(not err)
+            yield dut.master_out.source.end.eq(end and not (err and not length))
             yield dut.master_out.source.err.eq(err)
-            yield dut.master_out.source.dat.eq(marker << 32 | index << 16 | w)
+            yield dut.master_out.source.len.eq(length)
+            yield dut.master_out.source.dat.eq(marker << 32 | index << 16 | (offset + w))
             yield
         yield dut.master_out.source.valid.eq(0)
         yield dut.master_out.source.err.eq(0)
@@ -596,6 +599,20 @@ def _fault_bench(dut, count, beats, faults, rng, ready_probability, log):
                     yield from completion(tag, index, beats)
                 elif fault == "long":
                     yield from completion(tag, index, beats + 1)
+                elif fault == "foreign":
+                    # A completion of the right tag for another requester, then the right one.
+                    yield from completion(tag, index, beats, marker=0xbad, req_id=0x0108)
+                    yield from completion(tag, index, beats)
+                elif fault == "long2":
+                    # Two completions, the second two beats longer than what is left of the read.
+                    half = beats//2
+                    yield from completion(tag, index, half, end=0, length=8*half)
+                    yield from completion(tag, index, beats - half + 2, length=8*(beats - half + 2), offset=half)
+                elif fault == "poisoned":
+                    # Its first half poisoned (EP: err with data), its second half clean.
+                    half = beats//2
+                    yield from completion(tag, index, half, err=1, end=0, length=8*half)
+                    yield from completion(tag, index, beats - half, length=8*(beats - half))
                 else:
                     yield from completion(tag, index, beats)
                 yield dut.master_out.sink.ready.eq(1)
@@ -623,6 +640,7 @@ def _fault_bench(dut, count, beats, faults, rng, ready_probability, log):
         log["headers"]     = (yield dut.headers_in_flight)
         log["counters"]    = ((yield dut.timeouts), (yield dut.error_completions),
                               (yield dut.unexpected_completions))
+        log["foreign"]     = (yield dut.foreign_completions)
 
     log["order"], log["late"] = order, late
     requests = [(0, index) for index in range(count)]
@@ -630,8 +648,9 @@ def _fault_bench(dut, count, beats, faults, rng, ready_probability, log):
 
 
 def _fault_dut(max_pending=4, timeout_cycles=300):
+    # Requester ID checked against 0 (the `requester_id` input's reset value): the bench's completions carry 0.
     return TLPController(256, 64, max_pending, max_request_bytes=512, buffer_bytes=4096, in_flight_bytes=2048,
-        in_flight_headers=32, completion_checks=True, timeout_cycles=timeout_cycles)
+        in_flight_headers=32, completion_checks=True, timeout_cycles=timeout_cycles, check_requester_id=True)
 
 
 @pytest.mark.parametrize("faults, counters", [
@@ -639,6 +658,9 @@ def _fault_dut(max_pending=4, timeout_cycles=300):
     ({2: "ur", 5: "ur"},                  (0, 2, 0)),
     ({1: "stray", 4: "stray"},            (0, 0, 4)),   # Each: a free tag of ours, and one not ours.
     ({2: "long"},                         (0, 0, 1)),
+    ({2: "long2", 7: "long2"},            (0, 0, 2)),
+    ({4: "foreign", 9: "foreign"},        (0, 0, 0)),   # Counted apart (foreign_completions).
+    ({3: "poisoned", 6: "poisoned"},      (0, 2, 0)),   # The clean rest of each read is its own, not stray.
     ({1: "lost", 3: "ur", 5: "stray", 7: "long"}, (1, 1, 4)),
 ])
 @pytest.mark.parametrize("ready_probability", [1.0, 0.5])
@@ -656,13 +678,14 @@ def test_controller_ends_faulty_reads_with_err_and_counts_them(faults, counters,
     for n, index in enumerate(log["order"]):
         out = received[n*beats:(n + 1)*beats]
         assert [b["user_id"] for b in out] == [index]*beats
-        assert [(b["first"], b["last"]) for b in out] == \
-            [(int(w == 0), int(w == beats - 1)) for w in range(beats)], f"read {index}"
+        if faults.get(index) != "long2":   # Two completions: each framed as its own.
+            assert [(b["first"], b["last"]) for b in out] == \
+                [(int(w == 0), int(w == beats - 1)) for w in range(beats)], f"read {index}"
         assert out[-1]["end"] == 1
         fault = faults.get(index)
-        if fault in ("lost", "ur"):
+        if fault in ("lost", "ur", "poisoned"):
             assert all(b["err"] for b in out), f"read {index}"   # Nothing of it arrived: all stale.
-        elif fault == "long":
+        elif fault in ("long", "long2"):
             assert out[-1]["err"] == 1                           # Ended by the beat that did not fit.
             assert [b["dat"] for b in out] == [index << 16 | w for w in range(beats)]
         else:
@@ -670,6 +693,7 @@ def test_controller_ends_faulty_reads_with_err_and_counts_them(faults, counters,
                 f"read {index}"
     assert len(log["late"]) == list(faults.values()).count("lost")
     assert log["counters"] == counters
+    assert log["foreign"] == list(faults.values()).count("foreign")
     assert (log["free_tags"], log["ring_free"], log["in_flight"], log["headers"]) == (4, 4096//32, 0, 0)
 
 
@@ -721,6 +745,7 @@ def test_controller_fault_counters_saturate():
     (dict(timeout_cycles=-1),    "from 0 \\(never\\) to 2\\*\\*32 - 1, not -1"),
     (dict(timeout_cycles=2**32), "not 4294967296"),
     (dict(with_csr=True),        "with_csr needs completion_checks=True"),
+    (dict(check_requester_id=True), "check_requester_id needs completion_checks=True"),
 ])
 def test_controller_refuses_bad_fault_parameters(kwargs, message):
     with pytest.raises(ValueError, match=message):

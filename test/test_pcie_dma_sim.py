@@ -197,3 +197,15 @@ def test_plot_is_written(tmp_path):
     path = tmp_path / "sweep.png"
     plot_throughput(results, str(path))
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize("address, length, limit, bad", [
+    (0x0000, 256, 256, False), (0x0f00, 256, 256, False),   # Ends exactly on the 4 KiB boundary.
+    (0x0f20, 256, 256, True),                                # Crosses it.
+    (0x1000, 512, 256, True),                                # Over the limit (MPS or MRRS).
+    (0x1ffc, 4, 128, False), (0x1ffc, 8, 128, True), (0x3000, 4096, 4096, False),
+])
+def test_host_flags_requests_over_the_limit_or_across_4k(address, length, limit, bad):
+    """The host model's check of every read (MRRS) and every write (MPS) the device makes."""
+    from hostlink.sim.pcie.host import breaks_limits
+    assert breaks_limits(address, length, limit) is bad

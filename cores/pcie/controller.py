@@ -20,13 +20,18 @@ With `completion_checks`, a read no longer waits forever for a host that misbeha
 non-success status (UR, CA, CRS) ends its read; a read still waiting `timeout_cycles` (an input, 10 ms at
 250 MHz by default, 0: never) after it reached the head of the delivery order ends too. Either way its
 tag and its room in the ring, in flight and in headers are given back, and its remaining beats are delivered
-with `err` set (stale ring data is never handed on as good). A completion for a tag not outstanding, or a
-beat past the room its read reserved (which then also ends that read with `err`), is dropped. Each case
-has a saturating 32-bit counter (`timeouts`, `error_completions`, `unexpected_completions`, CSRs with
-`add_csr()`). One timer on the head-of-line read, not one per tag: only the head holds up delivery, a read
-behind it is timed from when it reaches the head (so never earlier than from its request), and 32 tags
-would cost 32 counters and comparators for no earlier recovery. A completion arriving after its read timed
-out and its tag was handed out again cannot be told from the new read's: the limit must stay well above
+with `err` set (stale ring data is never handed on as good). A poisoned completion (EP: the depacketizers
+set `err` for it too; only a successful completion carries data, so `err` with data is EP) has its read
+delivered with `err` from its first beat not yet delivered, but the read keeps its tag until its last
+completion (or the timeout), so that the rest cannot land in another read. A completion for a tag not
+outstanding, or a beat past the room its read reserved (which then also ends that read with `err`), is
+dropped. With `check_requester_id`, so is a completion whose requester ID is not `requester_id` (the
+function's bus/device/function). Each case has a saturating 32-bit counter (`timeouts`,
+`error_completions`, `unexpected_completions`, `foreign_completions`; CSRs with `add_csr()`). One timer on
+the head-of-line read, not one per tag: only the head holds up delivery, a read behind it is timed from
+when it reaches the head (so never earlier than from its request), and 32 tags would cost 32 counters and
+comparators for no earlier recovery. A completion arriving after its read timed out and its tag was handed
+out again cannot be told from the new read's: the limit must stay well above
 the host's completion timeout (PCIe allows up to 50 ms; the default suits the 50 us..10 ms range).
 """
 
@@ -45,7 +50,7 @@ from litepcie.core.common import LitePCIeMasterInternalPort
 class TLPController(LiteXModule):
     def __init__(self, data_width, address_width, max_pending_requests, max_request_bytes=512,
         buffer_bytes=None, in_flight_bytes=None, in_flight_headers=None, rcb_bytes=64,
-        completion_checks=False, timeout_cycles=2_500_000, with_csr=False):
+        completion_checks=False, timeout_cycles=2_500_000, check_requester_id=False, with_csr=False):
         if max_pending_requests not in [1, 2, 4, 8, 16, 32, 64, 128]:
             raise ValueError(f"reads in flight must be a power of two from 1 to 128, not {max_pending_requests!r}")
         if max_request_bytes not in [128, 256, 512, 1024, 2048, 4096]:
@@ -80,6 +85,8 @@ class TLPController(LiteXModule):
         if not (isinstance(timeout_cycles, int) and 0 <= timeout_cycles < 2**32):
             raise ValueError(f"completion timeout must be a number of cycles from 0 (never) to 2**32 - 1, "
                 f"not {timeout_cycles!r}")
+        if check_requester_id and not completion_checks:
+            raise ValueError("check_requester_id needs completion_checks=True")
         if with_csr and not completion_checks:
             raise ValueError("with_csr needs completion_checks=True: the CSRs are the fault counters")
         self.completion_checks = completion_checks
@@ -145,6 +152,10 @@ class TLPController(LiteXModule):
         self.timeouts               = Signal(32)                        # o
         self.error_completions      = Signal(32)                        # o
         self.unexpected_completions = Signal(32)                        # o
+        self.foreign_completions    = Signal(32)                        # o
+        self.requester_id           = Signal(16)                        # i (ours, with check_requester_id)
+        self.timeout_event          = Signal()                          # o (a read timed out)
+        self.unexpected_event       = Signal()                          # o (a completion dropped)
         fail      = Signal()          # The read of `fail_tag` ends now, with `err`.
         fail_tag  = Signal(tag_bits)
         timed_out = Signal()          # Head read past its limit, failing this cycle.
@@ -210,15 +221,21 @@ class TLPController(LiteXModule):
         else:
             pending  = Array(Signal(name=f"pending{i}") for i in range(tags))   # Issued, not ended.
             stray    = Signal()
+            foreign  = Signal()   # For another requester: not ours, whatever its tag.
             overflow = Signal()
-            status   = Signal()
+            status   = Signal()   # Non-success status: no data, ends its read.
+            poisoned = Signal()   # EP: data, but not to be used; more completions of its read may follow.
+            if check_requester_id:
+                self.comb += foreign.eq(cmp_in.req_id != self.requester_id)
             self.comb += [
-                stray.eq(~ours | ~pending[cmp_tag]),
+                stray.eq(~ours | ~pending[cmp_tag] | foreign),
                 # The beats a read reserved are all in: this one has nowhere to go without overwriting
                 # the next read's.
                 overflow.eq(~stray & (written[cmp_tag] >= words_rport.dat_r)),
-                status.eq(~stray & cmp_in.err),
-                accept.eq(cmp_in.valid & ~stray & ~overflow & ~cmp_in.err),
+                # Only a successful completion carries data (PCIe 2.2.9): `err` with data is the EP bit.
+                status.eq(  ~stray & cmp_in.err & (cmp_in.len == 0)),
+                poisoned.eq(~stray & cmp_in.err & (cmp_in.len != 0)),
+                accept.eq(cmp_in.valid & ~stray & ~overflow & ~status),
                 If(timed_out,
                     fail.eq(1),
                 ).Elif(cmp_in.valid & (overflow | status),
@@ -240,9 +257,15 @@ class TLPController(LiteXModule):
                 return If(increment & (counter != 2**32 - 1), counter.eq(counter + 1))
             self.sync += [
                 saturating(self.timeouts,               timed_out),
-                saturating(self.error_completions,      cmp_in.valid & status & cmp_in.first),
+                saturating(self.error_completions,      cmp_in.valid & (status | poisoned) & cmp_in.first),
                 # Per TLP: its first beat if its tag is not ours, or the beat that overflows.
-                saturating(self.unexpected_completions, cmp_in.valid & ((stray & cmp_in.first) | overflow)),
+                saturating(self.unexpected_completions, cmp_in.valid & ((stray & ~foreign & cmp_in.first) | overflow)),
+                saturating(self.foreign_completions,    cmp_in.valid & foreign & cmp_in.first),
+            ]
+            # For the hard block's error reporting (cfg_err_*): one pulse per event.
+            self.comb += [
+                self.timeout_event.eq(timed_out),
+                self.unexpected_event.eq(cmp_in.valid & ((stray & cmp_in.first) | overflow)),
             ]
         self.sync += If(accept,
             written[cmp_tag].eq(written[cmp_tag] + 1),
@@ -250,8 +273,14 @@ class TLPController(LiteXModule):
                 complete[cmp_tag].eq(1)
             )
         )
-        failed = Array(Signal(name=f"failed{i}") for i in range(tags))   # Ended with err.
+        failed = Array(Signal(name=f"failed{i}") for i in range(tags))   # Delivered with err.
         self.sync += If(fail, failed[fail_tag].eq(1))
+        if completion_checks:
+            # A poisoned completion's read is delivered with err from the first beat not yet delivered (its
+            # beats before it arrived in address order, good), but goes on to its end, keeping its tag
+            # until then: a later completion of it must not land in a read that reuses the tag. (A timeout
+            # never coincides with a completion beat.)
+            self.sync += If(cmp_in.valid & poisoned, failed[cmp_tag].eq(1))
 
         # Completions out, in request order --------------------------------------------------------
         # The head request's beats are read as soon as they are written. The beat read with its tag

@@ -18,7 +18,12 @@ from litepcie.core.crossbar import LitePCIeCrossbar
 from litepcie.tlp.depacketizer import LitePCIeTLPDepacketizer
 from litepcie.tlp.packetizer import LitePCIeTLPPacketizer
 
+from litex.soc.interconnect import stream
+
+from litepcie.common import completion_layout
+
 from hostlink.cores.pcie.controller import TLPController
+from hostlink.cores.pcie.faults import ReadFaultGuard
 from hostlink.cores.pcie.tlp import CompletionDepacketizer
 
 # Crossbar -----------------------------------------------------------------------------------------
@@ -35,16 +40,10 @@ class PCIeCrossbar(LitePCIeCrossbar):
         # a free tag.
         readers = self.filter_masters(False, True) + self.filter_masters(False, False)
         if readers:
-            self.controller = TLPController(
-                data_width           = self.data_width,
-                address_width        = self.address_width,
-                max_pending_requests = self.max_pending_requests,
-                max_request_bytes    = self.max_request_bytes,
-                buffer_bytes         = self.completion_buffer_bytes,
-                in_flight_bytes      = self.completion_space_bytes,
-                in_flight_headers    = self.completion_space_headers,
-            )
-            self.master_arbitrate_dispatch(readers, self.controller.master_in)
+            # The read fault guard arbitrates and dispatches between the ports and the controller (both
+            # built with the endpoint, so that the SoC's fault counters can reach them before the crossbar
+            # is finalized).
+            self.guard.connect(self, self.controller.master_in, readers)
             masters.append(self.controller.master_out)
         writers = self.filter_masters(True, False)
         if writers:
@@ -56,7 +55,13 @@ class PCIeCrossbar(LitePCIeCrossbar):
 # Endpoint -----------------------------------------------------------------------------------------
 
 class PCIeEndpoint(LiteXModule):
-    def __init__(self, phy, max_pending_requests=8, address_width=32, endianness="big"):
+    """With `completion_checks` (hostlink's SoCs), reads that fail (completion timeout after
+    `timeout_cycles`, error or poisoned completions, see TLPController) end with `err`, completions for a
+    tag not outstanding or another requester are dropped, and `crossbar.guard` (ReadFaultGuard) keeps a
+    failed read's channel from delivering stale data. `err_events`: the controller's timeout and
+    unexpected-completion pulses (sys domain), for the hard block's error reporting."""
+    def __init__(self, phy, max_pending_requests=8, address_width=32, endianness="big",
+        completion_checks=False, timeout_cycles=2_500_000):
         self.phy                  = phy
         self.max_pending_requests = max_pending_requests
 
@@ -68,7 +73,13 @@ class PCIeEndpoint(LiteXModule):
             self.depacketizer = depacketizer = LitePCIeTLPDepacketizer(phy.data_width, endianness,
                 address_mask=phy.bar0_mask, capabilities=["REQUEST", "COMPLETION"])
             self.comb += phy.source.connect(depacketizer.sink)
-            req_source, cmp_source = depacketizer.req_source, depacketizer.cmp_source
+            # LitePCIe sets `err` from the completion status only: a poisoned completion (EP) is an error
+            # too.
+            req_source, cmp_source = depacketizer.req_source, stream.Endpoint(completion_layout(phy.data_width))
+            self.comb += [
+                depacketizer.cmp_source.connect(cmp_source, omit={"err"}),
+                cmp_source.err.eq(depacketizer.cmp_source.err | depacketizer.tlp_cmp.ep),
+            ]
         else:
             self.req_depacketizer = req_depacketizer = LitePCIeTLPDepacketizer(phy.data_width, endianness,
                 address_mask=phy.bar0_mask, capabilities=["REQUEST"])
@@ -104,6 +115,23 @@ class PCIeEndpoint(LiteXModule):
         crossbar.completion_space_bytes   = getattr(phy, "completion_space_bytes", None)
         crossbar.completion_space_headers = getattr(phy, "completion_space_headers", None)
         crossbar.completion_buffer_bytes = None
+        crossbar.controller = TLPController(
+            data_width           = phy.data_width,
+            address_width        = address_width,
+            max_pending_requests = max_pending_requests,
+            max_request_bytes    = crossbar.max_request_bytes,
+            buffer_bytes         = crossbar.completion_buffer_bytes,
+            in_flight_bytes      = crossbar.completion_space_bytes,
+            in_flight_headers    = crossbar.completion_space_headers,
+            completion_checks    = completion_checks,
+            timeout_cycles       = timeout_cycles,
+            # The VC709's block fills in the requester ID itself (its `id` stays 0) and drops completions
+            # for other requesters before they reach the user logic.
+            check_requester_id   = completion_checks and not getattr(phy, "fills_in_requester_id", False),
+        )
+        if completion_checks:
+            self.comb += crossbar.controller.requester_id.eq(phy.id)
+        crossbar.guard = ReadFaultGuard(max_pending_requests)
         self.comb += [
             # Host -> FPGA requests (BAR0) and their completions.
             req_source.connect(crossbar.phy_slave.sink),

@@ -15,8 +15,16 @@ request of a descriptor straight from its input, so requests follow each other a
 a gap. A descriptor is still accepted from the table only once its last request has been accepted, so the
 table's loop status (which the driver reads) counts only descriptors whose requests have all been issued.
 
-`litepcie_with_descriptor_splitter()` builds LitePCIe's DMA with it (LitePCIe looks the class up by name
-when it builds its reader and writer).
+It also checks what LitePCIe's splitter takes on trust. A descriptor of length 0, or whose length is not a
+whole number of `word_bytes` (the DMA moves whole bus words), is refused: taken from the table without a
+request, and signalled on `refused` (one cycle per descriptor) for the SoC's fault counters. Requests are
+cut on `max_size` boundaries of the address (not every `max_size` bytes from the descriptor's start): with
+`max_size` a power of two that divides 4 KiB, no request then crosses a 4 KiB boundary or exceeds `max_size`
+(MPS for writes, MRRS for reads), whatever the descriptor's alignment. A descriptor aligned to `max_size` is
+cut exactly as LitePCIe cuts it.
+
+`litepcie_with_descriptor_splitter(word_bytes)` builds LitePCIe's DMA with it (LitePCIe looks the class up
+by name when it builds its reader and writer).
 """
 
 import contextlib
@@ -37,10 +45,15 @@ class DescriptorSplitter(LiteXModule):
     `source.user_id` counts descriptors, `terminate` (asserted while a request is accepted) ends the current
     descriptor at that request. `irq_disable`/`last_disable` follow the descriptor.
     """
-    def __init__(self, max_size, address_width):
+    def __init__(self, max_size, address_width, word_bytes=4):
+        if word_bytes not in [4, 8, 16, 32, 64]:
+            raise ValueError(f"DMA word must be 4 to 64 bytes, a power of two, not {word_bytes!r}")
+        if isinstance(max_size, int) and (max_size not in [128, 256, 512, 1024, 2048, 4096]):
+            raise ValueError(f"largest request must be a power of two from 128 to 4096 bytes, not {max_size!r}")
         self.sink      = sink   = stream.Endpoint(descriptor_layout(address_width=address_width))
         self.source    = source = stream.Endpoint(descriptor_layout(address_width=address_width, with_user_id=True))
-        self.terminate = Signal()
+        self.terminate = Signal()   # i
+        self.refused   = Signal()   # o (a descriptor refused this cycle)
 
         # # #
 
@@ -49,14 +62,19 @@ class DescriptorSplitter(LiteXModule):
         remaining = Signal.like(sink.length)       # ...and bytes left of the descriptor from it.
         first_address = Signal.like(sink.address)  # The request about to be offered.
         first_length  = Signal.like(sink.length)
+        to_boundary   = Signal(14)                 # Bytes from its address to the next max_size boundary.
+        bad           = Signal()                   # The descriptor at the input is refused.
         self.comb += [
             first_address.eq(Mux(running, address,   sink.address)),
             first_length.eq( Mux(running, remaining, sink.length)),
-            source.valid.eq(sink.valid),
+            to_boundary.eq(max_size - (first_address[:13] & (max_size - 1))),
+            bad.eq(~running & ((sink.length == 0) | (sink.length[:log2_int(word_bytes)] != 0))),
+            self.refused.eq(sink.valid & bad),
+            source.valid.eq(sink.valid & ~bad),
             source.first.eq(~running),
             source.address.eq(first_address),
-            If(first_length > max_size,
-                source.length.eq(max_size),
+            If(first_length > to_boundary,
+                source.length.eq(to_boundary),
             ).Else(
                 source.length.eq(first_length),
                 source.last.eq(1),
@@ -70,22 +88,27 @@ class DescriptorSplitter(LiteXModule):
                 source.user_id.eq(source.user_id + 1),
             ).Else(
                 running.eq(1),
-                address.eq(first_address + max_size),
-                remaining.eq(first_length - max_size),
+                address.eq(first_address + to_boundary),
+                remaining.eq(first_length - to_boundary),
             )
         )
-        # The descriptor leaves the table with its last request.
-        self.comb += sink.ready.eq(source.valid & source.ready & (source.last | self.terminate))
+        # The descriptor leaves the table with its last request, or at once when refused.
+        self.comb += sink.ready.eq((source.valid & source.ready & (source.last | self.terminate)) | self.refused)
 
 
 @contextlib.contextmanager
-def litepcie_with_descriptor_splitter():
-    """While active, LitePCIe's DMA reader and writer are built with `DescriptorSplitter`."""
+def litepcie_with_descriptor_splitter(word_bytes=4):
+    """While active, LitePCIe's DMA reader and writer are built with `DescriptorSplitter` refusing lengths
+    that are not whole `word_bytes` words."""
     name = "LitePCIeDMADescriptorSplitter"
     if not isinstance(getattr(litepcie_dma, name, None), type):
         raise RuntimeError(f"litepcie.frontend.dma has no class {name} to replace: LitePCIe's DMA has changed")
     original = getattr(litepcie_dma, name)
-    setattr(litepcie_dma, name, DescriptorSplitter)
+    class Splitter(DescriptorSplitter):
+        def __init__(self, max_size, address_width):
+            super().__init__(max_size, address_width, word_bytes=word_bytes)
+    Splitter.__name__ = DescriptorSplitter.__name__
+    setattr(litepcie_dma, name, Splitter)
     try:
         yield
     finally:

@@ -141,7 +141,8 @@ class CompletionDepacketizer(LiteXModule):
             source.adr.eq(fields.lower_address),
             source.req_id.eq(fields.requester_id),
             source.cmp_id.eq(fields.completer_id),
-            source.err.eq(fields.status != 0),
+            # A poisoned completion's data must not be used either (EP, PCIe 2.2.8.4).
+            source.err.eq((fields.status != 0) | fields.ep),
             source.tag.eq(fields.tag),
             source.dat.eq(payload),
         ]

@@ -105,6 +105,10 @@ class V7Gen3PCIEPHY(LiteXModule):
         self.cmp_source = stream.Endpoint(phy_layout(data_width))  # o (host -> FPGA completions)
         self.msi        = stream.Endpoint(msi_layout())            # i (dat: MSI vector)
 
+        # Faults (pcie domain) ---------------------------------------------------------------------
+        self.err_uncor  = Signal()   # i (pulse: an uncorrectable error the user logic saw, reported to the host)
+        self.msi_failed = Signal()   # o (pulse: the block refused an MSI, which is sent again)
+
         # Status (sys domain) ----------------------------------------------------------------------
         self.link_up           = Signal()    # o
         self.link_rate         = Signal(3)   # o 0b001: 2.5, 0b010: 5.0, 0b100: 8.0 GT/s
@@ -126,6 +130,11 @@ class V7Gen3PCIEPHY(LiteXModule):
         self.msi_vectors      = msi_vectors
         self.clock_domain     = cd          # Domain of the streams on the DMA side ("pcie": the block's own).
         self.id               = Signal(16)
+        self.fills_in_requester_id = True   # And drops completions for other requesters (PG023).
+        # The block times out reads itself (within the host's Completion Timeout range, 50 us to 50 ms by
+        # default) and ends them with an error descriptor (below): the SoC's timer is only a backstop,
+        # which must not retire a tag the block still holds.
+        self.completion_timeout_s  = 100e-3
         self.max_request_size = Signal(16)
         # Largest read request issued, whatever the host allows. 512 by default: the completion headers
         # below bound the reads in flight to 64 x 64 bytes whatever their size, and a larger read only holds
@@ -208,6 +217,7 @@ class V7Gen3PCIEPHY(LiteXModule):
         ]}
         user_clk, user_reset = ClockSignal("pcie"), ResetSignal("pcie")
         m_axis_rc_tuser = Signal(22)
+        rc_tdata        = Signal(dw)
         m_axis_cq_tuser = Signal(22)
         m_axis_rc_tlast = Signal()
         m_axis_cq_tlast = Signal()
@@ -222,7 +232,7 @@ class V7Gen3PCIEPHY(LiteXModule):
                     ("o", "s_axis_rq_tvalid")]}),
             Instance("m_axis_rc_adapt", p_DATA_WIDTH=dw, p_KEEP_WIDTH=dw//8,
                 i_user_clk=user_clk, i_user_reset=user_reset,
-                o_m_axis_rc_tdata=m_axis_rc.dat, o_m_axis_rc_tkeep=m_axis_rc.be,
+                o_m_axis_rc_tdata=rc_tdata, o_m_axis_rc_tkeep=m_axis_rc.be,
                 o_m_axis_rc_tlast=m_axis_rc_tlast, i_m_axis_rc_tready=Replicate(m_axis_rc.ready, 4),
                 o_m_axis_rc_tuser=m_axis_rc_tuser, o_m_axis_rc_tvalid=m_axis_rc.valid,
                 # The 7-series RC tuser is 75 bits, the adapter's port 85 (UltraScale+ width).
@@ -257,6 +267,22 @@ class V7Gen3PCIEPHY(LiteXModule):
             self.sync.pcie += If(a["s_axis_rq_tvalid"] & a["s_axis_rq_tready"],
                 rq_first.eq(a["s_axis_rq_tlast"]))
             self.comb += If(rq_first & (a["s_axis_rq_tdata"][64:75] == 0), rq_tdata[74].eq(1))
+        # LitePCIe's RC adapter writes EP = 0 into the TLP header it rebuilds and passes the descriptor's
+        # Poisoned bit on tuser[1] only: put it back into the header's EP bit (DW0 bit 14), so that the
+        # completion depacketizer treats a poisoned completion as an error.
+        # Likewise the descriptor's error code (DW0 bits 15:12), which the adapter drops: any code but
+        # 0000 (normal) and 0001 (poisoned) ends the request, among them 1001, the block's own completion
+        # timeout (PG023), whose descriptor carries no status: the rebuilt header then gets Completer Abort
+        # (status 100), so that the read ends with `err`.
+        rc_first = Signal(reset=1)
+        rc_error = Signal()
+        self.sync.pcie += If(m_axis_rc.valid & m_axis_rc.ready, rc_first.eq(m_axis_rc_tlast))
+        self.comb += [
+            rc_error.eq(a["m_axis_rc_tdata"][12:16] > 1),
+            m_axis_rc.dat.eq(rc_tdata),
+            If(rc_first & m_axis_rc_tuser[1], m_axis_rc.dat[14].eq(1)),
+            If(rc_first & rc_error & (rc_tdata[32 + 13:32 + 16] == 0), m_axis_rc.dat[32 + 15].eq(1)),
+        ]
         self.comb += [
             m_axis_cq.first.eq(m_axis_cq_tuser[14]),
             m_axis_cq.last.eq(m_axis_cq_tlast),
@@ -298,6 +324,7 @@ class V7Gen3PCIEPHY(LiteXModule):
                 NextState("IDLE"),
             )
         )
+        self.comb += self.msi_failed.eq(msi_fsm.ongoing("WAIT") & msi_fail)
 
         # Configuration status ---------------------------------------------------------------------
         def convert_size(command, size, max_size):
@@ -463,7 +490,7 @@ class V7Gen3PCIEPHY(LiteXModule):
             i_cfg_power_state_change_ack    = 1,
             o_cfg_power_state_change_interrupt = Open(),
             i_cfg_err_cor_in                = 0,
-            i_cfg_err_uncor_in              = 0,
+            i_cfg_err_uncor_in              = self.err_uncor,
             o_cfg_flr_in_process            = Open(2),
             i_cfg_flr_done                  = 0,
             o_cfg_vf_flr_in_process         = Open(6),

@@ -44,6 +44,9 @@ def count_pattern(size):
 def mps_code(size):
     return (size // 128 - 1).bit_length()
 
+# The pcie_faults registers that are not counters.
+NOT_COUNTERS = ("completion_timeout", "reader_errored")
+
 # Watchers -----------------------------------------------------------------------------------------
 
 class LandingWatch:
@@ -165,7 +168,155 @@ class Bench:
             await cocotb.triggers.First(self.msi_event.wait(), Timer(1000, "ns"))
         return self.msis
 
+    # Faults -------------------------------------------------------------------------------------
+
+    async def _start_h2c(self, channel, size, descriptors=None, check=True, irq_every=1):
+        """The channel's reader fetches a fresh count-pattern buffer of `size` bytes (cut by
+        `descriptors(base)` if given), its checker cleared first. Returns the buffer's bus address."""
+        drv = self.driver
+        src = self.rc.mem_pool.alloc_region(size + 8192)
+        src[0:size] = count_pattern(size)
+        base = src.get_absolute_address(0)
+        descs = descriptors(base) if descriptors else \
+            split_descriptors(base, size, 65536, irq_every, self.config["data_width"]//8)
+        await drv.set_loopback(channel, False)
+        await drv.program(channel, "h2c", descs, check=check)
+        await drv.clear_checker(channel)
+        return base
+
+    async def _wait(self, done, timeout_ns, poll_ns=2000):
+        """Polls `done()` (async) until true or `timeout_ns` have passed; returns its last value."""
+        deadline = get_sim_time("ns") + timeout_ns
+        while True:
+            value = await done()
+            if value or get_sim_time("ns") >= deadline:
+                return value
+            await Timer(poll_ns, "ns")
+
+    async def run_fault_job(self, job):
+        """A fault on `channel` while `other` moves clean data, then a disable and a clean transfer on
+        `channel`. `fault`: a host fault (host.FAULTS) on the read `fault_offset` bytes into the channel's
+        buffer; "descriptors" (refused and unaligned descriptors); "msi" (the hard block refuses, or holds,
+        the next MSI). Reports the fault counters' changes, the hard block's error reports and each
+        transfer's words and mismatches (checker, 32-bit words)."""
+        from hostlink.sim.pcie.host import FAULTS
+        drv, fault, size = self.driver, job["fault"], job["size"]
+        ch, other = job["channel"], job["other"]
+        words, wbytes = size//4, self.config["data_width"]//8
+        # A hard block that times reads out itself (pcie3_7x) does so first: the SoC's timer is its backstop.
+        own_timer = hasattr(self.dev, "completion_timeout_ns")
+        if own_timer:
+            self.dev.completion_timeout_ns = job["timeout_ns"]
+        await drv.write("pcie_faults_completion_timeout", self.cycles(job["timeout_ns"]*(2 if own_timer else 1)))
+        block_timeouts = getattr(self.dev, "completion_timeouts", 0)
+        await drv.enable_irqs(drv.irq_bit(ch, "h2c") | drv.irq_bit(other, "h2c") | drv.irq_bit(ch, "c2h"))
+        counters = await drv.fault_counters()
+        reports  = dict(self.dev.error_reports)
+        bad      = (self.rc.bad_reads, self.rc.bad_writes)
+        msis     = self.msis
+        row      = {"fault": fault, "board": self.config["board"]}
+
+        async def errored():
+            return (await drv.read("pcie_faults_reader_errored") >> ch) & 1
+        async def words_of(channel):
+            return await drv.checker_counts(channel)
+
+        if fault in FAULTS:
+            base = await self._start_h2c(ch, size)
+            self.rc.arm_fault(fault, base + job["fault_offset"], base + size)
+            await self._start_h2c(other, size)
+            await drv.flush()
+            await drv.start(ch, "h2c")
+            await drv.start(other, "h2c")
+            async def settled():
+                mine, theirs = await words_of(ch), await words_of(other)
+                return (mine[0] >= words or await errored()) and theirs[0] >= words
+            await self._wait(settled, 400_000)
+            # Reads in flight when the fault hit end (or time out) before the counters are read.
+            await Timer(3*job["timeout_ns"], "ns")
+        elif fault == "descriptors":
+            # Between two good descriptors: one of length 0 and one not a whole bus word (refused, no TLP);
+            # the second good one starts 64 bytes below a 4 KiB boundary (no request may cross it).
+            junk = self.rc.mem_pool.alloc_region(4096).get_absolute_address(0)
+            head = 4096 - 64
+            await self._start_h2c(ch, size, check=False, descriptors=lambda base: [
+                (base, head, False), (junk, 0, False), (junk, wbytes + 4, False), (base + head, size - head, True)])
+            await drv.start(ch, "h2c")
+            await self._wait(lambda: self._ge(words_of(ch), words), 400_000)
+            # FPGA -> host into a buffer 96 bytes below a 4 KiB boundary: no write may cross it.
+            dst = self.rc.mem_pool.alloc_region(size + 8192)
+            start = dst.get_absolute_address(0) + 4096 - 96
+            watch = self.landing.watch(start, size)
+            await drv.set_loopback(ch, False)
+            await drv.program(ch, "c2h", split_descriptors(start, size, 65536, 1, wbytes))
+            await drv.start(ch, "c2h")
+            await drv.set_generator(ch, True, size)
+            await self._wait(lambda: self._done(watch), 400_000)
+            await drv.set_generator(ch, False)
+            got = dst[4096 - 96:4096 - 96 + size]
+            row["c2h_mismatches"] = sum(1 for a, b in zip(got, count_pattern(size)) if a != b)
+            row["c2h_landed"] = watch["landed"]
+            await drv.stop(ch, "c2h")
+        elif fault == "msi":
+            # One MSI asked for, at the end of the transfer: refused twice (VC709), or held (pcie_7x).
+            if hasattr(self.dev, "refuse_msis"):
+                self.dev.refuse_msis(2)
+            else:
+                self.dev.hold_msis(1, 2000)
+            await self._start_h2c(ch, size, irq_every=1 << 20)
+            await drv.start(ch, "h2c")
+            await self._wait(lambda: self._ge(words_of(ch), words), 400_000)
+            await self.wait_msis(msis + 1, timeout_ns=100_000)
+            row["msis"] = self.msis - msis
+            row["msi_refused"] = getattr(self.dev, "msi_refused", 0)
+            row["msi_held"]    = getattr(self.dev, "msi_held", 0)
+        else:
+            raise ValueError(f"unknown fault {fault!r}")
+
+        row["faulty"]   = await words_of(ch)
+        row["other"]    = await words_of(other)
+        row["errored"]  = await errored()
+        row["faults_done"] = list(self.rc.faults_done)
+        after = await drv.fault_counters()
+        row["counters"] = {k: after[k] - counters[k] for k in after if k not in NOT_COUNTERS}
+        row["reports"]  = {k: v - reports.get(k, 0) for k, v in self.dev.error_reports.items()}
+        row["block_timeouts"] = getattr(self.dev, "completion_timeouts", 0) - block_timeouts
+
+        # Recovery: the driver disables the channel, waits for it to be idle, and runs a clean transfer.
+        await drv.stop(ch, "h2c")
+        await drv.stop(other, "h2c")
+        await self._wait(lambda: self._not(errored()), 200_000)
+        row["errored_after_disable"] = await errored()
+        await drv.service_irq()
+        counters = await drv.fault_counters()
+        await self._start_h2c(ch, size)
+        await drv.start(ch, "h2c")
+        await self._wait(lambda: self._ge(words_of(ch), words), 400_000)
+        await Timer(2000, "ns")
+        row["clean"] = await words_of(ch)
+        after = await drv.fault_counters()
+        row["clean_counters"] = {k: after[k] - counters[k] for k in after if k not in NOT_COUNTERS}
+        await drv.stop(ch, "h2c")
+        await drv.service_irq()
+        row["bad_reads"], row["bad_writes"] = self.rc.bad_reads - bad[0], self.rc.bad_writes - bad[1]
+        row["words"] = words
+        return [row]
+
+    @staticmethod
+    async def _ge(counts, words):
+        return (await counts)[0] >= words
+
+    @staticmethod
+    async def _not(value):
+        return not await value
+
+    @staticmethod
+    async def _done(watch):
+        return watch["done"] is not None
+
     async def run_job(self, job):
+        if job.get("kind") == "fault":
+            return await self.run_fault_job(job)
         if job.get("target") == "dram":
             from hostlink.sim.pcie.dram_jobs import run_dram_job
             return await run_dram_job(self, job)
@@ -219,6 +370,7 @@ class Bench:
         msis_before  = self.msis
         cpl_before   = self.dev.rx_cpl_bytes
         bad_before   = self.rc.bad_reads
+        bad_writes_before = self.rc.bad_writes
         t_start = get_sim_time("ns")
         for entry in plan:
             if "src" in entry:
@@ -271,7 +423,7 @@ class Bench:
                 await drv.stop(ch, d)
             await drv.set_loopback(ch, False)
 
-        errors += self.rc.bad_reads - bad_before
+        errors += self.rc.bad_reads - bad_before + self.rc.bad_writes - bad_writes_before
         timed_out = t_end is None
         cycles = self.cycles(t_end - t_start) if not timed_out else None
         bytes_per_direction = size * len(channels)
@@ -332,5 +484,6 @@ async def dma_bench(dut):
         bench.log.warning("result %s", results["results"][-1])
     results["host_reads"] = {"served": bench.rc.reads_served, "largest_bytes": bench.rc.largest_read,
         "bad": bench.rc.bad_reads, "most_blocks_owed": bench.rc.most_blocks_owed}
+    results["host_writes"] = {"bad": bench.rc.bad_writes}
     with open(config["results"], "w") as f:
         json.dump(results, f, indent=2)

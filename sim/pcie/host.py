@@ -8,6 +8,10 @@ cocotbext-pcie's RootComplex answers a memory read at once, in order, in complet
 max payload size. A real root complex takes about a microsecond to fetch the data, splits a read into
 completions on read-completion-boundary (64-byte) multiples, and interleaves the completions of different
 reads (tags). `HostProfile` sets each of these; `HostRootComplex` applies them.
+
+It also checks the device: every read over MRRS or across 4 KiB (`bad_reads`), every write over MPS or
+across 4 KiB (`bad_writes`). And it misbehaves on demand, as hosts do (IOMMU faults, AER recovery):
+`arm_fault(kind, low, high)` spoils the next read request within [low, high) (see FAULTS).
 """
 
 import math
@@ -19,7 +23,7 @@ from cocotb.triggers import Timer, Event
 from cocotb.utils import get_sim_time
 
 from cocotbext.pcie.core import RootComplex
-from cocotbext.pcie.core.tlp import Tlp
+from cocotbext.pcie.core.tlp import Tlp, CplStatus
 from cocotbext.pcie.core.utils import PcieId
 
 # Host profile -------------------------------------------------------------------------------------
@@ -73,6 +77,23 @@ def host_profile(name="default", **overrides):
     settings.update({k: v for k, v in overrides.items() if v is not None})
     return HostProfile(**settings).check()
 
+def breaks_limits(address, length, limit):
+    """A request the device was not allowed to make: over `limit` bytes (MPS for writes, MRRS for reads)
+    or across a 4 KiB boundary (PCIe 2.2.7)."""
+    return length > limit or (address & 0xfff) + length > 0x1000
+
+# Faults -------------------------------------------------------------------------------------------
+
+FAULTS = {
+    "timeout":    "the read is never answered",
+    "ur":         "the read is answered by one Unsupported Request completion, without data",
+    "ca":         "the read is answered by one Completer Abort completion, without data",
+    "poisoned":   "the read's completions carry their data with the poisoned bit (EP) set",
+    "long":       "the read's last completion carries 32 bytes more than the read asked for",
+    "stray":      "a completion for a tag not outstanding (0xff) comes before the read's own",
+    "foreign":    "a copy of the read's first completion, for another requester ID, comes before it",
+}
+
 # Root complex -------------------------------------------------------------------------------------
 
 class _PendingRead:
@@ -97,14 +118,74 @@ class HostRootComplex(RootComplex):
         # within its hard block's completion headers.
         self.blocks_owed      = 0
         self.most_blocks_owed = 0
+        self.bad_writes    = 0   # Writes over MPS or across a 4 KiB boundary.
+        self.faults_armed  = []  # [kind, low, high]: spoil the next read within [low, high).
+        self.faults_done   = []  # (kind, read address) of each fault applied.
         cocotb.start_soon(self._run_completer())
+
+    def arm_fault(self, kind, low, high):
+        if kind not in FAULTS:
+            raise ValueError(f"fault must be one of {', '.join(FAULTS)}, not {kind!r}")
+        self.faults_armed.append([kind, low, high])
+
+    async def handle_mem_write_tlp(self, tlp):
+        # A write the device was not allowed to make is counted as an error of the run; it still lands.
+        length = len(tlp.get_data())
+        if breaks_limits(tlp.address, length, self.profile.max_payload_size):
+            self.bad_writes += 1
+            self.log.error("write of %d bytes at 0x%x: over MPS (%d) or across 4 KiB", length, tlp.address,
+                self.profile.max_payload_size)
+        await super().handle_mem_write_tlp(tlp)
+
+    def _spoil(self, tlp, completions):
+        """The completions sent for `tlp` under an armed fault that covers its address (else unchanged)."""
+        for fault in self.faults_armed:
+            kind, low, high = fault
+            if low <= tlp.address < high:
+                break
+        else:
+            return completions
+        self.faults_armed.remove(fault)
+        self.faults_done.append((kind, tlp.address))
+        self.log.warning("fault %s on the read of %d bytes at 0x%x", kind, tlp.length*4, tlp.address)
+        def extra(cpl):
+            cpl.rcb_blocks = 0   # Owed nothing for it: the device must drop it.
+            return cpl
+        if kind == "timeout":
+            return []
+        if kind in ("ur", "ca"):
+            create = Tlp.create_ur_completion_for_tlp if kind == "ur" else Tlp.create_ca_completion_for_tlp
+            cpl = create(tlp, PcieId(0, 0, 0))
+            cpl.rcb_blocks = sum(c.rcb_blocks for c in completions)
+            return [cpl]
+        if kind == "poisoned":
+            for cpl in completions:
+                cpl.ep = True
+            return completions
+        if kind == "long":
+            # Its byte count covers the extra bytes (a completion with more data than its byte count is
+            # malformed), which makes it too long for the read.
+            last = completions[-1]
+            last.byte_count += 32
+            last.set_data(bytes(last.get_data()) + bytes(32))
+            return completions
+        first = completions[0]
+        copy  = Tlp.create_completion_data_for_tlp(tlp, PcieId(0, 0, 0))
+        copy.byte_count, copy.lower_address = first.byte_count, first.lower_address
+        copy.set_data(bytes(first.get_data()))
+        if kind == "stray":
+            copy.tag = 0xff
+        else:
+            copy.requester_id = PcieId(tlp.requester_id.bus, (tlp.requester_id.device + 1) & 0x1f,
+                tlp.requester_id.function)
+        return [extra(copy)] + completions
 
     async def handle_mem_read_tlp(self, tlp):
         addr = tlp.address
         # A read the device was not allowed to make (over the MRRS it was given, or across a 4 KiB
         # boundary) is counted as an error of the run; one within MRRS is still served, so the run ends.
         self.largest_read = max(self.largest_read, tlp.length*4)
-        if tlp.length*4 > self.profile.max_read_request or tlp.length*4 > 0x1000 - (addr & 0xfff):
+        if breaks_limits(addr, tlp.length*4, self.profile.max_read_request):
             self.bad_reads += 1
             self.log.error("read request of %d bytes at 0x%x: over MRRS (%d) or across 4 KiB",
                 tlp.length*4, addr, self.profile.max_read_request)
@@ -113,6 +194,10 @@ class HostRootComplex(RootComplex):
             return await super().handle_mem_read_tlp(tlp)
         data = await self.mem_address_space.read(addr, tlp.length*4)
         completions = self._split(tlp, data)
+        if self.faults_armed:
+            completions = self._spoil(tlp, completions)
+            if not completions:
+                return
         self.blocks_owed     += sum(cpl.rcb_blocks for cpl in completions)
         self.most_blocks_owed = max(self.most_blocks_owed, self.blocks_owed)
         self.pending.append(_PendingRead(

@@ -15,13 +15,17 @@ block's AXI4-Stream user interface and configuration ports:
   ends the TLP. tready falls when the block's transmit buffer (a few TLPs) is full, or at random when the
   host profile asks for back-pressure.
 - `cfg_interrupt*`: the user raises cfg_interrupt with cfg_interrupt_di; the block answers cfg_interrupt_rdy
-  for one cycle and sends the MSI memory write programmed in its MSI capability.
+  for one cycle and sends the MSI memory write programmed in its MSI capability. The block has no way to
+  refuse an MSI (no `..._fail`): it grants it when it can. `hold_msis(count, cycles)` makes the model
+  keep the next `count` requests waiting `cycles` before granting them, as a busy block does.
+- `cfg_err_cpl_timeout`, `cfg_err_cpl_unexpect`: error reports from the user logic, counted in
+  `error_reports` (the block would log them and send an error message to the root complex).
 - `cfg_command`, `cfg_dcommand`, `cfg_bus/device/function_number`, `pl_sel_lnk_rate/width`,
   `pl_ltssm_state`, `user_lnk_up`, `user_reset_out`, `user_clk_out`: from the configuration space that the
   root complex writes during enumeration.
 
 Not modelled: the PIPE/transceiver side and link training (the link comes up after reset), the
-configuration management and DRP ports, power management, error reporting and ECRC, legacy interrupts.
+configuration management and DRP ports, power management, error messages and ECRC, legacy interrupts.
 Flow-control credits, link rate and TLP framing overhead are cocotbext-pcie's (its SimPort).
 """
 
@@ -138,6 +142,9 @@ class S7PcieDevice(Device):
         self.tx_queue   = Queue(maxsize=tx_buffer_tlps)
 
         self.msi_sent   = 0
+        self.msi_holds  = []        # Cycles to hold each of the next MSI requests before granting it.
+        self.msi_held   = 0         # MSI requests held so far.
+        self.error_reports = {"cfg_err_cpl_timeout": 0, "cfg_err_cpl_unexpect": 0}
         self.rx_tlps    = 0
         self.tx_tlps    = 0
         self.rx_cpl_bytes  = 0      # Completion payload bytes accepted by the user logic.
@@ -150,6 +157,7 @@ class S7PcieDevice(Device):
         cocotb.start_soon(self._run_tx())
         cocotb.start_soon(self._run_tx_send())
         cocotb.start_soon(self._run_msi())
+        cocotb.start_soon(self._run_error_reports())
 
     def _port(self, name):
         return getattr(self.dut, f"{self.prefix}_{name}")
@@ -342,6 +350,10 @@ class S7PcieDevice(Device):
 
     # MSI (cfg_interrupt) --------------------------------------------------------------------------
 
+    def hold_msis(self, count, cycles):
+        """Keep each of the next `count` MSI requests waiting `cycles` user-clock cycles before the grant."""
+        self.msi_holds += [cycles]*count
+
     async def _run_msi(self):
         req = self._port("cfg_interrupt")
         rdy = self._port("cfg_interrupt_rdy")
@@ -351,6 +363,10 @@ class S7PcieDevice(Device):
         while True:
             if not req.value:
                 await RisingEdge(req)
+            if self.msi_holds:
+                self.msi_held += 1
+                for _ in range(self.msi_holds.pop(0)):
+                    await RisingEdge(self.clk)
             await RisingEdge(self.clk)
             fire = bool(req.value) and f.msi_cap.msi_enable
             number = int(di.value) if di is not None else 0
@@ -362,3 +378,16 @@ class S7PcieDevice(Device):
                 await RisingEdge(self.clk)
                 rdy.value = 0
 
+
+    # Error reports (cfg_err_*) ----------------------------------------------------------------------
+
+    async def _run_error_reports(self):
+        # One wake-up per report, not per cycle: the reports are one-cycle pulses.
+        async def count(name, port):
+            while True:
+                await RisingEdge(port)
+                self.error_reports[name] += 1
+        for name in self.error_reports:
+            port = getattr(self.dut, f"{self.prefix}_{name}", None)
+            if port is not None:
+                cocotb.start_soon(count(name, port))

@@ -10,7 +10,13 @@ but the hard block is simulated: the clock-domain crossings, LitePCIe's UltraSca
 with the SoC), the MSI state machine and the configuration resynchronisation.
 
 Where the 7-series ports are narrower than the UltraScale model's (`cfg_function_status`: 2 functions,
-not 4; `cfg_interrupt_msi_enable`, `..._mmenable`), `V7Gen3PcieDevice` drives them itself.
+not 4; `cfg_interrupt_msi_enable`, `..._mmenable`), `V7Gen3PcieDevice` drives them itself. It also answers
+MSIs itself (`cfg_interrupt_msi_int` -> `..._sent`, as the UltraScale model does), so that it can refuse the
+next ones on demand (`refuse_msis(count)`: `..._fail` instead, as the block does when it cannot send), and
+counts the user logic's error reports on `cfg_err_uncor_in` (`error_reports`), which the UltraScale model
+ignores. And it times out reads as the block does (PG023: the block keeps a completion timer per outstanding
+tag and ends the request with an RC descriptor of error code 1001, `completion_timeout_ns`), which the
+UltraScale model does not: without it a tag the user logic retired would stay active in the model.
 """
 
 import os
@@ -18,7 +24,7 @@ from unittest import mock
 
 import cocotb
 from cocotb.clock import Clock
-from cocotb.triggers import RisingEdge
+from cocotb.triggers import RisingEdge, Timer
 from cocotb.utils import get_sim_time
 
 from hostlink.cores.pcie.v7gen3phy import V7Gen3PCIEPHY, XILINX_VENDOR_ID, device_id
@@ -129,9 +135,7 @@ def make_v7gen3_device(dut, prefix=HARD_BLOCK_PREFIX, *, link_speed=3, link_widt
                     cfg_max_payload        = port("cfg_max_payload"),
                     cfg_max_read_req       = port("cfg_max_read_req"),
 
-                    cfg_interrupt_msi_int  = port("cfg_interrupt_msi_int"),
-                    cfg_interrupt_msi_sent = port("cfg_interrupt_msi_sent"),
-                    cfg_interrupt_msi_fail = port("cfg_interrupt_msi_fail"),
+                    # MSIs: _run_7series_status.
                 )
             self.functions[0].vendor_id = XILINX_VENDOR_ID
             self.functions[0].device_id = device_id(link_width)
@@ -141,6 +145,10 @@ def make_v7gen3_device(dut, prefix=HARD_BLOCK_PREFIX, *, link_speed=3, link_widt
             # and width there, and the block copies them to cfg_current_speed/cfg_negotiated_width.
             self.functions[0].pcie_cap.current_link_speed    = min(link_speed, device_speed)
             self.functions[0].pcie_cap.negotiated_link_width = min(link_width, device_width)
+            self.msi_sent       = 0
+            self.msi_refusals   = 0      # MSIs still to refuse.
+            self.msi_refused    = 0
+            self.error_reports  = {"cfg_err_uncor_in": 0}
             self.rx_cpl_bytes   = 0      # Completion payload bytes accepted by the user logic.
             self.rx_cpl_last_ns = None   # When the last of them was accepted.
             if backpressure:
@@ -151,15 +159,76 @@ def make_v7gen3_device(dut, prefix=HARD_BLOCK_PREFIX, *, link_speed=3, link_widt
             self._rc = AxiStreamBus.from_prefix(dut, f"{prefix}_m_axis_rc")
             cocotb.start_soon(self._run_7series_status())
             cocotb.start_soon(self._run_rc_count())
+            cocotb.start_soon(self._run_error_reports())
+            self.completion_timeout_ns = 50e6   # The block's default range: 50 us to 50 ms.
+            self.completion_timeouts   = 0
+            cocotb.start_soon(self._run_completion_timeout())
+
+        async def _run_completion_timeout(self):
+            from cocotbext.pcie.core.utils import PcieId
+            from cocotbext.pcie.xilinx.us.tlp import Tlp_us, ErrorCode
+            started = {}   # tag -> (request, when it was first seen active)
+            while True:
+                await Timer(500, "ns")
+                now = get_sim_time("ns")
+                for tag, request in enumerate(self.active_request):
+                    if request is None:
+                        started.pop(tag, None)
+                        continue
+                    if tag not in started or started[tag][0] is not request:
+                        started[tag] = (request, now)
+                    elif now - started[tag][1] >= self.completion_timeout_ns:
+                        cpl = Tlp_us.create_completion_for_tlp(request, PcieId(0, 0, 0))
+                        cpl.error_code        = ErrorCode.TIMEOUT
+                        cpl.request_completed = True
+                        self.active_request[tag] = None
+                        started.pop(tag)
+                        self.completion_timeouts += 1
+                        self.rx_buf_cplh_fc_count += 1
+                        self.rx_buf_cpld_fc_count += 1
+                        self.rc_queue.put_nowait(cpl)
+
+        def refuse_msis(self, count):
+            """Answer the next `count` MSI requests with cfg_interrupt_msi_fail."""
+            self.msi_refusals += count
+
+        async def _run_error_reports(self):
+            # One wake-up per report (one-cycle pulses), not per cycle.
+            report = port("cfg_err_uncor_in")
+            if report is None:
+                return
+            while True:
+                await RisingEdge(report)
+                self.error_reports["cfg_err_uncor_in"] += 1
 
         async def _run_7series_status(self):
             function_status = port("cfg_function_status")
             msi_enable      = port("cfg_interrupt_msi_enable")
             msi_mmenable    = port("cfg_interrupt_msi_mmenable")
             phy_link_status = port("cfg_phy_link_status")
+            msi_int, msi_sent, msi_fail = (port(f"cfg_interrupt_msi_{n}") for n in ("int", "sent", "fail"))
+            msi_sent.value = 0
+            msi_fail.value = 0
             f = self.functions[0]
             while True:
                 await RisingEdge(self.user_clk)
+                # MSIs as the UltraScale model answers them: one-cycle `sent` after the request.
+                msi_sent.value = 0
+                msi_fail.value = 0
+                try:
+                    vectors = int(msi_int.value)
+                except ValueError:
+                    vectors = 0
+                if vectors:
+                    bits = [i for i in range(32) if vectors >> i & 1]
+                    if self.msi_refusals:
+                        self.msi_refusals -= 1
+                        self.msi_refused  += 1
+                        msi_fail.value = 1
+                    elif len(bits) == 1:
+                        self.msi_sent += 1
+                        await f.msi_cap.issue_msi_interrupt(bits[0])
+                        msi_sent.value = 1
                 if function_status is not None:
                     function_status.value = (0x07 if f.bus_master_enable else 0) | \
                                             (0x08 if f.interrupt_disable else 0)
