@@ -62,7 +62,7 @@ def test_list_names_every_command_and_the_total():
     lines = result.stdout.strip().splitlines()
     assert len(lines) == len(bench.BENCHES) + 1
     total = sum(b[3] for b in bench.BENCHES)
-    assert lines[-1] == f"{len(bench.BENCHES)} commands, about {bench.format_minutes(total)} on an unloaded 2-core machine"
+    assert lines[-1] == f"{len(bench.BENCHES)} commands, about {bench.format_minutes(total)} on this 2-core machine (estimated)"
 
 
 def test_only_selects_groups_and_refuses_an_unknown_one():

@@ -25,50 +25,52 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 # Benchmarks ---------------------------------------------------------------------------------------
 
 # (group, name, command with {out} for the output folder, estimated minutes on this project's 2-core
-# machine unloaded, where the figures are published). The estimates come from the docs' own costs and the
-# simulators' speed (doc/pcie_sim.md, "Cost"); a loaded machine takes longer.
+# machine, where the figures are published). The estimates come from the simulated cycles each command
+# runs at the speeds measured (doc/pcie_sim.md, "Cost": about 10 thousand cycles per second for the ZC706
+# and KC705 models, 2 to 3 thousand for the VC709's; 2 million for the UDP SoC) and the docs' own costs
+# (a User-Mode Linux run about a minute); the Xilinx area reports were timed (1 to 2 minutes each), models built once; a loaded machine takes longer.
 BENCHES = [
-    ("zc706", "zc706",          "./sim.py dma --board zc706 --sizes 1M,4M --json {out}/zc706.json", 15,
+    ("zc706", "zc706",          "./sim.py dma --board zc706 --sizes 1M,4M --json {out}/zc706.json", 2,
         "README.md, doc/zc706.md"),
-    ("zc706", "zc706_worst",    "./sim.py dma --board zc706 --sizes 1M --profile worst --json {out}/zc706_worst.json", 5,
+    ("zc706", "zc706_worst",    "./sim.py dma --board zc706 --sizes 1M --profile worst --json {out}/zc706_worst.json", 1,
         "doc/zc706.md"),
-    ("vc709", "vc709",          "./sim.py dma --board vc709 --sizes 1M,4M --json {out}/vc709.json", 15,
+    ("vc709", "vc709",          "./sim.py dma --board vc709 --sizes 1M,4M --json {out}/vc709.json", 10,
         "README.md, doc/vc709.md"),
-    ("vc709", "vc709_worst",    "./sim.py dma --board vc709 --sizes 1M,4M --profile worst --json {out}/vc709_worst.json", 20,
+    ("vc709", "vc709_worst",    "./sim.py dma --board vc709 --sizes 1M,4M --profile worst --json {out}/vc709_worst.json", 8,
         "doc/vc709.md"),
-    ("vc709", "vc709_mrrs256",  "./sim.py dma --board vc709 --sizes 1M --directions h2c --mrrs 256 --json {out}/vc709_mrrs256.json", 3,
+    ("vc709", "vc709_mrrs256",  "./sim.py dma --board vc709 --sizes 1M --directions h2c --mrrs 256 --json {out}/vc709_mrrs256.json", 2,
         "doc/vc709.md"),
-    ("vc709", "vc709_sweep",    "./sim.py dma --board vc709 --sweep --directions c2h --json {out}/vc709_sweep.json --plot {out}/vc709_sweep.png", 25,
+    ("vc709", "vc709_sweep",    "./sim.py dma --board vc709 --sweep --directions c2h --json {out}/vc709_sweep.json --plot {out}/vc709_sweep.png", 20,
         "doc/vc709.md"),
-    ("kc705", "kc705",          "./sim.py dma --board kc705 --sizes 1M,4M --json {out}/kc705.json", 12,
+    ("kc705", "kc705",          "./sim.py dma --board kc705 --sizes 1M,4M --json {out}/kc705.json", 4,
         "README.md, doc/kc705.md"),
-    ("kc705", "kc705_worst",    "./sim.py dma --board kc705 --sizes 1M --profile worst --json {out}/kc705_worst.json", 4,
+    ("kc705", "kc705_worst",    "./sim.py dma --board kc705 --sizes 1M --profile worst --json {out}/kc705_worst.json", 1,
         "doc/kc705.md"),
-    ("dram",  "zc706_dram",     "./sim.py dma --board zc706 --with-dram --sizes 1M,4M --directions h2c,c2h --json {out}/zc706_dram.json", 20,
+    ("dram",  "zc706_dram",     "./sim.py dma --board zc706 --with-dram --sizes 1M,4M --directions h2c,c2h --json {out}/zc706_dram.json", 10,
         "doc/dram.md"),
-    ("dram",  "vc709_dram",     "./sim.py dma --board vc709 --with-dram --sizes 1M,4M --directions c2h --json {out}/vc709_dram.json", 20,
+    ("dram",  "vc709_dram",     "./sim.py dma --board vc709 --with-dram --sizes 1M,4M --directions c2h --json {out}/vc709_dram.json", 10,
         "doc/dram.md"),
-    ("dram",  "kc705_dram",     "./sim.py dma --board kc705 --with-dram --sizes 1M,4M --directions h2c,c2h --json {out}/kc705_dram.json", 20,
+    ("dram",  "kc705_dram",     "./sim.py dma --board kc705 --with-dram --sizes 1M,4M --directions h2c,c2h --json {out}/kc705_dram.json", 10,
         "doc/dram.md, doc/kc705.md"),
-    ("udp",   "udp_generator",  "./sim.py udp --board colorlight_i5 --payload 18,512,1472 --count 1000 --json {out}/udp_generator.json", 5,
+    ("udp",   "udp_generator",  "./sim.py udp --board colorlight_i5 --payload 18,512,1472 --count 1000 --json {out}/udp_generator.json", 3,
         "README.md, doc/udp_sim.md"),
-    ("udp",   "udp_echo",       "./sim.py udp --board colorlight_i5 --mode echo --payload 18,512,1472 --count 1000 --json {out}/udp_echo.json", 5,
+    ("udp",   "udp_echo",       "./sim.py udp --board colorlight_i5 --mode echo --payload 18,512,1472 --count 1000 --json {out}/udp_echo.json", 3,
         "doc/udp_sim.md"),
-    ("udp",   "udp_generator_200", "./sim.py udp --payload 18,512,1472 --count 200 --json {out}/udp_generator_200.json", 3,
+    ("udp",   "udp_generator_200", "./sim.py udp --payload 18,512,1472 --count 200 --json {out}/udp_generator_200.json", 2,
         "doc/udp.md"),
-    ("area",  "ecp5_area",      "python -m hostlink.software.reports.ecp5_area --seeds 1,2,3 --json {out}/ecp5_area.json", 30,
+    ("area",  "ecp5_area",      "python -m hostlink.software.reports.ecp5_area --seeds 1,2,3 --json {out}/ecp5_area.json", 15,
         "README.md, doc/udp.md"),
-    ("area",  "xilinx_area_vc709",      "python -m hostlink.software.reports.xilinx_area --board vc709 --json {out}/xilinx_area_vc709.json", 5,
+    ("area",  "xilinx_area_vc709",      "python -m hostlink.software.reports.xilinx_area --board vc709 --json {out}/xilinx_area_vc709.json", 1,
         "doc/vc709.md, doc/dram.md"),
-    ("area",  "xilinx_area_vc709_dram", "python -m hostlink.software.reports.xilinx_area --board vc709 --with-dram --json {out}/xilinx_area_vc709_dram.json", 8,
+    ("area",  "xilinx_area_vc709_dram", "python -m hostlink.software.reports.xilinx_area --board vc709 --with-dram --json {out}/xilinx_area_vc709_dram.json", 2,
         "doc/dram.md"),
-    ("area",  "xilinx_area_kc705",      "python -m hostlink.software.reports.xilinx_area --board kc705 --json {out}/xilinx_area_kc705.json", 4,
+    ("area",  "xilinx_area_kc705",      "python -m hostlink.software.reports.xilinx_area --board kc705 --json {out}/xilinx_area_kc705.json", 1,
         "doc/dram.md"),
-    ("area",  "xilinx_area_kc705_dram", "python -m hostlink.software.reports.xilinx_area --board kc705 --with-dram --json {out}/xilinx_area_kc705_dram.json", 7,
+    ("area",  "xilinx_area_kc705_dram", "python -m hostlink.software.reports.xilinx_area --board kc705 --with-dram --json {out}/xilinx_area_kc705_dram.json", 2,
         "doc/dram.md"),
-    ("area",  "xilinx_area_zc706",      "python -m hostlink.software.reports.xilinx_area --board zc706 --json {out}/xilinx_area_zc706.json", 4,
+    ("area",  "xilinx_area_zc706",      "python -m hostlink.software.reports.xilinx_area --board zc706 --json {out}/xilinx_area_zc706.json", 1,
         "doc/dram.md"),
-    ("area",  "xilinx_area_zc706_dram", "python -m hostlink.software.reports.xilinx_area --board zc706 --with-dram --json {out}/xilinx_area_zc706_dram.json", 7,
+    ("area",  "xilinx_area_zc706_dram", "python -m hostlink.software.reports.xilinx_area --board zc706 --with-dram --json {out}/xilinx_area_zc706_dram.json", 2,
         "doc/dram.md"),
     ("driver", "driver_zc706",  "./sim.py driver --board zc706 --json {out}/driver_zc706.json", 2,
         "doc/driver_sim.md"),
@@ -119,7 +121,7 @@ def main(argv=None):
     if args.list:
         for group, name, command, minutes, where in benches:
             print(f"{group:7} {name:24} ~{format_minutes(minutes):>11}  {command.format(out=out)}   [{where}]")
-        print(f"{len(benches)} commands, about {format_minutes(total)} on an unloaded 2-core machine")
+        print(f"{len(benches)} commands, about {format_minutes(total)} on this 2-core machine (estimated)")
         return 0
 
     os.makedirs(out, exist_ok=True)
