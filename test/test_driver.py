@@ -52,7 +52,9 @@ def board_soc(board, **kwargs):
     target = importlib.import_module(f"hostlink.targets.{board}")
     return target.BaseSoC(**SOC_KWARGS.get(board, {}), **kwargs)
 
-@pytest.fixture(scope="module", params=BOARDS)
+# The ZC706's driver in the quick tier; the VC709's and KC705's (the same sources, other headers) in the
+# slow one (pytest.ini).
+@pytest.fixture(scope="module", params=[BOARDS[0]] + [pytest.param(b, marks=pytest.mark.slow) for b in BOARDS[1:]])
 def generated(request, tmp_path_factory):
     """A driver generated from the board's default SoC (module-wide: generation and build are shared)."""
     driver_dir = str(tmp_path_factory.mktemp(f"driver_{request.param}"))
@@ -87,6 +89,7 @@ def test_generated_tree_and_headers_from_this_soc(generated):
         offset = int(re.fullmatch(r"\(CSR_BASE \+ 0x([0-9a-f]+)L\)", csr_h[f"CSR_PCIE_DMA{i}_BASE"]).group(1), 16)
         assert offset == soc.csr.locs[f"pcie_dma{i}"] * soc.csr.paging
 
+@pytest.mark.slow
 def test_generated_channel_count_follows_the_soc(tmp_path):
     board = BOARDS[0]
     generate_driver(board_soc(board, dma_channels=4), str(tmp_path))
@@ -252,6 +255,7 @@ def test_build_kernel_module_and_user_tools(generated):
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     assert "dma_test" in usage.stdout
 
+@pytest.mark.slow
 @needs_headers
 def test_build_errors_carry_the_compiler_output(generated, tmp_path):
     _, _, driver_dir = generated
@@ -341,6 +345,7 @@ def test_headers_of_debian_12_and_its_backports_kernel_are_installed():
     assert any(re.match(r"6\.12\.\d", r) for r in releases), \
         f"no Linux 6.12 headers (bookworm-backports) among {releases}: make install"
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kernel_build_dir", KERNEL_BUILD_DIRS, ids=kernel_release)
 def test_kernel_module_builds_against_each_installed_kernel(generated, kernel_build_dir, tmp_path):
     """Each board's generated module compiles against every kernel whose headers are installed (Debian 12's
@@ -362,6 +367,7 @@ def test_kernel_module_builds_against_each_installed_kernel(generated, kernel_bu
 
 # Command line -------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 @needs_headers
 @pytest.mark.parametrize("board", BOARDS)
 def test_cli_driver_flag_then_build(board, tmp_path):
