@@ -47,3 +47,4 @@ def _use_project_venv():
 
 if os.path.realpath(sys.prefix) != os.path.realpath(VENV):
     _use_project_venv()
+os.environ.pop(_REEXECED, None)   # Commands this one starts check for themselves.
