@@ -116,3 +116,19 @@ def test_dma_run_into_a_pipe_shows_no_status_line():
     assert result.returncode == 0, result.stdout + result.stderr
     for text in (result.stdout, result.stderr):
         assert "\r" not in text and "simulated cycles/s" not in text
+
+
+@pytest.mark.sim
+def test_udp_run_on_a_terminal_shows_the_row_speed_and_time_left():
+    from hostlink.sim.netns import unavailable_reason
+    reason = unavailable_reason()
+    if reason is not None:
+        pytest.skip(f"./sim.py udp cannot run here: {reason}")
+    # Enough packets for a few status lines at the simulator's speed (about 2 million cycles per second).
+    status, shown = run_on_terminal([sys.executable, "sim.py", "udp", "--payload", "1472", "--count", "20000"],
+        timeout=1800)
+    assert status == 0, shown[-3000:]
+    assert "sim.py udp: row 1/1 (1472-byte payload, frame " in shown, shown[-3000:]
+    assert "simulated cycles/s" in shown and " left" in shown, shown[-3000:]
+    summary = shown.split("hostlink UDP simulation:")[1]
+    assert "\x1b[K" not in summary   # The line is cleared before the results.
