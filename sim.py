@@ -19,6 +19,10 @@ import importlib
 import os
 import sys
 
+# From a shell without the project's virtualenv, importing hostlink re-runs this script with it
+# (hostlink/__init__.py), or says what to install.
+import hostlink
+
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)

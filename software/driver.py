@@ -27,9 +27,10 @@ import litepcie.software
 from litepcie.software import generate_litepcie_software_headers
 
 from hostlink.software.driver_hardening import harden_driver
+from hostlink.software.driver_kernels import port_driver
 
 __all__ = ["DriverBuildError", "DriverBuild", "generate_driver", "generate_dram_tool", "find_kernel_build_dir",
-    "build_driver"]
+    "kernel_build_dirs", "build_driver"]
 
 KERNEL_MODULES = ["litepcie.ko", "liteuart.ko"]
 USER_TOOLS     = ["litepcie_util", "litepcie_test"]
@@ -44,8 +45,9 @@ STATUS_TOOL_SOURCES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "
 def generate_driver(soc, driver_dir):
     """Write `<driver_dir>/kernel` and `<driver_dir>/user` for `soc` and return `driver_dir`.
 
-    The sources are LitePCIe's own: LitePCIe 2024.12 builds cleanly against Debian 12's 6.1 kernel headers,
-    so no adaptation is needed. They are hardened (driver_hardening.harden_driver: checked ioctl
+    The sources are LitePCIe's own: LitePCIe 2024.12 builds cleanly against Debian 12's 6.1 kernel headers;
+    its liteuart.c is ported to Linux 6.10+ behind version guards (driver_kernels.port_driver) so that the
+    modules also build against bookworm-backports' 6.12. They are hardened (driver_hardening.harden_driver: checked ioctl
     arguments, register writes for CAP_SYS_RAWIO only, device nodes 0660 for the group hostlink, with a
     udev rule). One line is added when the SoC's DMA reads more than 512 bytes at a time
     (VC709): the probe asks for that Max Read Request Size (pcie_set_readrq). The register headers come from `soc`; the
@@ -71,6 +73,7 @@ def generate_driver(soc, driver_dir):
     generate_litepcie_software_headers(soc, kernel_dir)
     _check_dma_offsets(kernel_dir)
     harden_driver(kernel_dir)
+    port_driver(kernel_dir)
     max_request = getattr(getattr(soc, "pcie_phy", None), "max_request_limit", 512)
     if max_request > 512:
         _ask_for_read_request_size(kernel_dir, max_request)
@@ -197,15 +200,8 @@ def _is_kernel_build_dir(path):
     # have a Makefile but no .config and cannot be used alone.
     return all(os.path.exists(os.path.join(path, f)) for f in ["Makefile", ".config"])
 
-def find_kernel_build_dir():
-    """The kernel build tree to compile the module against, or None when no headers are installed.
-
-    The running kernel's tree comes first (that is the kernel that will load the module); otherwise
-    the newest installed one: in a container or CI the running kernel often has no headers at all.
-    """
-    running = os.path.join("/lib/modules", os.uname().release, "build")
-    if _is_kernel_build_dir(running):
-        return os.path.realpath(running)
+def kernel_build_dirs():
+    """Every installed kernel build tree (/lib/modules/*/build, /usr/src/linux-headers-*), oldest first."""
     candidates = set()
     if os.path.isdir("/lib/modules"):
         for release in os.listdir("/lib/modules"):
@@ -217,9 +213,19 @@ def find_kernel_build_dir():
             path = os.path.join("/usr/src", name)
             if name.startswith("linux-headers-") and _is_kernel_build_dir(path):
                 candidates.add(os.path.realpath(path))
-    if not candidates:
-        return None
-    return max(candidates, key=lambda p: _version_key(os.path.basename(p)))
+    return sorted(candidates, key=lambda p: _version_key(os.path.basename(p)))
+
+def find_kernel_build_dir():
+    """The kernel build tree to compile the module against, or None when no headers are installed.
+
+    The running kernel's tree comes first (that is the kernel that will load the module); otherwise
+    the newest installed one: in a container or CI the running kernel often has no headers at all.
+    """
+    running = os.path.join("/lib/modules", os.uname().release, "build")
+    if _is_kernel_build_dir(running):
+        return os.path.realpath(running)
+    candidates = kernel_build_dirs()
+    return candidates[-1] if candidates else None
 
 # Build --------------------------------------------------------------------------------------------
 

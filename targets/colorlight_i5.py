@@ -20,6 +20,12 @@ import os
 import shutil
 import sys
 
+# Started as ./targets/<board>.py from a shell without the project's virtualenv: importing hostlink re-runs
+# this script with it (hostlink/__init__.py).
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import hostlink
+sys.path.pop(0)
+
 from migen import *
 
 from litex.gen import *

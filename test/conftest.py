@@ -2,10 +2,16 @@
 # Copyright (c) 2026 hostlink developers
 # SPDX-License-Identifier: BSD-2-Clause
 
-"""Test tiers: `-m "not uml"` leaves out the runs of LitePCIe's driver in User-Mode Linux (minutes each)."""
+"""The test tiers' markers are declared in pytest.ini. Here: the kernel module builds' warnings, counted
+per board and kernel and shown at the end of the run (test_driver.py records them)."""
 
 
-def pytest_configure(config):
-    config.addinivalue_line("markers",
-        "uml: boots User-Mode Linux on a simulated SoC and runs LitePCIe's driver and tools (minutes; needs "
-        "`make uml-kernel`)")
+def pytest_terminal_summary(terminalreporter):
+    from helpers import DRIVER_WARNINGS
+    if not DRIVER_WARNINGS:
+        return
+    terminalreporter.section("kernel module build warnings")
+    for build, lines in sorted(DRIVER_WARNINGS.items()):
+        terminalreporter.write_line(f"{build}: {len(lines)} warning(s)")
+        for line in lines:
+            terminalreporter.write_line(f"    {line}")

@@ -43,6 +43,7 @@ def test_routed_fmax_keeps_the_last_report_per_clock():
     assert routed_fmax(log) == {"$glbnet$crg_clkout1": (131.2, 125.0), "$glbnet$crg_clkout0": (99.45, 50.0)}
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(yowasp_missing() is not None, reason=yowasp_missing() or "")
 def test_build_produces_a_bitstream_that_meets_timing(tmp_path):
     """The one full build of the suite (about four minutes): every clock (sys 50 MHz, the eth data

@@ -79,6 +79,7 @@ def _build_tool(driver_dir):
     return os.path.join(driver_dir, "dram", "hostlink_dram")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("board,with_dram", [("zc706", True), ("zc706", False), ("vc709", True)])
 def test_tool_compiles_and_explains(tmp_path, board, with_dram):
     import importlib
@@ -130,6 +131,7 @@ def test_memtest_range_check_cannot_wrap(zc706_dram):
     assert writes == []
 
 
+@pytest.mark.slow
 def test_each_soc_keeps_its_own_dram_settings():
     # LiteDRAM's controller shares one default settings object between instances; add_dram gives each
     # SoC its own, or the driver generated for the first SoC would carry the last one's CL/CWL.
@@ -377,6 +379,7 @@ def sim_bringup(tmp_path_factory):
     return soc, out, results
 
 
+@pytest.mark.sim
 def test_sim_bringup_steps(sim_bringup):
     _, _, results = sim_bringup
     [row] = [r for r in results if r.get("kind") == "bringup"]
@@ -392,6 +395,7 @@ def test_sim_bringup_steps(sim_bringup):
     assert "bit errors per lane: m0 0 m1 0 m2 0 m3 0 m4 0 m5 0 m6 0 m7 0" in log
 
 
+@pytest.mark.sim
 def test_sim_dfi_sees_the_init_sequence(sim_bringup):
     from litedram.init import get_sdram_phy_init_sequence
     soc, _, results = sim_bringup
@@ -424,6 +428,7 @@ def test_sim_dfi_sees_the_init_sequence(sim_bringup):
     assert released < commands[0][0]
 
 
+@pytest.mark.sim
 def test_sim_register_trace(sim_bringup):
     _, _, results = sim_bringup
     [row] = [r for r in results if r.get("kind") == "bringup"]
@@ -435,6 +440,7 @@ def test_sim_register_trace(sim_bringup):
     assert delays[:2] == [20000, 50000] and 10000 in delays
 
 
+@pytest.mark.sim
 def test_sim_dma_round_trip_after_bringup(sim_bringup):
     _, _, results = sim_bringup
     rows = [r for r in results if r.get("target") == "dram" and "direction" in r]

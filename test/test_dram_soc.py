@@ -49,6 +49,7 @@ def zc706_dram_build(tmp_path_factory):
     return soc, csr, output_dir
 
 
+@pytest.mark.slow
 def test_zc706_dram_csr_map(zc706_dram_build):
     _, csr, _ = zc706_dram_build
     registers = csr["csr_registers"]
@@ -65,6 +66,7 @@ def test_zc706_dram_csr_map(zc706_dram_build):
     assert csr["constants"]["dram_native_bytes"] == 64
 
 
+@pytest.mark.slow
 def test_zc706_dram_gateware(zc706_dram_build):
     soc, _, output_dir = zc706_dram_build
     verilog = open(os.path.join(str(output_dir), "gateware", "zc706.v")).read()
@@ -73,17 +75,20 @@ def test_zc706_dram_gateware(zc706_dram_build):
     assert soc.crg.dram.pll.clkouts[0][1] == 200e6     # DDR3-1600 at 1:4.
 
 
+@pytest.mark.slow
 def test_zc706_without_dram_has_no_dram(tmp_path):
     _, csr = _elaborate(tmp_path)
     assert not any("dram" in name for name in csr["csr_registers"])
 
 
+@pytest.mark.slow
 def test_zc706_cli_with_dram(tmp_path):
     result = subprocess.run([sys.executable, os.path.join(REPO, "targets", "zc706.py"), "--with-dram",
         "--output-dir", str(tmp_path)], capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-2000:]
     assert os.path.exists(os.path.join(str(tmp_path), "gateware", "zc706.v"))
 
+@pytest.mark.slow
 def test_vc709_dram_generation(tmp_path):
     from hostlink.targets import vc709
     soc = vc709.BaseSoC(with_dram=True)
@@ -137,6 +142,7 @@ def kc705_dram_build(tmp_path_factory):
     return soc, csr, output_dir
 
 
+@pytest.mark.slow
 def test_kc705_dram_csr_map_is_the_zc706_one(kc705_dram_build, zc706_dram_build):
     _, csr, _ = kc705_dram_build
     _, zc706_csr, _ = zc706_dram_build
@@ -148,6 +154,7 @@ def test_kc705_dram_csr_map_is_the_zc706_one(kc705_dram_build, zc706_dram_build)
     assert csr["constants"]["dram_native_bytes"] == 64
 
 
+@pytest.mark.slow
 def test_kc705_dram_gateware(kc705_dram_build):
     soc, _, output_dir = kc705_dram_build
     verilog = open(os.path.join(str(output_dir), "gateware", "xilinx_kc705.v")).read()
@@ -167,6 +174,7 @@ def test_kc705_dram_gateware(kc705_dram_build):
     assert xdc.count("set_property DCI_CASCADE {32 34} [get_iobanks 33]") == 1
 
 
+@pytest.mark.slow
 def test_kc705_dram_driver_headers(kc705_dram_build, tmp_path):
     from hostlink.software.driver import generate_driver
     soc, csr, _ = kc705_dram_build
@@ -179,6 +187,7 @@ def test_kc705_dram_driver_headers(kc705_dram_build, tmp_path):
     assert re.search(r"#define DRAM_SIZE 1073741824\b", soc_h)
 
 
+@pytest.mark.slow
 def test_kc705_with_ethernet_and_dram(tmp_path):
     from hostlink.targets import kc705
     soc, csr = elaborate(kc705.BaseSoC, tmp_path, sys_clk_freq=kc705.PCIE_SYS_CLK_FREQ,
@@ -187,6 +196,7 @@ def test_kc705_with_ethernet_and_dram(tmp_path):
     assert "pcie_dma0_dram_control" in csr["csr_registers"]
 
 
+@pytest.mark.slow
 def test_kc705_without_dram_has_no_dram(tmp_path):
     from hostlink.targets import kc705
     soc, csr = elaborate(kc705.BaseSoC, tmp_path, sys_clk_freq=kc705.PCIE_SYS_CLK_FREQ,
@@ -203,6 +213,7 @@ def test_kc705_dram_needs_pcie():
         kc705.BaseSoC(with_dram=True)
 
 
+@pytest.mark.slow
 def test_kc705_cli_with_dram(tmp_path):
     result = run_target("kc705", "--with-pcie", "--no-ethernet", "--with-dram", "--driver",
         "--output-dir", str(tmp_path))
@@ -250,6 +261,7 @@ def _dram_rows(results, address, size):
             and r.get("size") == size and "direction" in r]
 
 
+@pytest.mark.sim
 @pytest.mark.parametrize("address,size", WINDOWS)
 def test_sim_dram_round_trip(sim_results, address, size):
     rows = _dram_rows(sim_results, address, size)
@@ -260,12 +272,14 @@ def test_sim_dram_round_trip(sim_results, address, size):
         assert r["msis"] == r["msis_expected"], r
 
 
+@pytest.mark.sim
 def test_sim_dram_refusals(sim_results):
     [row] = [r for r in sim_results if r.get("kind") == "refusal"]
     assert row["refused"] == row["requests"] == 10
     assert row["errors"] == 0
 
 
+@pytest.mark.sim
 def test_sim_memtest_finds_stuck_bit(sim_results):
     [row] = [r for r in sim_results if r.get("kind") == "memtest"]
     assert row["checker_errors"] == 0
@@ -273,6 +287,7 @@ def test_sim_memtest_finds_stuck_bit(sim_results):
     assert row["errors"] == 0
 
 
+@pytest.mark.sim
 def test_sim_patterns_with_dram(sim_results):
     rows = [r for r in sim_results if r.get("target") is None]
     assert [r["direction"] for r in rows] == ["h2c", "c2h"]
@@ -296,6 +311,7 @@ def kc705_sim_run():
     return run_jobs("kc705", _sim_jobs(refusal_channel=1), profile, with_dram=True)
 
 
+@pytest.mark.sim
 @pytest.mark.parametrize("address,size", WINDOWS)
 def test_sim_kc705_dram_round_trip(kc705_sim_run, address, size):
     assert kc705_sim_run["sys_clk_hz"] == 250_000_000
@@ -307,6 +323,7 @@ def test_sim_kc705_dram_round_trip(kc705_sim_run, address, size):
         assert r["msis"] == r["msis_expected"], r
 
 
+@pytest.mark.sim
 def test_sim_kc705_refusals_memtest_and_patterns(kc705_sim_run):
     results = kc705_sim_run["results"]
     [refusal] = [r for r in results if r.get("kind") == "refusal"]

@@ -16,11 +16,12 @@ import warnings
 import pytest
 
 from hostlink.software import driver
-from hostlink.software.driver import DriverBuildError, build_driver, find_kernel_build_dir, generate_driver
-from hostlink.software import driver_hardening
+from hostlink.software.driver import (DriverBuildError, build_driver, find_kernel_build_dir, generate_driver,
+    kernel_build_dirs)
+from hostlink.software import driver_hardening, driver_kernels
 from hostlink.software.driver_hardening import DriverPatchError, harden_driver
 
-from helpers import run_target
+from helpers import DRIVER_WARNINGS, run_target
 
 
 BOARDS = ["zc706", "vc709", "kc705"]
@@ -31,7 +32,8 @@ BOARDS = ["zc706", "vc709", "kc705"]
 SOC_KWARGS = {"kc705": dict(with_pcie=True, with_ethernet=False, sys_clk_freq=250e6)}
 CLI_FLAGS  = {"kc705": ["--with-pcie"]}
 
-KERNEL_BUILD_DIR = find_kernel_build_dir()
+KERNEL_BUILD_DIR  = find_kernel_build_dir()
+KERNEL_BUILD_DIRS = kernel_build_dirs()
 needs_headers = pytest.mark.skipif(KERNEL_BUILD_DIR is None,
     reason="no kernel headers installed (no /lib/modules/*/build nor /usr/src/linux-headers-*); "
            "`make test` installs linux-headers-amd64")
@@ -50,7 +52,9 @@ def board_soc(board, **kwargs):
     target = importlib.import_module(f"hostlink.targets.{board}")
     return target.BaseSoC(**SOC_KWARGS.get(board, {}), **kwargs)
 
-@pytest.fixture(scope="module", params=BOARDS)
+# The ZC706's driver in the quick tier; the VC709's and KC705's (the same sources, other headers) in the
+# slow one (pytest.ini).
+@pytest.fixture(scope="module", params=[BOARDS[0]] + [pytest.param(b, marks=pytest.mark.slow) for b in BOARDS[1:]])
 def generated(request, tmp_path_factory):
     """A driver generated from the board's default SoC (module-wide: generation and build are shared)."""
     driver_dir = str(tmp_path_factory.mktemp(f"driver_{request.param}"))
@@ -85,6 +89,7 @@ def test_generated_tree_and_headers_from_this_soc(generated):
         offset = int(re.fullmatch(r"\(CSR_BASE \+ 0x([0-9a-f]+)L\)", csr_h[f"CSR_PCIE_DMA{i}_BASE"]).group(1), 16)
         assert offset == soc.csr.locs[f"pcie_dma{i}"] * soc.csr.paging
 
+@pytest.mark.slow
 def test_generated_channel_count_follows_the_soc(tmp_path):
     board = BOARDS[0]
     generate_driver(board_soc(board, dma_channels=4), str(tmp_path))
@@ -251,6 +256,7 @@ def test_build_kernel_module_and_user_tools(generated):
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     assert "dma_test" in usage.stdout
 
+@pytest.mark.slow
 @needs_headers
 def test_build_errors_carry_the_compiler_output(generated, tmp_path):
     _, _, driver_dir = generated
@@ -273,8 +279,96 @@ def test_build_refuses_a_bad_kernel_tree(generated, tmp_path):
     with pytest.raises(DriverBuildError, match="is not a configured kernel build tree"):
         build_driver(driver_dir, kernel_build_dir=str(tmp_path))
 
+# Kernels ------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("index", range(len(driver_kernels.PATCHES)))
+def test_kernel_port_refuses_when_an_anchor_is_missing(tmp_path, index):
+    """A LitePCIe whose liteuart.c lost the code a compatibility change is anchored on stops generation,
+    names the change, and leaves the source untouched."""
+    name, what, anchor, _ = driver_kernels.PATCHES[index]
+    kernel = _litepcie_kernel_copy(tmp_path)
+    path = os.path.join(kernel, name)
+    before = read(path).replace(anchor, "/* moved */\n")
+    with open(path, "w") as f:
+        f.write(before)
+    with pytest.raises(DriverPatchError, match=rf"cannot apply kernel compatibility change '{re.escape(what)}'"
+                                               r".*found it 0 times.*LitePCIe's driver has changed"):
+        driver_kernels.port_driver(kernel)
+    assert read(path) == before
+
+def preprocess_versions(text, version):
+    """`text` as the C preprocessor leaves it for kernel `version` (major, minor), for the conditions the
+    port adds only (LINUX_VERSION_CODE against 6.10 and 6.11); every other line kept as is."""
+    out, stack = [], []   # stack: per open #if, whether it is ours and whether its branch is kept.
+    for line in text.splitlines(keepends=True):
+        m = re.fullmatch(r"#if LINUX_VERSION_CODE (>=|<) KERNEL_VERSION\(6, (10|11), 0\)\n", line)
+        if m:
+            holds = version >= (6, int(m.group(2)))
+            stack.append((True, holds if m.group(1) == ">=" else not holds))
+            continue
+        if line.startswith("#if"):
+            stack.append((False, True))
+        elif line == "#else\n" and stack[-1][0]:
+            stack[-1] = (True, not stack[-1][1])
+            continue
+        elif line == "#endif\n" and stack.pop()[0]:
+            continue
+        if all(kept for ours, kept in stack if ours):
+            out.append(line)
+    return "".join(out)
+
+def test_kernel_port_keeps_litepcies_code_for_older_kernels(tmp_path):
+    """The changes only add LINUX_VERSION_CODE branches: what Linux 6.1 compiles is LitePCIe's own code, what
+    6.12 compiles no longer touches the old transmit buffer."""
+    kernel = _litepcie_kernel_copy(tmp_path)
+    original = read(os.path.join(kernel, "liteuart.c"))
+    driver_kernels.port_driver(kernel)
+    ported = read(os.path.join(kernel, "liteuart.c"))
+    assert preprocess_versions(ported, (6, 1)) == original
+    new = preprocess_versions(ported, (6, 12))
+    assert "state->xmit;" not in new and "uart_fifo_get(port, &ch)" in new
+    assert "static void liteuart_remove(" in new and "static int liteuart_remove(" not in new
+
+def kernel_release(kernel_build_dir):
+    return os.path.basename(kernel_build_dir).replace("linux-headers-", "")
+
+def debian_codename():
+    try:
+        with open("/etc/os-release") as f:
+            return dict(re.findall(r"^(\w+)=\"?([^\"\n]*)", f.read(), re.MULTILINE)).get("VERSION_CODENAME")
+    except OSError:
+        return None
+
+@pytest.mark.skipif(debian_codename() != "bookworm", reason="the Makefile installs both kernels' headers on Debian 12")
+def test_headers_of_debian_12_and_its_backports_kernel_are_installed():
+    releases = [kernel_release(path) for path in KERNEL_BUILD_DIRS]
+    assert any(re.match(r"6\.1\.\d", r) for r in releases), f"no Linux 6.1 headers among {releases}: make install"
+    assert any(re.match(r"6\.12\.\d", r) for r in releases), \
+        f"no Linux 6.12 headers (bookworm-backports) among {releases}: make install"
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kernel_build_dir", KERNEL_BUILD_DIRS, ids=kernel_release)
+def test_kernel_module_builds_against_each_installed_kernel(generated, kernel_build_dir, tmp_path):
+    """Each board's generated module compiles against every kernel whose headers are installed (Debian 12's
+    6.1 and bookworm-backports' 6.12 after `make install`), for that kernel; the warnings are counted and shown
+    at the end of the run."""
+    board, _, driver_dir = generated
+    copy = str(tmp_path / "driver")
+    shutil.copytree(driver_dir, copy, ignore=shutil.ignore_patterns("*.o", "*.ko", "*.mod*", ".*.cmd", "Module.symvers",
+        "modules.order"))
+    result = build_driver(copy, kernel_build_dir=kernel_build_dir)
+    release = kernel_release(kernel_build_dir)
+    DRIVER_WARNINGS[f"{board} on {release}"] = result.warnings
+    show_warnings(result)
+    modinfo = shutil.which("modinfo") or "/usr/sbin/modinfo"
+    if os.path.exists(modinfo):
+        info = subprocess.run([modinfo, os.path.join(copy, "kernel", "litepcie.ko")],
+            stdout=subprocess.PIPE, text=True, check=True).stdout
+        assert re.search(rf"^vermagic:\s+{re.escape(release)}\b", info, re.MULTILINE), info
+
 # Command line -------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 @needs_headers
 @pytest.mark.parametrize("board", BOARDS)
 def test_cli_driver_flag_then_build(board, tmp_path):

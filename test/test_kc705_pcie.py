@@ -65,6 +65,7 @@ def test_csr_map_pcie_alone(pcie_build):
     # No CPU and no UART: the host drives the SoC through BAR0, as on the ZC706 and VC709.
     assert soc.cpu_type is None and not hasattr(soc, "uart")
 
+@pytest.mark.slow
 def test_csr_map_pcie_next_to_the_udp_core(pcie_and_udp_build):
     soc, csr, output_dir = pcie_and_udp_build
     registers = csr["csr_registers"]
@@ -205,6 +206,7 @@ def sim_run():
     assert profile.reorder_completions and profile.backpressure > 0 and profile.rx_gaps > 0
     return run_jobs("kc705", _jobs(), profile, dma_channels=2)
 
+@pytest.mark.sim
 def test_sim_enumeration(sim_run):
     e = sim_run["enumeration"]
     assert e["vendor_id"] == 0x10ee
@@ -220,6 +222,7 @@ def test_sim_enumeration(sim_run):
     assert e["scratch"] == [0x12345678, 0xdeadbeef]
     assert sim_run["sys_clk_hz"] == 250_000_000
 
+@pytest.mark.sim
 def test_sim_transfers_every_byte(sim_run):
     rows = sim_run["results"]
     assert len(rows) == len(_jobs())
@@ -228,11 +231,13 @@ def test_sim_transfers_every_byte(sim_run):
         assert row["errors"] == 0, row
         assert row["msis"] == row["msis_expected"] > 0, row
 
+@pytest.mark.sim
 def test_sim_msi_per_descriptor_that_asks(sim_run):
     (row,) = [r for r in sim_run["results"] if r["size"] == 16384]
     # 4 descriptors per direction, an MSI on the 2nd and the 4th: 2 per direction.
     assert row["msis_expected"] == 4
 
+@pytest.mark.sim
 def test_sim_two_channels_at_once(sim_run):
     (row,) = [r for r in sim_run["results"] if r["channels"] == 2]
     assert row["bytes"] == 2 * (8192 + 64)

@@ -318,6 +318,7 @@ def _interleaving_bench(dut, requests, words_per_completion, completions_per_req
     return [_requester(dut, requests, completions_per_request*words_per_completion, offset), host(), consumer()]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("max_pending, ready_probability", [(8, 1.0), (8, 0.6), (32, 0.9), (2, 1.0)])
 def test_controller_reorders_interleaved_completions(max_pending, ready_probability):
     rng = random.Random(max_pending + int(10*ready_probability))
@@ -375,6 +376,7 @@ def test_controller_streams_consecutive_requests_without_a_bubble():
 
 # Shared completion buffer --------------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("buffer_bytes, ready_probability", [(8192, 1.0), (16384, 0.7)])
 def test_controller_large_reads_share_the_buffer(buffer_bytes, ready_probability):
     """4096-byte reads (TLP length 0: 1024 DWs), each in 16 completions of 256 bytes interleaved with other
@@ -392,6 +394,7 @@ def test_controller_large_reads_share_the_buffer(buffer_bytes, ready_probability
     assert log["received"] == expected
 
 
+@pytest.mark.slow
 def test_controller_gives_unaligned_reads_a_beat_more():
     """A read starting mid-beat returns one beat more than its length fills: 17 beats for 16 x 8 DWs - 4
     whose first DW is the 5th of a beat. The buffer takes exactly those beats, so the ring wraps mid-request,
@@ -407,6 +410,7 @@ def test_controller_gives_unaligned_reads_a_beat_more():
     assert log["received"] == expected
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("ready_probability", [1.0, 0.3])
 def test_controller_keeps_reads_in_flight_within_the_hard_blocks_space(ready_probability):
     """With `in_flight_bytes` (the hard block's completion space, 15,872 bytes on pcie3_7x) the beats
@@ -508,6 +512,7 @@ def _rcb_bench(dut, requests, request_bytes, completion_bytes, rng, log, offset=
     return [_read_requests(dut, requests, request_bytes//4, offset), host(), consumer()]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("request_bytes, completion_bytes, offset", [
     (4096, 64, 0), (4096, 256, 0), (512, 64, 0), (512, 64, 32), (512, 256, 96), (256, 64, 4)])
 def test_controller_keeps_completion_headers_within_the_hard_blocks_space(request_bytes, completion_bytes, offset):
@@ -653,6 +658,7 @@ def _fault_dut(max_pending=4, timeout_cycles=300):
         in_flight_headers=32, completion_checks=True, timeout_cycles=timeout_cycles, check_requester_id=True)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("faults, counters", [
     ({3: "lost"},                         (1, 0, 1)),   # The late completion is unexpected.
     ({2: "ur", 5: "ur"},                  (0, 2, 0)),

@@ -67,6 +67,7 @@ def _rows(run, direction, size, channels=1):
 
 # Enumeration and CSR access -----------------------------------------------------------------------
 
+@pytest.mark.sim
 def test_enumeration_and_csr_access(default_run):
     e = default_run["enumeration"]
     assert e["vendor_id"] == 0x10ee
@@ -84,6 +85,7 @@ def test_enumeration_and_csr_access(default_run):
 
 # Data integrity -----------------------------------------------------------------------------------
 
+@pytest.mark.sim
 @pytest.mark.parametrize("size", LOOPBACK_SIZES)
 def test_loopback_every_byte(default_run, size):
     (row,) = _rows(default_run, "bidir", size)
@@ -93,6 +95,7 @@ def test_loopback_every_byte(default_run, size):
     assert row["msis"] == row["msis_expected"] == 2 * -(-size // 65536)
 
 
+@pytest.mark.sim
 @pytest.mark.parametrize("size", SINGLE_SIZES)
 @pytest.mark.parametrize("direction", ["h2c", "c2h"])
 def test_single_direction(default_run, size, direction):
@@ -103,12 +106,14 @@ def test_single_direction(default_run, size, direction):
     assert row["cycles"] > 0
 
 
+@pytest.mark.sim
 @pytest.mark.parametrize("size", [8192 + 16, 8192 + 32])
 def test_back_to_back_c2h_transfers(default_run, size):
     (row,) = _rows(default_run, "c2h", size)
     assert row["errors"] == 0
 
 
+@pytest.mark.sim
 def test_msi_per_descriptor_that_asks(default_run):
     (row,) = _rows(default_run, "bidir", 40960)
     assert row["errors"] == 0
@@ -117,12 +122,14 @@ def test_msi_per_descriptor_that_asks(default_run):
     assert row["msis"] == 8
 
 
+@pytest.mark.sim
 def test_two_channels_at_once(default_run):
     (row,) = _rows(default_run, "bidir", 32768 + 64, channels=2)
     assert row["errors"] == 0
     assert row["bytes"] == 2 * (32768 + 64)
 
 
+@pytest.mark.sim
 @pytest.mark.parametrize("direction", ["h2c", "c2h", "bidir"])
 def test_worst_case_host_64_byte_completions(worst_run, direction):
     (row,) = _rows(worst_run, direction, 20000)

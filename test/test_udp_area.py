@@ -21,6 +21,7 @@ def yowasp_missing():
     return None
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(yowasp_missing() is not None, reason=yowasp_missing() or "")
 def test_transmitter_within_budget_on_lfe5u_25f(tmp_path):
     json_path = tmp_path / "area.json"

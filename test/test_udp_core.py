@@ -66,6 +66,7 @@ def counter(core, name):
 
 # Lengths stay short: migen simulates the whole MAC slowly. The full 1472-byte case runs in
 # test_udp_transmitter's Verilator tests and in ./sim.py udp.
+@pytest.mark.slow
 @pytest.mark.parametrize("length", [0, 1, 18, 61])
 def test_generator_back_to_back_at_line_rate(length):
     count = 3
@@ -87,6 +88,7 @@ def test_generator_back_to_back_at_line_rate(length):
     assert values["sent"] == count
 
 
+@pytest.mark.slow
 def test_generator_gap_and_stop():
     core, phy = make_core(generator_defaults=dict(count=0, payload_length=40, gap=300, start=True), with_csr=False)
     mon = PHYTxMonitor(phy)
@@ -105,6 +107,7 @@ def test_generator_gap_and_stop():
     assert [bytes(f) for f in mon.frames] == [expected_frame(generator_payload(i, 40)) for i in range(3)]
 
 
+@pytest.mark.slow
 def test_generator_length_above_maximum_is_refused_and_counted():
     # A 576-byte MTU (548-byte payloads) keeps the refused request short to simulate.
     core, phy = make_core(generator_defaults=dict(count=1, payload_length=549, start=True), with_csr=False, mtu=576)
@@ -142,6 +145,7 @@ def arp_request(target_ip=FPGA_IP, dst="ff:ff:ff:ff:ff:ff", op=1):
                ARP(op=op, hwsrc=HOST_MAC, psrc=HOST_IP, hwdst="00:00:00:00:00:00", pdst=target_ip))
 
 
+@pytest.mark.slow
 def test_arp_requests_for_our_ip_are_answered():
     core, phy = make_core(with_csr=False)
     mon, drv = PHYTxMonitor(phy), PHYRxDriver(phy)
@@ -164,6 +168,7 @@ def test_arp_requests_for_our_ip_are_answered():
     assert values["replies"] == 2
 
 
+@pytest.mark.slow
 def test_no_arp_removes_the_responder():
     core, phy = make_core(with_csr=False, with_arp=False)
     assert not hasattr(core, "arp") and "arp_replies" not in core.counters
@@ -174,6 +179,7 @@ def test_no_arp_removes_the_responder():
 
 # Echo ---------------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_echo_sends_each_valid_payload_back():
     core, phy = make_core(mode="echo", with_csr=False)
     mon, drv = PHYTxMonitor(phy), PHYRxDriver(phy)
@@ -193,6 +199,7 @@ def test_echo_sends_each_valid_payload_back():
            [expected_frame(p) for p in payloads]
     assert values == {"received": len(payloads), "port": len(payloads), "sent": len(payloads)}
 
+@pytest.mark.slow
 def test_echo_drops_bad_ipv4_checksum_and_counts_it():
     core, phy = make_core(mode="echo", with_csr=False)
     mon, drv = PHYTxMonitor(phy), PHYRxDriver(phy)
@@ -268,6 +275,7 @@ def csr_pulse(field):
     yield
 
 
+@pytest.mark.slow
 def test_generator_driven_through_csrs_from_a_slower_control_clock():
     """Configuration, start, status and counters cross between `sys` (50 MHz) and `eth` (125 MHz);
     the frames still leave back to back at line rate."""

@@ -81,9 +81,14 @@ def run_rx(frames, idle=0.0, backpressure=0.0, ready_after=None, **kwargs):
     assert snk.current == [], "a payload was left unfinished"
     return payloads, counts
 
+# Idle cycles on the input, back-pressure on the output: both at once in the quick tier, each alone and
+# neither in the slow one (pytest.ini).
+IDLE_AND_BACKPRESSURE = [(0.3, 0.5)] + [pytest.param(*case, marks=pytest.mark.slow)
+                                        for case in [(0.0, 0.0), (0.3, 0.0), (0.0, 0.5)]]
+
 # Valid frames -------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("idle,backpressure", [(0.0, 0.0), (0.3, 0.0), (0.0, 0.5), (0.3, 0.5)])
+@pytest.mark.parametrize("idle,backpressure", IDLE_AND_BACKPRESSURE)
 def test_valid_sizes_forwarded_exactly(idle, backpressure):
     rng = random.Random(11)
     sizes = [0, 1, 2, 17, 18, 19, 63, 255, 256, MAX_PAYLOAD]
@@ -154,7 +159,7 @@ def corrupt(frame, offset, xor):
     return frame[:offset] + bytes([frame[offset] ^ xor]) + frame[offset + 1:]
 
 
-@pytest.mark.parametrize("idle,backpressure", [(0.0, 0.0), (0.3, 0.0), (0.0, 0.5), (0.3, 0.5)])
+@pytest.mark.parametrize("idle,backpressure", IDLE_AND_BACKPRESSURE)
 def test_bad_ipv4_header_checksum_dropped_and_counted(idle, backpressure):
     """A flipped bit in any header byte that no other check looks at (TOS, Total Length,
     Identification, DF, TTL, the checksum itself, source IP) is caught by the checksum; right
@@ -206,6 +211,7 @@ def test_full_buffer_drops_as_overflow_without_corrupting_queued_payloads():
     assert counts["overflow"] == 2 and counts["received"] == 2
 
 
+@pytest.mark.slow
 def test_back_to_back_maximum_payloads_all_forwarded():
     """The default buffer takes a maximum payload while the previous one drains (echo at wire rate)."""
     payloads = [bytes([i]) * MAX_PAYLOAD for i in range(3)]

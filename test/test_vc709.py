@@ -74,6 +74,7 @@ def test_csr_map_has_phy_and_dma_registers(default_build):
     assert csr["constants"]["dma_channels"] == 2
     assert soc.pcie_phy.data_width == 256 and soc.pcie_phy.nlanes == 8
 
+@pytest.mark.slow
 def test_eight_channels_elaborate(tmp_path):
     _, csr = elaborate(vc709.BaseSoC, tmp_path, dma_channels=8)
     assert "pcie_dma7_reader_enable" in csr["csr_registers"]
@@ -111,6 +112,7 @@ def test_soc_runs_on_the_hard_blocks_user_clock(default_build):
     with open(os.path.join(str(output_dir), "gateware", "vc709.xdc")) as f:
         assert "set_clock_groups" not in f.read()
 
+@pytest.mark.slow
 def test_dram_clock_comes_from_the_board_oscillator(tmp_path):
     soc, _ = elaborate(vc709.BaseSoC, tmp_path, with_dram=True)
     with open(os.path.join(str(tmp_path), "gateware", "vc709.xdc")) as f:
@@ -272,6 +274,7 @@ def sim_run():
     profile = host_profile("default", link_speed=3, link_width=8, seed=9)
     return run_jobs("vc709", _jobs(), profile, dma_channels=2)
 
+@pytest.mark.sim
 def test_sim_enumeration(sim_run):
     e = sim_run["enumeration"]
     assert e["vendor_id"] == 0x10ee
@@ -286,6 +289,7 @@ def test_sim_enumeration(sim_run):
     assert e["max_request_size"] == 512
     assert e["scratch"] == [0x12345678, 0xdeadbeef]
 
+@pytest.mark.sim
 def test_sim_transfers(sim_run):
     rows = sim_run["results"]
     assert len(rows) == len(_jobs())
@@ -295,6 +299,7 @@ def test_sim_transfers(sim_run):
         assert row["msis"] == row["msis_expected"], row
         assert row["msis"] > 0
 
+@pytest.mark.sim
 def test_sim_msi_per_descriptor_that_asks(sim_run):
     (row,) = [r for r in sim_run["results"] if r["size"] == 16384]
     # 4 descriptors per direction, an MSI on the 2nd and the 4th: 2 per direction.
@@ -318,6 +323,7 @@ def sim_run_large_mrrs():
     profile = host_profile("default", link_speed=3, link_width=8, max_read_request=4096, seed=4)
     return run_jobs("vc709", _large_mrrs_jobs(), profile, dma_channels=2)
 
+@pytest.mark.sim
 def test_sim_reads_stay_at_512_bytes_when_the_host_grants_4096(sim_run_large_mrrs):
     assert sim_run_large_mrrs["enumeration"]["max_request_size"] == 512
     reads = sim_run_large_mrrs["host_reads"]

@@ -125,6 +125,7 @@ def test_csr_map_phy_msi_identification(default_build):
         csv_registers = {line.split(",")[1] for line in f if line.startswith("csr_register,")}
     assert csv_registers == set(registers)
 
+@pytest.mark.slow
 def test_csr_map_four_channels(tmp_path):
     soc, csr = elaborate(zc706.BaseSoC, tmp_path, dma_channels=4)
     registers = csr["csr_registers"]
@@ -209,6 +210,7 @@ def test_cli_bad_dma_channels(tmp_path):
     assert re.search(r"\b9\b", proc.stderr.strip().splitlines()[-1])
 
 
+@pytest.mark.slow
 def test_msi_sources_do_not_leak_between_socs():
     # LiteX's add_pcie() defaults `msis` to one dict shared by every call: a second SoC built in the same
     # process used to inherit the first one's MSI sources (16 interrupts for 4 channels).

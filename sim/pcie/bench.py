@@ -86,6 +86,8 @@ class Bench:
         self.log     = logging.getLogger("hostlink.bench")
         self.msis    = 0
         self.msi_event = Event()
+        self.job_index = -1      # For the status line (report_progress): the job running,
+        self.job_bytes = None    # and a function returning the bytes it has moved so far.
 
     async def setup(self):
         cfg, profile = self.config, self.profile
@@ -378,6 +380,10 @@ class Bench:
         if kind == "c2h":
             for entry in plan:
                 await drv.set_generator(entry["channel"], True)
+        if kind == "h2c":
+            self.job_bytes = lambda: self.dev.rx_cpl_bytes - cpl_before
+        else:
+            self.job_bytes = lambda: sum(entry["watch"]["landed"] for entry in plan)
 
         # Completion.
         timeout_ns = 200_000 + size * len(channels) * 8
@@ -423,6 +429,7 @@ class Bench:
                 await drv.stop(ch, d)
             await drv.set_loopback(ch, False)
 
+        self.job_bytes = None
         errors += self.rc.bad_reads - bad_before + self.rc.bad_writes - bad_writes_before
         timed_out = t_end is None
         cycles = self.cycles(t_end - t_start) if not timed_out else None
@@ -445,6 +452,27 @@ class Bench:
                 break
         return rows
 
+# Progress -----------------------------------------------------------------------------------------
+
+async def report_progress(bench, path, interval_s=0.5):
+    """For the status line of ./sim.py on a terminal (run.py): about every `interval_s` of wall-clock
+    time, the job running, the simulated time and the bytes the job has moved, written to `path` (replaced
+    whole, so the reader never sees half a record). Started only then: it reads the bench's state and
+    drives nothing, and a run without it is the run that measures."""
+    import time
+    last = 0.0
+    while True:
+        await Timer(10, "us")
+        now = time.monotonic()
+        if now - last < interval_s:
+            continue
+        last = now
+        record = {"job": bench.job_index, "sim_ns": get_sim_time("ns"),
+                  "job_bytes": bench.job_bytes() if bench.job_bytes else 0}
+        with open(path + ".new", "w") as f:
+            json.dump(record, f)
+        os.replace(path + ".new", path)
+
 # Entry --------------------------------------------------------------------------------------------
 
 @cocotb.test()
@@ -452,6 +480,8 @@ async def dma_bench(dut):
     with open(os.environ["HOSTLINK_SIM_CONFIG"]) as f:
         config = json.load(f)
     bench = Bench(dut, config)
+    if config.get("progress"):
+        cocotb.start_soon(report_progress(bench, config["progress"]))
     await bench.setup()
     results = {"enumeration": {
         "vendor_id":  bench.function.vendor_id,
@@ -471,7 +501,8 @@ async def dma_bench(dut):
     if config.get("profile_streams"):
         from hostlink.sim.pcie.stream_profile import StreamProfiler
         profiler = StreamProfiler(dut, bench.sys_clk, config["profile_streams"])
-    for job in config["jobs"]:
+    for index, job in enumerate(config["jobs"]):
+        bench.job_index = index
         bench.log.warning("job %s", job)
         if profiler:
             profiler.start()

@@ -11,10 +11,13 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 
 from hostlink.sim.pcie.soc import get_board, generate_sim_soc, STUBS
 from hostlink.sim.pcie.host import HostProfile
 from hostlink.sim.pcie.stream_profile import check_stream_names
+from hostlink.sim.progress import Progress, RateEstimate
 from hostlink.sim.toolchain import verilator_env
 
 REPO       = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -48,6 +51,11 @@ def compile_model(model_dir, top, sources, log_file, verbose=False, public_signa
                 raise RuntimeError(f"Verilator build failed ({' '.join(cmd[:2])} ...): see {log_file}")
 
 
+def say(message):
+    """What a step that takes minutes is doing, on stderr (stdout carries the results)."""
+    print(f"sim.py dma: {message}", file=sys.stderr, flush=True)
+
+
 def _gateware_sources_digest(board, dma_channels, with_dram=False):
     """What the simulated SoC is elaborated from: our gateware and targets, and the pinned libraries."""
     from importlib.metadata import version
@@ -78,6 +86,7 @@ def build_model(board_name, dma_channels=2, build_root=BUILD_ROOT, verbose=False
     csr_json = os.path.join(soc_dir, "csr.json")
     if not (os.path.exists(sources_stamp) and open(sources_stamp).read() == sources
             and os.path.exists(verilog) and os.path.exists(csr_json)):
+        say(f"generating the {name} SoC's Verilog and CSR map in {soc_dir} (under a minute)")
         verilog, csr_json = generate_sim_soc(board, dma_channels, soc_dir, with_dram=with_dram)
         with open(sources_stamp, "w") as f:
             f.write(sources)
@@ -92,6 +101,8 @@ def build_model(board_name, dma_channels=2, build_root=BUILD_ROOT, verbose=False
     model_dir = os.path.join(soc_dir, "verilator_public" if public_signals else "verilator")
     stamp     = os.path.join(model_dir, "hostlink.digest")
     if not (os.path.exists(stamp) and open(stamp).read() == digest):
+        say(f"compiling the Verilator model of {name} in {model_dir} (several minutes on 2 cores, once "
+            f"per design; log: {os.path.join(soc_dir, 'verilator_build.log')})")
         compile_model(model_dir, "sim_top", [verilog, STUBS],
             log_file=os.path.join(soc_dir, "verilator_build.log"), verbose=verbose,
             public_signals=public_signals)
@@ -144,20 +155,31 @@ def run_jobs(board_name, jobs, profile, dma_channels=2, build_root=BUILD_ROOT, v
             "profile_streams": list(profile_streams or []),
             "results":         results_path,
         })
+        progress = Progress("sim.py dma", enabled=None if not verbose else False)
+        if progress.enabled:
+            config["progress"] = os.path.join(tmp, "progress.json")
         with open(config_path, "w") as f:
             json.dump(config, f)
         copy_memory_inits(model, tmp)
+        stop = threading.Event()
+        if progress.enabled:
+            threading.Thread(target=show_progress, daemon=True,
+                args=(progress, config["progress"], jobs, board.sys_clk_hz(), stop)).start()
         runner = get_runner("verilator")
-        runner.test(
-            test_module  = "hostlink.sim.pcie.bench",
-            hdl_toplevel = "sim_top",
-            hdl_toplevel_lang = "verilog",
-            build_dir    = model["model_dir"],
-            test_dir     = tmp,
-            extra_env    = {"HOSTLINK_SIM_CONFIG": config_path, "COCOTB_LOG_LEVEL": "WARNING"},
-            log_file     = None if verbose else os.path.join(tmp, "sim.log"),
-            results_xml  = os.path.join(tmp, "results.xml"),
-        )
+        try:
+            runner.test(
+                test_module  = "hostlink.sim.pcie.bench",
+                hdl_toplevel = "sim_top",
+                hdl_toplevel_lang = "verilog",
+                build_dir    = model["model_dir"],
+                test_dir     = tmp,
+                extra_env    = {"HOSTLINK_SIM_CONFIG": config_path, "COCOTB_LOG_LEVEL": "WARNING"},
+                log_file     = None if verbose else os.path.join(tmp, "sim.log"),
+                results_xml  = os.path.join(tmp, "results.xml"),
+            )
+        finally:
+            stop.set()
+            progress.clear()
         if not os.path.exists(results_path):
             log = open(os.path.join(tmp, "sim.log")).read()[-4000:] if not verbose else ""
             raise RuntimeError(f"the {board.name} simulation ended without results:\n{log}")
@@ -167,3 +189,41 @@ def run_jobs(board_name, jobs, profile, dma_channels=2, build_root=BUILD_ROOT, v
     results["sys_clk_hz"] = int(board.sys_clk_hz())
     results["host"]       = profile.as_dict()
     return results
+
+
+def job_label(job):
+    size = job["size"]
+    text = f"{size // 2**20} MiB" if size % 2**20 == 0 else f"{size // 2**10} KiB" if size % 2**10 == 0 else f"{size} B"
+    what = "host -> DRAM -> host" if job.get("target") == "dram" else job["kind"]
+    channels = len(job["channels"])
+    return f"{what} {text}" + (f" x {channels} channels" if channels > 1 else "")
+
+
+def show_progress(progress, path, jobs, sys_clk_hz, stop):
+    """The status line of a run on a terminal, from what the bench writes into `path` (report_progress):
+    the row running, simulated cycles per wall-clock second, and the time left at the bytes-per-second
+    rate of the run so far (set-up and enumeration excluded)."""
+    job_bytes = [job["size"] * len(job["channels"]) * (2 if job.get("target") == "dram" else 1) for job in jobs]
+    total     = sum(job_bytes)
+    estimate  = RateEstimate()
+    previous  = None
+    started   = time.monotonic()
+    while not stop.wait(0.25):
+        try:
+            with open(path) as f:
+                record = json.load(f)
+        except (OSError, ValueError):
+            progress.show(f"starting the simulator ({time.monotonic() - started:.0f} s)")
+            continue
+        now, index = time.monotonic(), record["job"]
+        rate = None
+        if previous is not None and record["sim_ns"] > previous[1] and now > previous[0]:
+            rate = (record["sim_ns"] - previous[1]) * 1e-9 * sys_clk_hz / (now - previous[0])
+        if previous is None or now - previous[0] >= 2:
+            previous = (now, record["sim_ns"])
+        if index < 0:
+            progress.show("enumerating the device", rate)
+            continue
+        done = sum(job_bytes[:index]) + min(record["job_bytes"], job_bytes[index])
+        left = estimate.update(done, total)
+        progress.show(f"row {index + 1}/{len(jobs)} ({job_label(jobs[index])})", rate, left)

@@ -140,6 +140,9 @@ def soc_area(name, kwargs, build_dir, seeds=(1,)):
     for seed in seeds:
         lines.append(nextpnr[0].replace("--seed 1", f"--seed {seed}") + f" --report report_{seed}.json")
     open(script, "w").write("\n".join(lines) + "\n")
+    print(f"ecp5_area: {name}: synthesis, then place and route with nextpnr seed(s) "
+          f"{','.join(map(str, seeds))} (minutes each; log: {os.path.join(gateware, 'build.log')})",
+          file=sys.stderr, flush=True)
     _run(["bash", "build_colorlight_i5.sh"], gateware, "build.log")
     clocks, used = {}, None
     for seed in seeds:

@@ -153,6 +153,8 @@ def main(argv=None):
     build_dir = os.path.abspath(args.build_dir or os.path.join("build", "reports",
         f"xilinx_area_{args.board}" + ("_dram" if args.with_dram else "")))
     top, sources, blackbox, gateware_dir = generate(build_dir, args.dma_channels, args.with_dram, args.board)
+    print(f"xilinx_area: Yosys synth_xilinx of the {args.board} SoC (a few minutes; work files in "
+          f"{os.path.join(build_dir, 'yosys')})", file=sys.stderr, flush=True)
     area = synthesize(os.path.join(build_dir, "yosys"), top, sources, blackbox, gateware_dir)
     area.pop("cells")
     share = {k: 100*area[k]/device[k] for k in device}

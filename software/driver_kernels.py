@@ -1,0 +1,130 @@
+# This file is part of hostlink.
+# Copyright (c) 2026 hostlink developers
+# SPDX-License-Identifier: BSD-2-Clause
+
+"""Kernel compatibility of LitePCIe's Linux driver, applied to its copied sources when the driver is
+generated, so that the modules build against Debian 12's Linux 6.1 and bookworm-backports' 6.12 alike.
+
+    port_driver(kernel_dir)   patch liteuart.c; raise DriverPatchError naming the anchor when LitePCIe's
+                              sources no longer have it.
+
+LitePCIe 2024.12's `litepcie.ko` (main.c) builds as is against both. Its `liteuart.ko` (the tty of a
+UART crossover, which hostlink's SoCs do not have, but which the Makefile builds and init.sh loads)
+does not build on 6.12:
+- since Linux 6.10 a serial port's transmit buffer is a kfifo (`tty_port.xmit_fifo`), not the
+  `uart_state.xmit` circular buffer: the transmit path takes its characters with `uart_fifo_get()`;
+- since Linux 6.11 a platform driver's `.remove` returns void.
+Each change is guarded by LINUX_VERSION_CODE, so the code older kernels compile is LitePCIe's own.
+"""
+
+import os
+
+from hostlink.software.driver_hardening import DriverPatchError
+
+__all__ = ["PATCHES", "port_driver"]
+
+# (file, what the change does, anchor that must occur exactly once, text it becomes).
+PATCHES = [
+    ("liteuart.c", "transmit from the kfifo on Linux >= 6.10",
+     "\tstruct circ_buf *xmit = &port->state->xmit;\n"
+     "\tunsigned char ch;\n"
+     "\n"
+     "\tif (unlikely(port->x_char)) {\n"
+     "\t\tlitex_write8(port->membase + OFF_RXTX, port->x_char);\n"
+     "\t\tport->icount.tx++;\n"
+     "\t\tport->x_char = 0;\n"
+     "\t} else if (!uart_circ_empty(xmit)) {\n"
+     "\t\twhile (xmit->head != xmit->tail) {\n"
+     "\t\t\tch = xmit->buf[xmit->tail];\n"
+     "\t\t\txmit->tail = (xmit->tail + 1) & (UART_XMIT_SIZE - 1);\n"
+     "\t\t\tport->icount.tx++;\n"
+     "\t\t\tliteuart_putchar(port, ch);\n"
+     "\t\t}\n"
+     "\t}\n"
+     "\n"
+     "\tif (uart_circ_chars_pending(xmit) < WAKEUP_CHARS)\n"
+     "\t\tuart_write_wakeup(port);\n",
+     "#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0)\n"
+     "\t/* hostlink: since Linux 6.10 the transmit buffer is the tty port's kfifo. */\n"
+     "\tunsigned char ch;\n"
+     "\n"
+     "\tif (unlikely(port->x_char)) {\n"
+     "\t\tlitex_write8(port->membase + OFF_RXTX, port->x_char);\n"
+     "\t\tport->icount.tx++;\n"
+     "\t\tport->x_char = 0;\n"
+     "\t} else {\n"
+     "\t\twhile (uart_fifo_get(port, &ch)) /* Counts icount.tx. */\n"
+     "\t\t\tliteuart_putchar(port, ch);\n"
+     "\t}\n"
+     "\n"
+     "\tif (kfifo_len(&port->state->port.xmit_fifo) < WAKEUP_CHARS)\n"
+     "\t\tuart_write_wakeup(port);\n"
+     "#else\n"
+     "\tstruct circ_buf *xmit = &port->state->xmit;\n"
+     "\tunsigned char ch;\n"
+     "\n"
+     "\tif (unlikely(port->x_char)) {\n"
+     "\t\tlitex_write8(port->membase + OFF_RXTX, port->x_char);\n"
+     "\t\tport->icount.tx++;\n"
+     "\t\tport->x_char = 0;\n"
+     "\t} else if (!uart_circ_empty(xmit)) {\n"
+     "\t\twhile (xmit->head != xmit->tail) {\n"
+     "\t\t\tch = xmit->buf[xmit->tail];\n"
+     "\t\t\txmit->tail = (xmit->tail + 1) & (UART_XMIT_SIZE - 1);\n"
+     "\t\t\tport->icount.tx++;\n"
+     "\t\t\tliteuart_putchar(port, ch);\n"
+     "\t\t}\n"
+     "\t}\n"
+     "\n"
+     "\tif (uart_circ_chars_pending(xmit) < WAKEUP_CHARS)\n"
+     "\t\tuart_write_wakeup(port);\n"
+     "#endif\n"),
+
+    ("liteuart.c", "platform remove returns void on Linux >= 6.11",
+     "static int liteuart_remove(struct platform_device *pdev)\n"
+     "{\n",
+     "#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 11, 0)\n"
+     "static void liteuart_remove(struct platform_device *pdev) /* hostlink: void since Linux 6.11. */\n"
+     "#else\n"
+     "static int liteuart_remove(struct platform_device *pdev)\n"
+     "#endif\n"
+     "{\n"),
+
+    ("liteuart.c", "no return value from remove on Linux >= 6.11",
+     "\tuart_remove_one_port(&liteuart_driver, port);\n"
+     "\txa_erase(&liteuart_array, uart->id);\n"
+     "\n"
+     "\treturn 0;\n"
+     "}\n",
+     "\tuart_remove_one_port(&liteuart_driver, port);\n"
+     "\txa_erase(&liteuart_array, uart->id);\n"
+     "#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 11, 0)\n"
+     "\n"
+     "\treturn 0;\n"
+     "#endif\n"
+     "}\n"),
+]
+
+
+def port_driver(kernel_dir, patches=None):
+    """Apply PATCHES to LitePCIe's sources copied in `kernel_dir`.
+
+    Every anchor must occur exactly once; otherwise nothing is written and DriverPatchError says which
+    change could not be placed (LitePCIe's sources changed: review the change against them).
+    """
+    patches = PATCHES if patches is None else patches
+    texts = {}
+    for name, what, anchor, replacement in patches:
+        if name not in texts:
+            with open(os.path.join(kernel_dir, name)) as f:
+                texts[name] = f.read()
+        found = texts[name].count(anchor)
+        if found != 1:
+            raise DriverPatchError(f"{os.path.join(kernel_dir, name)}: cannot apply kernel compatibility change "
+                                   f"'{what}': expected its anchor once, found it {found} times "
+                                   f"({anchor.strip().splitlines()[0]!r}); LitePCIe's driver has changed")
+        texts[name] = texts[name].replace(anchor, replacement)
+    for name, content in texts.items():
+        with open(os.path.join(kernel_dir, name), "w") as f:
+            f.write(content)
+    return kernel_dir

@@ -1,0 +1,149 @@
+# This file is part of hostlink.
+# Copyright (c) 2026 hostlink developers
+# SPDX-License-Identifier: BSD-2-Clause
+
+"""`make bench`: re-measure every figure README.md and doc/ publish, with the commands they name.
+
+    python -m hostlink.software.reports.bench                    # everything, into build/bench/
+    python -m hostlink.software.reports.bench --only zc706,udp   # some groups
+    python -m hostlink.software.reports.bench --list             # the commands and their estimated cost
+
+Each command writes its JSON (and the sweep its PNG) into the output folder, its output into
+`<name>.log` next to it; `summary.txt` lists every command, its status and its wall-clock time. A
+command that fails does not stop the others; the exit status is 1 if any failed. Benchmarks print
+figures and never assert on them: the tests (`make check`, `make test`) check behaviour.
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# Benchmarks ---------------------------------------------------------------------------------------
+
+# (group, name, command with {out} for the output folder, estimated minutes on this project's 2-core
+# machine, where the figures are published). The estimates come from the simulated cycles each command
+# runs at the speeds measured (doc/pcie_sim.md, "Cost": about 10 thousand cycles per second for the ZC706
+# and KC705 models, 2 to 3 thousand for the VC709's; 2 million for the UDP SoC) and the docs' own costs
+# (a User-Mode Linux run about a minute); the Xilinx area reports were timed (1 to 2 minutes each), models built once; a loaded machine takes longer.
+BENCHES = [
+    ("zc706", "zc706",          "./sim.py dma --board zc706 --sizes 1M,4M --json {out}/zc706.json", 2,
+        "README.md, doc/zc706.md"),
+    ("zc706", "zc706_worst",    "./sim.py dma --board zc706 --sizes 1M --profile worst --json {out}/zc706_worst.json", 1,
+        "doc/zc706.md"),
+    ("vc709", "vc709",          "./sim.py dma --board vc709 --sizes 1M,4M --json {out}/vc709.json", 10,
+        "README.md, doc/vc709.md"),
+    ("vc709", "vc709_worst",    "./sim.py dma --board vc709 --sizes 1M,4M --profile worst --json {out}/vc709_worst.json", 8,
+        "doc/vc709.md"),
+    ("vc709", "vc709_mrrs256",  "./sim.py dma --board vc709 --sizes 1M --directions h2c --mrrs 256 --json {out}/vc709_mrrs256.json", 2,
+        "doc/vc709.md"),
+    ("vc709", "vc709_sweep",    "./sim.py dma --board vc709 --sweep --directions c2h --json {out}/vc709_sweep.json --plot {out}/vc709_sweep.png", 20,
+        "doc/vc709.md"),
+    ("kc705", "kc705",          "./sim.py dma --board kc705 --sizes 1M,4M --json {out}/kc705.json", 4,
+        "README.md, doc/kc705.md"),
+    ("kc705", "kc705_worst",    "./sim.py dma --board kc705 --sizes 1M --profile worst --json {out}/kc705_worst.json", 1,
+        "doc/kc705.md"),
+    ("dram",  "zc706_dram",     "./sim.py dma --board zc706 --with-dram --sizes 1M,4M --directions h2c,c2h --json {out}/zc706_dram.json", 10,
+        "doc/dram.md"),
+    ("dram",  "vc709_dram",     "./sim.py dma --board vc709 --with-dram --sizes 1M,4M --directions c2h --json {out}/vc709_dram.json", 10,
+        "doc/dram.md"),
+    ("dram",  "kc705_dram",     "./sim.py dma --board kc705 --with-dram --sizes 1M,4M --directions h2c,c2h --json {out}/kc705_dram.json", 10,
+        "doc/dram.md, doc/kc705.md"),
+    ("udp",   "udp_generator",  "./sim.py udp --board colorlight_i5 --payload 18,512,1472 --count 1000 --json {out}/udp_generator.json", 3,
+        "README.md, doc/udp_sim.md"),
+    ("udp",   "udp_echo",       "./sim.py udp --board colorlight_i5 --mode echo --payload 18,512,1472 --count 1000 --json {out}/udp_echo.json", 3,
+        "doc/udp_sim.md"),
+    ("udp",   "udp_generator_200", "./sim.py udp --payload 18,512,1472 --count 200 --json {out}/udp_generator_200.json", 2,
+        "doc/udp.md"),
+    ("area",  "ecp5_area",      "python -m hostlink.software.reports.ecp5_area --seeds 1,2,3 --json {out}/ecp5_area.json", 15,
+        "README.md, doc/udp.md"),
+    ("area",  "xilinx_area_vc709",      "python -m hostlink.software.reports.xilinx_area --board vc709 --json {out}/xilinx_area_vc709.json", 1,
+        "doc/vc709.md, doc/dram.md"),
+    ("area",  "xilinx_area_vc709_dram", "python -m hostlink.software.reports.xilinx_area --board vc709 --with-dram --json {out}/xilinx_area_vc709_dram.json", 2,
+        "doc/dram.md"),
+    ("area",  "xilinx_area_kc705",      "python -m hostlink.software.reports.xilinx_area --board kc705 --json {out}/xilinx_area_kc705.json", 1,
+        "doc/dram.md"),
+    ("area",  "xilinx_area_kc705_dram", "python -m hostlink.software.reports.xilinx_area --board kc705 --with-dram --json {out}/xilinx_area_kc705_dram.json", 2,
+        "doc/dram.md"),
+    ("area",  "xilinx_area_zc706",      "python -m hostlink.software.reports.xilinx_area --board zc706 --json {out}/xilinx_area_zc706.json", 1,
+        "doc/dram.md"),
+    ("area",  "xilinx_area_zc706_dram", "python -m hostlink.software.reports.xilinx_area --board zc706 --with-dram --json {out}/xilinx_area_zc706_dram.json", 2,
+        "doc/dram.md"),
+    ("driver", "driver_zc706",  "./sim.py driver --board zc706 --json {out}/driver_zc706.json", 2,
+        "doc/driver_sim.md"),
+    ("driver", "driver_vc709",  "./sim.py driver --board vc709 --json {out}/driver_vc709.json", 2,
+        "doc/driver_sim.md"),
+]
+GROUPS = sorted({group for group, *_ in BENCHES})
+
+
+def selected(only):
+    if not only:
+        return list(BENCHES)
+    groups = [g.strip() for g in only.split(",") if g.strip()]
+    unknown = [g for g in groups if g not in GROUPS]
+    if unknown:
+        raise ValueError(f"unknown group {unknown[0]!r}; groups: {', '.join(GROUPS)}")
+    return [b for b in BENCHES if b[0] in groups]
+
+
+def command_argv(command, out):
+    """The command as a list, run from the repository with the Python running this script."""
+    argv = command.format(out=out).split()
+    if argv[0] == "python":
+        argv[0] = sys.executable
+    elif argv[0] == "./sim.py":
+        argv = [sys.executable, os.path.join(REPO, "sim.py"), *argv[1:]]
+    return argv
+
+
+def format_minutes(minutes):
+    return f"{minutes // 60} h {minutes % 60:02d} min" if minutes >= 60 else f"{minutes} min"
+
+# Main ---------------------------------------------------------------------------------------------
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="bench", description=__doc__.strip().splitlines()[0])
+    parser.add_argument("--out",  default=os.path.join(REPO, "build", "bench"),
+        help="Output folder (default build/bench).")
+    parser.add_argument("--only", default="", help=f"Comma-separated groups: {', '.join(GROUPS)}.")
+    parser.add_argument("--list", action="store_true", help="List the commands and their estimated cost; run nothing.")
+    args = parser.parse_args(argv)
+    try:
+        benches = selected(args.only)
+    except ValueError as error:
+        parser.error(str(error))
+    out = os.path.abspath(args.out)
+    total = sum(b[3] for b in benches)
+    if args.list:
+        for group, name, command, minutes, where in benches:
+            print(f"{group:7} {name:24} ~{format_minutes(minutes):>11}  {command.format(out=out)}   [{where}]")
+        print(f"{len(benches)} commands, about {format_minutes(total)} on this 2-core machine (estimated)")
+        return 0
+
+    os.makedirs(out, exist_ok=True)
+    print(f"bench: {len(benches)} commands into {out}, about {format_minutes(total)} (estimated)", flush=True)
+    lines, failed = [], 0
+    for index, (group, name, command, minutes, where) in enumerate(benches, start=1):
+        print(f"bench: [{index}/{len(benches)}] {name}: {command.format(out=out)} (~{format_minutes(minutes)})",
+            flush=True)
+        start = time.monotonic()
+        with open(os.path.join(out, f"{name}.log"), "w") as log:
+            status = subprocess.run(command_argv(command, out), cwd=REPO, stdin=subprocess.DEVNULL,
+                stdout=log, stderr=subprocess.STDOUT).returncode
+        elapsed = time.monotonic() - start
+        failed += status != 0
+        verdict = "ok" if status == 0 else f"FAILED (exit {status}, see {name}.log)"
+        print(f"bench: [{index}/{len(benches)}] {name}: {verdict} in {elapsed / 60:.1f} min", flush=True)
+        lines.append(f"{name:24} {verdict:40} {elapsed / 60:6.1f} min  {command.format(out=out)}  [{where}]")
+    with open(os.path.join(out, "summary.txt"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print(f"bench: {len(benches) - failed} of {len(benches)} commands ok; summary in {os.path.join(out, 'summary.txt')}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

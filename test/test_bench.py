@@ -1,0 +1,79 @@
+# This file is part of hostlink.
+# Copyright (c) 2026 hostlink developers
+# SPDX-License-Identifier: BSD-2-Clause
+
+"""`make bench` (software/reports/bench.py) covers the figures README.md publishes, writes every output
+into its folder, and refuses a group it does not have. The benchmarks themselves are not run here."""
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from helpers import REPO
+from hostlink.software.reports import bench
+
+
+def words(command):
+    """A command's words without what only says where its output goes (sudo, --json/--plot PATH)."""
+    argv = command.replace("sudo ", "").split()
+    kept, skip = [], False
+    for word in argv:
+        if skip:
+            skip = False
+        elif word in ("--json", "--plot"):
+            skip = True
+        else:
+            kept.append(word)
+    return kept
+
+
+def test_every_readme_headline_command_is_benchmarked():
+    with open(os.path.join(REPO, "README.md")) as f:
+        readme = f.read()
+    figures = readme.split("## Figures", 1)[1].split("\n## ", 1)[0]
+    commands = re.findall(r"^\|[^|]*\|[^|]*\| `([^`]+)` \|", figures, re.MULTILINE)
+    assert len(commands) >= 5, figures
+    benched = [words(command) for _, _, command, _, _ in bench.BENCHES]
+    for command in commands:
+        assert words(command) in benched, f"README's {command!r} is not in make bench"
+
+
+def test_every_output_goes_into_the_folder():
+    for group, name, command, minutes, where in bench.BENCHES:
+        argv = command.format(out="/OUT").split()
+        assert "--json" in argv and argv[argv.index("--json") + 1] == f"/OUT/{name}.json", command
+        if "--plot" in argv:
+            assert argv[argv.index("--plot") + 1] == f"/OUT/{name}.png", command
+        assert minutes > 0 and where
+
+
+def test_names_are_unique():
+    names = [name for _, name, *_ in bench.BENCHES]
+    assert len(names) == len(set(names))
+
+
+def test_list_names_every_command_and_the_total():
+    result = subprocess.run([sys.executable, "-m", "hostlink.software.reports.bench", "--list", "--out", "/tmp/b"],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.strip().splitlines()
+    assert len(lines) == len(bench.BENCHES) + 1
+    total = sum(b[3] for b in bench.BENCHES)
+    assert lines[-1] == f"{len(bench.BENCHES)} commands, about {bench.format_minutes(total)} on this 2-core machine (estimated)"
+
+
+def test_only_selects_groups_and_refuses_an_unknown_one():
+    assert {b[0] for b in bench.selected("zc706,udp")} == {"zc706", "udp"}
+    result = subprocess.run([sys.executable, "-m", "hostlink.software.reports.bench", "--only", "nosuch", "--list"],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
+    assert result.returncode == 2
+    assert "unknown group 'nosuch'" in result.stderr
+
+
+def test_commands_run_with_this_python_from_the_repository():
+    argv = bench.command_argv("./sim.py dma --json {out}/x.json", "/OUT")
+    assert argv == [sys.executable, os.path.join(REPO, "sim.py"), "dma", "--json", "/OUT/x.json"]
+    assert bench.command_argv("python -m x", "/OUT")[0] == sys.executable
