@@ -18,7 +18,12 @@ status register of that channel every DMA_BUFFER_PER_IRQ buffers. What changes:
   Releasing the file turns polling off.
 - LITEPCIE_IOCTL_CYCLES (new, SoCs with hostlink's cycle counter): latches and reads the 64-bit
   device-cycle counter (a write to `cycles_latch`, which nothing else depends on, then two reads,
-  under a mutex so that threads do not tear each other's value). Any user of the device may time.
+  under the device's spinlock so that threads do not tear each other's value). Any user of the device
+  may time.
+- Register reads made for a process (the polled loop status, the cycle counter) run with interrupts off
+  (the device's spinlock): under User-Mode Linux an MSI taken during a register read ran the handler's
+  own reads inside it, and the outer read returned one of theirs (cycle counts off by 10 * 2**32, a
+  virt-pci warning).
 - A non-blocking write() returned -EAGAIN when the DMA had read every buffer written (the ring empty)
   and went on when it was full: now -EAGAIN when the ring is full (half of it ahead of the DMA).
 - The MSI enable register is read, modified and written under the device's spinlock: channels started
@@ -43,8 +48,12 @@ def _refresh(direction):
     return (
         f"static void hostlink_{direction}_refresh(struct litepcie_device *s, struct litepcie_chan *chan)\n"
         f"{{\n"
-        f"\tuint32_t loop_status = litepcie_readl(s, chan->dma.base + PCIE_DMA_{reg}_TABLE_LOOP_STATUS_OFFSET);\n"
+        f"\tunsigned long flags;\n"
+        f"\tuint32_t loop_status;\n"
         f"\n"
+        f"\tspin_lock_irqsave(&s->lock, flags);\n"
+        f"\tloop_status = litepcie_readl(s, chan->dma.base + PCIE_DMA_{reg}_TABLE_LOOP_STATUS_OFFSET);\n"
+        f"\tspin_unlock_irqrestore(&s->lock, flags);\n"
         f"\tchan->dma.{direction}_hw_count &= ((~(DMA_BUFFER_COUNT - 1) << 16) & 0xffffffffffff0000);\n"
         f"\tchan->dma.{direction}_hw_count |= (loop_status >> 16) * DMA_BUFFER_COUNT + (loop_status & 0xffff);\n"
         f"\tif (chan->dma.{direction}_hw_count_last > chan->dma.{direction}_hw_count)\n"
@@ -118,7 +127,6 @@ POLLING_PATCHES = [
      "static int litepcie_open(struct inode *inode, struct file *file)\n",
      "/* hostlink: a polled direction's counters, as the MSI handler updates them. */\n"
      + _refresh("writer") + _refresh("reader") +
-     "static DEFINE_MUTEX(hostlink_cycles_lock);\n\n"
      "static int litepcie_open(struct inode *inode, struct file *file)\n"),
 
     ("main.c", "release: polling off with the lock",
@@ -195,12 +203,13 @@ POLLING_PATCHES = [
      "\tcase LITEPCIE_IOCTL_CYCLES: /* hostlink */\n"
      "\t{\n"
      "\t\tstruct litepcie_ioctl_cycles m;\n"
+     "\t\tunsigned long flags;\n"
      "\n"
-     "\t\tmutex_lock(&hostlink_cycles_lock);\n"
+     "\t\tspin_lock_irqsave(&dev->lock, flags);\n"
      "\t\tlitepcie_writel(dev, CSR_CYCLES_LATCH_ADDR, 1);\n"
      "\t\tm.cycles = ((uint64_t)litepcie_readl(dev, CSR_CYCLES_VALUE_ADDR) << 32) |\n"
      "\t\t\tlitepcie_readl(dev, CSR_CYCLES_VALUE_ADDR + 4);\n"
-     "\t\tmutex_unlock(&hostlink_cycles_lock);\n"
+     "\t\tspin_unlock_irqrestore(&dev->lock, flags);\n"
      "\t\tif (copy_to_user((void *)arg, &m, sizeof(m)))\n"
      "\t\t\tret = -EFAULT;\n"
      "\t}\n"

@@ -13,8 +13,9 @@
  *
  *   modes       zero-copy  the driver's buffers mapped (mmap); data written and checked in place
  *               copy       read()/write(): the driver copies between the process and its buffers
- *               double     two halves: the process copies a half into (out of) the mapped ring while
- *                          the DMA moves the other half
+ *               double     two halves of the driver's window (a quarter ring each): the process
+ *                          prepares a half in its own memory and copies it into the mapped ring (or
+ *                          copies a half out of it and checks the copy) while the DMA moves the other
  *   completion  irq        the process sleeps in poll() until the driver's MSI handler wakes it
  *               poll       the channel's MSI is off; the process asks the driver for the DMA's progress
  *                          (an ioctl that reads the loop status register, read-only) in a loop
@@ -66,6 +67,10 @@
 #define B            DMA_BUFFER_SIZE
 #define WORDS        (DMA_BUFFER_SIZE / 4)
 #define MAX_REPORTED 8   /* Mismatches printed per run. */
+/* Double-buffered: the driver's window (half the ring ahead of the DMA) in two halves. LitePCIe's DMA
+ * streams the ring without waiting for software, so a window smaller than the driver's would let the
+ * reader overtake the process (measured: with two 4 KiB buffers it read buffers not yet written). */
+#define HALF         (DMA_BUFFER_COUNT / 4)
 
 /* Configuration ------------------------------------------------------------------------------- */
 
@@ -281,12 +286,8 @@ static void fill_buffer(struct channel *c, uint8_t *p, uint64_t g)
  * mode). Returns the buffers handed to the driver. */
 static int64_t feed(struct channel *c)
 {
-    int64_t lead  = DMA_BUFFER_COUNT / 2;
-    int64_t chunk = 1;
-    if (c->cfg.mode == DOUBLE) {
-        chunk = c->n < DMA_BUFFER_COUNT / 4 ? (int64_t)c->n : DMA_BUFFER_COUNT / 4;
-        lead  = 2 * chunk;
-    }
+    int64_t lead  = DMA_BUFFER_COUNT / 2;   /* The driver lets software run half a ring ahead. */
+    int64_t chunk = HALF;
     int64_t space = lead - (c->tx_sent - c->tx_hw);
     int64_t before = c->tx_sent;
     if (space <= 0)
@@ -353,7 +354,7 @@ static int64_t drain(struct channel *c)
                 check_buffer(c, c->rx_buf + i * B, c->rx_got);
         }
     } else {
-        int64_t chunk = c->n < DMA_BUFFER_COUNT / 4 ? (int64_t)c->n : DMA_BUFFER_COUNT / 4;
+        int64_t chunk = HALF;
         if (chunk > left)
             chunk = left;
         while (avail >= chunk) {
@@ -713,7 +714,7 @@ static void usage(void)
            "  -n, --channels LIST     channel counts run in threads, e.g. 1,2,4 (default 1)\n"
            "  -d, --direction LIST    loopback,h2c,c2h,both (default loopback)\n"
            "  -s, --sizes MIN[:MAX]   transfer sizes, powers of two from MIN to MAX (8 to 64M; default 64K)\n"
-           "  -t, --transfers N       transfers per channel and size (default 8)\n"
+           "  -t, --transfers N       transfers per channel and size (default: 1 MiB worth, 4 to 64)\n"
            "  -j, --json PATH         write the results as JSON\n"
            "      --stall-timeout S   fail a run that makes no progress for S seconds (default 120)\n"
            "      --corrupt BYTES     test only: corrupt the h2c word at BYTES into each stream\n"
@@ -734,7 +735,7 @@ int main(int argc, char **argv)
     int comps[2] = {IRQ}, n_comps = 1;
     int dirs[4] = {LOOPBACK}, n_dirs = 1;
     int chans[8] = {1}, n_chans = 1;
-    uint64_t size_min = 64 << 10, size_max = 64 << 10, transfers = 8;
+    uint64_t size_min = 64 << 10, size_max = 64 << 10, transfers = 0;   /* 0: by size. */
     const char *json_path = NULL;
     const char *comp_names[] = {"irq", "poll"};
 
@@ -832,8 +833,12 @@ int main(int argc, char **argv)
     for (int ci = 0; ci < n_comps; ci++)
     for (int mi = 0; mi < n_modes; mi++)
     for (uint64_t size = size_min; size <= size_max; size <<= 1) {
+        /* By default 1 MiB per channel and stream, at least 4 and at most 64 transfers. */
+        uint64_t count = transfers ? transfers : (1 << 20) / size;
+        if (!transfers)
+            count = count < 4 ? 4 : count > 64 ? 64 : count;
         struct run_config cfg = {.mode = modes[mi], .completion = comps[ci], .direction = dirs[di],
-                                 .channels = chans[ni], .size = size, .transfers = transfers};
+                                 .channels = chans[ni], .size = size, .transfers = count};
         struct channel ch[MAX_CHANNELS];
         pthread_t threads[MAX_CHANNELS];
         pthread_barrier_t barrier;
@@ -847,15 +852,15 @@ int main(int argc, char **argv)
             c->barrier = &barrier;
             c->fd = -1;
             c->n = size >= B ? size / B : 1;
-            c->total = c->n * transfers;
+            c->total = c->n * count;
             c->tx = cfg.direction != C2H;
             c->rx = cfg.direction != H2C;
             c->tx_stream.name = "h2c";
             c->rx_stream.name = cfg.direction == LOOPBACK ? "loopback" : "c2h";
-            c->tx_stream.submitted = calloc(transfers, sizeof(struct stamp));
-            c->tx_stream.completed = calloc(transfers, sizeof(struct stamp));
+            c->tx_stream.submitted = calloc(count, sizeof(struct stamp));
+            c->tx_stream.completed = calloc(count, sizeof(struct stamp));
             c->rx_stream.submitted = c->tx_stream.submitted;   /* Loopback: sent by the h2c side. */
-            c->rx_stream.completed = calloc(transfers, sizeof(struct stamp));
+            c->rx_stream.completed = calloc(count, sizeof(struct stamp));
         }
         for (int i = 0; i < cfg.channels; i++)
             pthread_create(&threads[i], NULL, run_channel, &ch[i]);
@@ -902,7 +907,7 @@ int main(int argc, char **argv)
                     "\"bytes_checked\": %" PRIu64 ", \"bytes_expected\": %" PRIu64 ", \"errors\": %" PRIu64 ", "
                     "\"lost_buffers\": %" PRIu64 ", \"failures\": [",
                     runs ? "," : "", mode_names[cfg.mode], completion_names[cfg.completion], cfg.channels,
-                    direction_names[cfg.direction], size, transfers, ch[0].n, checked, expected, errors, lost);
+                    direction_names[cfg.direction], size, count, ch[0].n, checked, expected, errors, lost);
             int first = 1;
             for (int i = 0; i < cfg.channels; i++)
                 if (ch[i].failure[0]) {
