@@ -28,11 +28,11 @@
  *               both       h2c and c2h at once, each checked as above
  *
  * Timing: host wall time (CLOCK_MONOTONIC) and device cycles (hostlink's cycle counter, through the
- * driver's CYCLES ioctl). Per transfer: from the moment it could start (handed to the driver, and the
- * previous transfer of the stream done) to the moment the process sees it done (h2c: the DMA has read
- * it; c2h and loopback: its data is back and checked). In the simulated machine (User-Mode Linux of
- * ./sim.py driver) only device cycles are meaningful: the device runs thousands of times slower than the
- * host, and the tool says so.
+ * driver's CYCLES ioctl). Per transfer: from the moment it could start (its first buffer handed to the
+ * driver, and the previous transfer of the stream done) to the moment the process sees it done (h2c:
+ * the DMA has read it; c2h and loopback: its data is back and checked). In the simulated machine
+ * (User-Mode Linux of ./sim.py driver) only device cycles are meaningful: the device runs thousands of
+ * times slower than the host, and the tool says so.
  */
 
 #define _GNU_SOURCE
@@ -389,12 +389,13 @@ static int complete(struct channel *c, struct stream *s, int64_t count, struct s
     return any;
 }
 
-/* Stamps the transfers of `s` whose last buffer was handed to the driver. */
+/* Stamps the transfers of `s` whose first buffer was handed to the driver in [before, after): from
+ * then on the DMA can move them (a transfer larger than the driver's window is handed over piece by
+ * piece while it moves). */
 static void submitted(struct channel *c, struct stream *s, int64_t before, int64_t after, struct stamp t)
 {
-    for (uint64_t k = before / c->n; k < c->cfg.transfers && (int64_t)((k + 1) * c->n) <= after; k++)
-        if ((int64_t)((k + 1) * c->n) > before)
-            s->submitted[k] = t;
+    for (uint64_t k = (before + c->n - 1) / c->n; k < c->cfg.transfers && (int64_t)(k * c->n) < after; k++)
+        s->submitted[k] = t;
 }
 
 static int stream_done(struct channel *c)
