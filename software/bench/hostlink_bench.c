@@ -881,8 +881,10 @@ int main(int argc, char **argv)
         uint64_t expected = 0;
         for (int i = 0; i < cfg.channels; i++)
             expected += (ch[i].tx && cfg.direction != LOOPBACK ? ch[i].total * B : 0) + (ch[i].rx ? ch[i].total * B : 0);
-        if (checked < expected && !errors)
+        if (checked < expected && !errors) {
+            fprintf(stderr, "hostlink_bench: %" PRIu64 " bytes checked of the %" PRIu64 " moved\n", checked, expected);
             errors = 1;
+        }
 
         struct summary sums[2];
         int n_sums = 0;
