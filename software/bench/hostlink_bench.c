@@ -96,7 +96,6 @@ static int      simulated;
 static int      verbose;
 static double   stall_s = 120.0;
 static int      cycles_ok = 1;
-static uint32_t fault_bytes;   /* Test-only: --corrupt, a host-side fault (see usage). */
 
 /* Per-channel registers of hostlink's pattern generator and checker (csr.h, generated from the SoC). */
 struct pattern_regs { uint32_t gen_control, gen_length, chk_clear, chk_words, chk_errors; };
@@ -277,9 +276,6 @@ static void fill_buffer(struct channel *c, uint8_t *p, uint64_t g)
     int loop = c->cfg.direction == LOOPBACK;
     for (uint32_t w = 0; w < WORDS; w++)
         words[w] = loop ? loop_word(c->cfg.seed, g, w) : count_word(g, w);
-    /* Test-only host-side fault: one word of the h2c stream wrong (the check must see it). */
-    if (fault_bytes && g == fault_bytes / B)
-        words[(fault_bytes % B) / 4] ^= 0x00010000;
 }
 
 /* Host -> FPGA: keeps the ring filled up to `lead` buffers ahead of the DMA (whole chunks in double
@@ -718,7 +714,6 @@ static void usage(void)
            "  -t, --transfers N       transfers per channel and size (default: 1 MiB worth, 4 to 64)\n"
            "  -j, --json PATH         write the results as JSON\n"
            "      --stall-timeout S   fail a run that makes no progress for S seconds (default 120)\n"
-           "      --corrupt BYTES     test only: corrupt the h2c word at BYTES into each stream\n"
            "  -v, --verbose\n"
            "Transfers smaller than the driver's buffer (%d bytes) move one whole buffer.\n"
            "h2c, c2h and both write the pattern generator/checker registers: root (CAP_SYS_RAWIO).\n",
@@ -792,8 +787,6 @@ int main(int argc, char **argv)
             json_path = v; i++;
         } else if (OPT("--stall-timeout", "--stall-timeout")) {
             stall_s = atof(v); i++;
-        } else if (OPT("--corrupt", "--corrupt")) {
-            fault_bytes = strtoul(v, NULL, 0); i++;
         } else {
             fprintf(stderr, "hostlink_bench: unknown argument '%s' (--help)\n", a);
             return 2;
