@@ -93,7 +93,6 @@ struct run_config {
 };
 
 static int      simulated;
-static int      verbose;
 static double   stall_s = 120.0;
 static int      cycles_ok = 1;
 
@@ -714,7 +713,6 @@ static void usage(void)
            "  -t, --transfers N       transfers per channel and size (default: 1 MiB worth, 4 to 64)\n"
            "  -j, --json PATH         write the results as JSON\n"
            "      --stall-timeout S   fail a run that makes no progress for S seconds (default 120)\n"
-           "  -v, --verbose\n"
            "Transfers smaller than the driver's buffer (%d bytes) move one whole buffer.\n"
            "h2c, c2h and both write the pattern generator/checker registers: root (CAP_SYS_RAWIO).\n",
            DMA_BUFFER_SIZE);
@@ -742,8 +740,6 @@ int main(int argc, char **argv)
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage();
             return 0;
-        } else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
-            verbose = 1;
         } else if (OPT("-m", "--modes")) {
             n_modes = parse_list(v, mode_names, 3, modes); i++;
         } else if (OPT("-c", "--completion")) {
