@@ -28,17 +28,19 @@ from litepcie.software import generate_litepcie_software_headers
 
 from hostlink.software.driver_hardening import harden_driver
 from hostlink.software.driver_kernels import port_driver
+from hostlink.software.driver_polling import add_polling
 
 __all__ = ["DriverBuildError", "DriverBuild", "generate_driver", "generate_dram_tool", "find_kernel_build_dir",
     "kernel_build_dirs", "build_driver"]
 
 KERNEL_MODULES = ["litepcie.ko", "liteuart.ko"]
-USER_TOOLS     = ["litepcie_util", "litepcie_test"]
+USER_TOOLS     = ["litepcie_util", "litepcie_test", "hostlink_bench"]
 DRAM_TOOLS     = ["hostlink_dram"]   # In <driver_dir>/dram.
 STATUS_TOOLS   = ["hostlink_status"] # In <driver_dir>/status.
 
 DRAM_TOOL_SOURCES   = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dram")
 STATUS_TOOL_SOURCES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "status")
+BENCH_TOOL_SOURCES  = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bench")
 
 # Generation ---------------------------------------------------------------------------------------
 
@@ -74,6 +76,8 @@ def generate_driver(soc, driver_dir):
     _check_dma_offsets(kernel_dir)
     harden_driver(kernel_dir)
     port_driver(kernel_dir)
+    add_polling(kernel_dir)
+    _add_bench_tool(os.path.join(driver_dir, "user"))
     max_request = getattr(getattr(soc, "pcie_phy", None), "max_request_limit", 512)
     if max_request > 512:
         _ask_for_read_request_size(kernel_dir, max_request)
@@ -82,6 +86,25 @@ def generate_driver(soc, driver_dir):
     shutil.copytree(STATUS_TOOL_SOURCES, os.path.join(driver_dir, "status"), dirs_exist_ok=True,
         ignore=shutil.ignore_patterns("*.o", "hostlink_status"))
     return driver_dir
+
+
+BENCH_MAKEFILE_ANCHOR = "PROGS=litepcie_util litepcie_test\n"
+
+def _add_bench_tool(user_dir):
+    """hostlink_bench (software/bench) next to LitePCIe's tools, built by their Makefile: it includes
+    the same generated headers (csr.h, config.h, litepcie.h) and links liblitepcie."""
+    shutil.copy(os.path.join(BENCH_TOOL_SOURCES, "hostlink_bench.c"), user_dir)
+    path = os.path.join(user_dir, "Makefile")
+    with open(path) as f:
+        text = f.read()
+    if text.count(BENCH_MAKEFILE_ANCHOR) != 1:
+        raise ValueError(f"{path}: expected one '{BENCH_MAKEFILE_ANCHOR.strip()}' to add hostlink_bench to; "
+                         f"LitePCIe's user tools have changed")
+    text = text.replace(BENCH_MAKEFILE_ANCHOR, "PROGS=litepcie_util litepcie_test hostlink_bench\n")
+    text += ("\n# hostlink: the transfer benchmark (software/bench).\n"
+             "hostlink_bench: liblitepcie/liblitepcie.a hostlink_bench.o\n"
+             "\t$(CC) $(LDFLAGS) -o $@ $^ -Lliblitepcie -llitepcie -lpthread -lm\n")
+    _write(path, text)
 
 
 READ_REQUEST_ANCHOR = "\tpci_set_master(dev);\n"

@@ -31,7 +31,7 @@ check is required to be present, not added.
 
 import os
 
-__all__ = ["DriverPatchError", "UDEV_RULE_NAME", "DEVICE_GROUP", "harden_driver"]
+__all__ = ["DriverPatchError", "UDEV_RULE_NAME", "DEVICE_GROUP", "harden_driver", "apply_patches"]
 
 DEVICE_GROUP   = "hostlink"
 UDEV_RULE_NAME = "99-hostlink-litepcie.rules"
@@ -188,6 +188,15 @@ def harden_driver(kernel_dir, patches=None, required=None):
     """
     patches  = PATCHES  if patches  is None else patches
     required = REQUIRED if required is None else required
+    apply_patches(kernel_dir, patches, required, "hardening")
+    with open(os.path.join(kernel_dir, UDEV_RULE_NAME), "w") as f:
+        f.write(UDEV_RULE)
+    return kernel_dir
+
+
+def apply_patches(kernel_dir, patches, required=(), kind="hardening"):
+    """Apply `patches` [(file, what, anchor, replacement)] to the sources in `kernel_dir`, after checking
+    that each `required` (file, what, text) is there once; all or nothing (DriverPatchError)."""
     texts = {}
     def text(name):
         if name not in texts:
@@ -197,19 +206,16 @@ def harden_driver(kernel_dir, patches=None, required=None):
 
     for name, what, anchor in required:
         if text(name).count(anchor) != 1:
-            raise DriverPatchError(f"{os.path.join(kernel_dir, name)}: hardening relies on '{what}', "
+            raise DriverPatchError(f"{os.path.join(kernel_dir, name)}: {kind} relies on '{what}', "
                                    f"which LitePCIe's driver no longer has in the expected form; "
                                    f"LitePCIe's driver has changed, review it before generating")
     for name, what, anchor, replacement in patches:
         found = text(name).count(anchor)
         if found != 1:
-            raise DriverPatchError(f"{os.path.join(kernel_dir, name)}: cannot apply hardening '{what}': "
+            raise DriverPatchError(f"{os.path.join(kernel_dir, name)}: cannot apply {kind} '{what}': "
                                    f"expected its anchor once, found it {found} times "
                                    f"({anchor.strip().splitlines()[0]!r}); LitePCIe's driver has changed")
         texts[name] = texts[name].replace(anchor, replacement)
     for name, content in texts.items():
         with open(os.path.join(kernel_dir, name), "w") as f:
             f.write(content)
-    with open(os.path.join(kernel_dir, UDEV_RULE_NAME), "w") as f:
-        f.write(UDEV_RULE)
-    return kernel_dir

@@ -99,8 +99,13 @@ def build_uml_driver(board, dma_channels, soc_dir, build_root=BUILD_ROOT, ring=S
     digest.update(json.dumps([ring, SIM_DMA_TEST_SKIP_LOOPS], sort_keys=True).encode())
     digest.update(f"litepcie=={version('litepcie')}".encode())
     digest.update(str(os.path.getmtime(os.path.join(UML_TREE, "Module.symvers"))).encode())
-    with open(os.path.abspath(__file__), "rb") as f:
-        digest.update(f.read())
+    # This file and what generates the driver and its tools (hardening, polling, hostlink_bench).
+    software = os.path.join(REPO, "software")
+    for path in [os.path.abspath(__file__), os.path.join(software, "driver.py"),
+                 os.path.join(software, "driver_hardening.py"), os.path.join(software, "driver_polling.py"),
+                 os.path.join(software, "bench", "hostlink_bench.c")]:
+        with open(path, "rb") as f:
+            digest.update(f.read())
     digest = digest.hexdigest()[:16]
     driver_dir = os.path.join(build_root, "uml", "driver", soc_name(board, dma_channels, with_dram))
     stamp = os.path.join(driver_dir, "hostlink.digest")

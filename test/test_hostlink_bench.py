@@ -1,0 +1,198 @@
+# This file is part of hostlink.
+# Copyright (c) 2026 hostlink developers
+# SPDX-License-Identifier: BSD-2-Clause
+
+"""hostlink_bench (software/bench) and the driver changes it relies on (software/driver_polling.py).
+
+Quick: the polling changes are in the generated driver and stop generation when LitePCIe's sources lose
+an anchor; the tool is generated and its Makefile entry added; the plot command turns JSON into PNGs.
+`uml`: the tool runs in User-Mode Linux on the simulated ZC706 and VC709 (every mode and completion
+method, 1 and 2 channels, the four directions, every byte checked), and a corrupted word in the device's
+DMA writes makes it fail.
+"""
+
+import importlib
+import json
+import os
+import re
+import shutil
+
+import pytest
+
+from hostlink.software import driver_polling
+from hostlink.software.driver_hardening import DriverPatchError, harden_driver
+from hostlink.software.driver_polling import add_polling
+from hostlink.software import bench_plot
+
+LITEPCIE_KERNEL = os.path.join(os.path.dirname(os.path.abspath(
+    importlib.import_module("litepcie.software").__file__)), "kernel")
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def read(path):
+    with open(path) as f:
+        return f.read()
+
+# Driver changes -----------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory):
+    from hostlink.software.driver import generate_driver
+    from hostlink.targets.zc706 import BaseSoC
+    driver_dir = str(tmp_path_factory.mktemp("driver_zc706"))
+    generate_driver(BaseSoC(), driver_dir)
+    return driver_dir
+
+
+def test_generated_driver_polls_without_register_writes(generated):
+    """Every polling change is in the generated driver; the new ioctls give no register write and no
+    bus address to the caller: DMA_POLL only flips the lock holder's flags, CYCLES writes one fixed
+    register (the latch), and a polled direction's counters come from a register read."""
+    kernel = os.path.join(generated, "kernel")
+    for name, what, anchor, replacement in driver_polling.POLLING_PATCHES:
+        assert replacement in read(os.path.join(kernel, name)), what
+    main_c = read(os.path.join(kernel, "main.c"))
+    poll_case   = main_c[main_c.index("case LITEPCIE_IOCTL_DMA_POLL:"):main_c.index("case LITEPCIE_IOCTL_CYCLES:")]
+    cycles_case = main_c[main_c.index("case LITEPCIE_IOCTL_CYCLES:"):main_c.index("case LITEPCIE_IOCTL_LOCK:")]
+    assert "litepcie_writel" not in poll_case and "litepcie_readl" not in poll_case
+    assert "!chan_priv->writer" in poll_case and "!chan_priv->reader" in poll_case
+    assert re.findall(r"litepcie_writel\((\w+), (\w+),", cycles_case) == [("dev", "CSR_CYCLES_LATCH_ADDR")]
+    for direction in ("writer", "reader"):
+        refresh = main_c[main_c.index(f"static void hostlink_{direction}_refresh"):]
+        refresh = refresh[:refresh.index("\n}\n")]
+        assert "litepcie_writel" not in refresh
+        assert "spin_lock_irqsave(&s->lock, flags);" in refresh
+    # The hardening still holds: register writes through REG need CAP_SYS_RAWIO.
+    assert "if (m.is_write && !capable(CAP_SYS_RAWIO))" in main_c
+    # The tool is generated next to LitePCIe's and built by their Makefile.
+    user = os.path.join(generated, "user")
+    assert os.path.isfile(os.path.join(user, "hostlink_bench.c"))
+    makefile = read(os.path.join(user, "Makefile"))
+    assert "PROGS=litepcie_util litepcie_test hostlink_bench\n" in makefile
+    assert "hostlink_bench: liblitepcie/liblitepcie.a hostlink_bench.o" in makefile
+
+
+@pytest.mark.parametrize("index", range(len(driver_polling.POLLING_PATCHES)))
+def test_polling_refuses_when_an_anchor_is_missing(tmp_path, index):
+    """A LitePCIe whose sources lost a line a polling change is anchored on stops generation, names
+    the change, and leaves the sources untouched."""
+    kernel = str(tmp_path / "kernel")
+    shutil.copytree(LITEPCIE_KERNEL, kernel, ignore=shutil.ignore_patterns("__pycache__"))
+    harden_driver(kernel)
+    name, what, anchor, _ = driver_polling.POLLING_PATCHES[index]
+    path = os.path.join(kernel, name)
+    changed = read(path).replace(anchor, "/* moved */\n")
+    with open(path, "w") as f:
+        f.write(changed)
+    before = {n: read(os.path.join(kernel, n)) for n in ["main.c", "litepcie.h"]}
+    with pytest.raises(DriverPatchError, match=rf"cannot apply polling change '{re.escape(what)}'.*found it 0 times"):
+        add_polling(kernel)
+    assert {n: read(os.path.join(kernel, n)) for n in ["main.c", "litepcie.h"]} == before
+
+
+def test_bench_makefile_anchor_missing_is_refused(tmp_path):
+    from hostlink.software import driver
+    user = tmp_path / "user"
+    user.mkdir()
+    (user / "Makefile").write_text("PROGS=litepcie_util\n")
+    with pytest.raises(ValueError, match="expected one 'PROGS=litepcie_util litepcie_test'"):
+        driver._add_bench_tool(str(user))
+
+# Plot ---------------------------------------------------------------------------------------------
+
+def _stream(name, gbs, median_ns):
+    stats = {"min": median_ns / 2, "median": median_ns, "p99": median_ns * 2}
+    return {"stream": name, "transfers": 4, "bytes": 0, "bus_bytes": 0, "throughput_gbs_cycles": gbs,
+            "throughput_gbs_wall": gbs / 1000, "latency_cycles": stats, "latency_ns_cycles": stats,
+            "latency_ns_wall": stats}
+
+
+def test_plot_one_line_per_mode_and_completion(tmp_path):
+    runs = []
+    for mode, completion, scale in [("zero-copy", "irq", 1.0), ("copy", "poll", 0.5)]:
+        for size in (4096, 8192, 16384):
+            runs.append({"mode": mode, "completion": completion, "channels": 1, "direction": "loopback",
+                         "size": size, "streams": [_stream("loopback", scale * size / 16384, size / 4)]})
+    data = {"tool": "hostlink_bench", "simulated": True, "runs": runs}
+    lines = bench_plot.series(data)[("loopback", 1, "loopback")]
+    assert sorted(lines) == ["copy poll", "zero-copy irq"]
+    assert lines["copy poll"] == [(4096, 0.125, 1.024, 2.048), (8192, 0.25, 2.048, 4.096), (16384, 0.5, 4.096, 8.192)]
+    path = tmp_path / "zc706.json"
+    path.write_text(json.dumps(data))
+    assert bench_plot.main([str(path), "--out", str(tmp_path / "png")]) == 0
+    pngs = sorted(os.listdir(tmp_path / "png"))
+    assert pngs == ["zc706_loopback_loopback_1ch_latency.png", "zc706_loopback_loopback_1ch_throughput.png"]
+    for name in pngs:
+        assert (tmp_path / "png" / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    bad = tmp_path / "other.json"
+    bad.write_text(json.dumps({"steps": []}))
+    assert bench_plot.main([str(bad), "--out", str(tmp_path / "png")]) == 1
+
+# In User-Mode Linux -------------------------------------------------------------------------------
+
+from hostlink.sim.uml.run import UML_KERNEL
+
+needs_kernel = pytest.mark.skipif(not os.path.isfile(UML_KERNEL),
+    reason="no User-Mode Linux kernel: `make uml-kernel`")
+
+# Short: every mode x completion with 1 and 2 channels in loopback; each direction once; 8 KiB
+# transfers (two buffers of the simulated SoC's ring), 4 per channel and stream.
+SHORT = ["sh", "-c",
+    "hostlink_bench -m zero-copy,copy,double -c irq,poll -n 1,2 -d loopback -s 8K -t 4 -j loopback.json; "
+    "a=$?; hostlink_bench -m zero-copy -c irq,poll -d h2c,c2h,both -s 8K -t 4 -j directions.json; "
+    "b=$?; exit $((a | b))"]
+
+
+def _run(tmp_path, board, command, *extra):
+    from hostlink.sim.driver import main as driver_main
+    path = tmp_path / f"{board}.json"
+    code = driver_main(["--board", board, "--json", str(path), "--command-timeout", "900", *extra, "--", *command])
+    with open(path) as f:
+        result = json.load(f)
+    shared = os.path.join(REPO, "build", "uml", "runs", f"{board}_dma2", "shared")
+    return code, result, shared
+
+
+@pytest.mark.uml
+@needs_kernel
+@pytest.mark.parametrize("board", ["zc706", "vc709"])
+def test_bench_on_the_simulated_soc(tmp_path, board):
+    code, result, shared = _run(tmp_path, board, SHORT)
+    step = next(s for s in result["steps"] if "hostlink_bench" in s["command"])
+    assert "simulated machine" in step["output"], step["output"][-2000:]
+    runs = []
+    for name in ("loopback.json", "directions.json"):
+        with open(os.path.join(shared, name)) as f:
+            bench = json.load(f)
+        assert bench["simulated"] is True and bench["cycles_available"] is True
+        assert bench["passed"] and bench["errors"] == 0
+        runs += bench["runs"]
+    assert len(runs) == 3 * 2 * 2 + 2 * 3
+    for run in runs:
+        assert run["errors"] == 0 and run["lost_buffers"] == 0 and run["failures"] == [], run
+        assert run["bytes_checked"] >= run["bytes_expected"] > 0, run
+        for stream in run["streams"]:
+            assert stream["transfers"] == 4 * run["channels"]
+            assert stream["throughput_gbs_cycles"] > 0
+            assert 0 <= stream["latency_cycles"]["min"] <= stream["latency_cycles"]["median"] \
+                <= stream["latency_cycles"]["p99"] < 1e9
+    assert {(r["mode"], r["completion"], r["channels"]) for r in runs if r["direction"] == "loopback"} == \
+        {(m, c, n) for m in ("zero-copy", "copy", "double") for c in ("irq", "poll") for n in (1, 2)}
+    assert result["kernel_warnings"] == []
+    assert step["exit_status"] == 0 and code == 0 and result["passed"]
+
+
+@pytest.mark.uml
+@needs_kernel
+def test_one_corrupted_word_fails_the_bench(tmp_path):
+    # 20 KiB into the device's DMA writes: the loopback's sixth buffer, checked by the host.
+    code, result, shared = _run(tmp_path, "zc706",
+        ["hostlink_bench", "-m", "zero-copy", "-s", "8K", "-t", "4", "-j", "fault.json"],
+        "--inject-fault", str(20 << 10))
+    assert result["bench"]["faults_injected"] == 1
+    with open(os.path.join(shared, "fault.json")) as f:
+        bench = json.load(f)
+    assert bench["errors"] == 1 and not bench["passed"]
+    step = next(s for s in result["steps"] if "hostlink_bench" in s["command"])
+    assert "c2h buffer 5, word 0" in step["output"]
+    assert step["exit_status"] == 1 and code == 1 and not result["passed"]
