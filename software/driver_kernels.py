@@ -17,9 +17,7 @@ does not build on 6.12:
 Each change is guarded by LINUX_VERSION_CODE, so the code older kernels compile is LitePCIe's own.
 """
 
-import os
-
-from hostlink.software.driver_hardening import DriverPatchError
+from hostlink.software.driver_hardening import apply_patches
 
 __all__ = ["PATCHES", "port_driver"]
 
@@ -112,19 +110,5 @@ def port_driver(kernel_dir, patches=None):
     Every anchor must occur exactly once; otherwise nothing is written and DriverPatchError says which
     change could not be placed (LitePCIe's sources changed: review the change against them).
     """
-    patches = PATCHES if patches is None else patches
-    texts = {}
-    for name, what, anchor, replacement in patches:
-        if name not in texts:
-            with open(os.path.join(kernel_dir, name)) as f:
-                texts[name] = f.read()
-        found = texts[name].count(anchor)
-        if found != 1:
-            raise DriverPatchError(f"{os.path.join(kernel_dir, name)}: cannot apply kernel compatibility change "
-                                   f"'{what}': expected its anchor once, found it {found} times "
-                                   f"({anchor.strip().splitlines()[0]!r}); LitePCIe's driver has changed")
-        texts[name] = texts[name].replace(anchor, replacement)
-    for name, content in texts.items():
-        with open(os.path.join(kernel_dir, name), "w") as f:
-            f.write(content)
+    apply_patches(kernel_dir, PATCHES if patches is None else patches, kind="kernel compatibility change")
     return kernel_dir
