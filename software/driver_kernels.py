@@ -21,62 +21,51 @@ from hostlink.software.driver_hardening import apply_patches
 
 __all__ = ["PATCHES", "port_driver"]
 
+# liteuart.c's transmit path as LitePCIe ships it, and the same for Linux >= 6.10.
+_LITEUART_TRANSMIT = (
+    "\tstruct circ_buf *xmit = &port->state->xmit;\n"
+    "\tunsigned char ch;\n"
+    "\n"
+    "\tif (unlikely(port->x_char)) {\n"
+    "\t\tlitex_write8(port->membase + OFF_RXTX, port->x_char);\n"
+    "\t\tport->icount.tx++;\n"
+    "\t\tport->x_char = 0;\n"
+    "\t} else if (!uart_circ_empty(xmit)) {\n"
+    "\t\twhile (xmit->head != xmit->tail) {\n"
+    "\t\t\tch = xmit->buf[xmit->tail];\n"
+    "\t\t\txmit->tail = (xmit->tail + 1) & (UART_XMIT_SIZE - 1);\n"
+    "\t\t\tport->icount.tx++;\n"
+    "\t\t\tliteuart_putchar(port, ch);\n"
+    "\t\t}\n"
+    "\t}\n"
+    "\n"
+    "\tif (uart_circ_chars_pending(xmit) < WAKEUP_CHARS)\n"
+    "\t\tuart_write_wakeup(port);\n"
+)
+
+_LITEUART_TRANSMIT_6_10 = (
+    "\t/* hostlink: since Linux 6.10 the transmit buffer is the tty port's kfifo. */\n"
+    "\tunsigned char ch;\n"
+    "\n"
+    "\tif (unlikely(port->x_char)) {\n"
+    "\t\tlitex_write8(port->membase + OFF_RXTX, port->x_char);\n"
+    "\t\tport->icount.tx++;\n"
+    "\t\tport->x_char = 0;\n"
+    "\t} else {\n"
+    "\t\twhile (uart_fifo_get(port, &ch)) /* Counts icount.tx. */\n"
+    "\t\t\tliteuart_putchar(port, ch);\n"
+    "\t}\n"
+    "\n"
+    "\tif (kfifo_len(&port->state->port.xmit_fifo) < WAKEUP_CHARS)\n"
+    "\t\tuart_write_wakeup(port);\n"
+)
+
 # (file, what the change does, anchor that must occur exactly once, text it becomes).
 PATCHES = [
     ("liteuart.c", "transmit from the kfifo on Linux >= 6.10",
-     "\tstruct circ_buf *xmit = &port->state->xmit;\n"
-     "\tunsigned char ch;\n"
-     "\n"
-     "\tif (unlikely(port->x_char)) {\n"
-     "\t\tlitex_write8(port->membase + OFF_RXTX, port->x_char);\n"
-     "\t\tport->icount.tx++;\n"
-     "\t\tport->x_char = 0;\n"
-     "\t} else if (!uart_circ_empty(xmit)) {\n"
-     "\t\twhile (xmit->head != xmit->tail) {\n"
-     "\t\t\tch = xmit->buf[xmit->tail];\n"
-     "\t\t\txmit->tail = (xmit->tail + 1) & (UART_XMIT_SIZE - 1);\n"
-     "\t\t\tport->icount.tx++;\n"
-     "\t\t\tliteuart_putchar(port, ch);\n"
-     "\t\t}\n"
-     "\t}\n"
-     "\n"
-     "\tif (uart_circ_chars_pending(xmit) < WAKEUP_CHARS)\n"
-     "\t\tuart_write_wakeup(port);\n",
-     "#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0)\n"
-     "\t/* hostlink: since Linux 6.10 the transmit buffer is the tty port's kfifo. */\n"
-     "\tunsigned char ch;\n"
-     "\n"
-     "\tif (unlikely(port->x_char)) {\n"
-     "\t\tlitex_write8(port->membase + OFF_RXTX, port->x_char);\n"
-     "\t\tport->icount.tx++;\n"
-     "\t\tport->x_char = 0;\n"
-     "\t} else {\n"
-     "\t\twhile (uart_fifo_get(port, &ch)) /* Counts icount.tx. */\n"
-     "\t\t\tliteuart_putchar(port, ch);\n"
-     "\t}\n"
-     "\n"
-     "\tif (kfifo_len(&port->state->port.xmit_fifo) < WAKEUP_CHARS)\n"
-     "\t\tuart_write_wakeup(port);\n"
-     "#else\n"
-     "\tstruct circ_buf *xmit = &port->state->xmit;\n"
-     "\tunsigned char ch;\n"
-     "\n"
-     "\tif (unlikely(port->x_char)) {\n"
-     "\t\tlitex_write8(port->membase + OFF_RXTX, port->x_char);\n"
-     "\t\tport->icount.tx++;\n"
-     "\t\tport->x_char = 0;\n"
-     "\t} else if (!uart_circ_empty(xmit)) {\n"
-     "\t\twhile (xmit->head != xmit->tail) {\n"
-     "\t\t\tch = xmit->buf[xmit->tail];\n"
-     "\t\t\txmit->tail = (xmit->tail + 1) & (UART_XMIT_SIZE - 1);\n"
-     "\t\t\tport->icount.tx++;\n"
-     "\t\t\tliteuart_putchar(port, ch);\n"
-     "\t\t}\n"
-     "\t}\n"
-     "\n"
-     "\tif (uart_circ_chars_pending(xmit) < WAKEUP_CHARS)\n"
-     "\t\tuart_write_wakeup(port);\n"
-     "#endif\n"),
+     _LITEUART_TRANSMIT,
+     "#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0)\n" + _LITEUART_TRANSMIT_6_10 +
+     "#else\n" + _LITEUART_TRANSMIT + "#endif\n"),
 
     ("liteuart.c", "platform remove returns void on Linux >= 6.11",
      "static int liteuart_remove(struct platform_device *pdev)\n"
