@@ -12,6 +12,7 @@ import json
 import sys
 
 from hostlink.cores.pcie.config import DMA_DESCRIPTOR_MAX_BYTES, check_dma_channels, check_dma_length
+from hostlink.sim.pcie import latency_sweep
 from hostlink.sim.pcie.host import host_profile
 from hostlink.sim.pcie.soc import BOARDS, get_board
 from hostlink.sim.pcie.driver import TABLE_DEPTH
@@ -19,6 +20,7 @@ from hostlink.sim.watchdog import OneLineArgumentParser, finite_float
 
 DIRECTIONS  = ("h2c", "c2h", "bidir")
 DEFAULT_SIZES = ("4K", "64K", "1M")
+LATENCY_SWEEP_SIZE = "256K"
 SWEEP_SIZES   = ("4K", "16K", "64K", "256K", "1M", "4M", "16M", "64M")
 
 # Argument parsing ---------------------------------------------------------------------------------
@@ -81,6 +83,15 @@ def build_parser():
     p.add_argument("--sweep", action="store_true",
         help=f"Throughput against transfer size: total sizes {','.join(SWEEP_SIZES)} (unless --sizes) moved by "
              "1, 2 and 4 channels (unless --channels), each channel moving an equal share.")
+    p.add_argument("--sweep-latency", action="store_true",
+        help=f"Host-to-FPGA throughput against the host's read latency: one h2c run of --sizes (default "
+             f"{LATENCY_SWEEP_SIZE}) per read latency (--latencies) and MRRS (--mrrs-list); a table, and a PNG "
+             "with --plot.")
+    p.add_argument("--latencies", type=latency_sweep.parse_latencies, metavar="NS",
+        help=f"Read latencies of --sweep-latency in ns (default "
+             f"{','.join(str(v) for v in latency_sweep.DEFAULT_LATENCIES_NS)}).")
+    p.add_argument("--mrrs-list", type=latency_sweep.parse_mrrs_list, metavar="BYTES",
+        help=f"MRRS values of --sweep-latency (default {','.join(str(v) for v in latency_sweep.DEFAULT_MRRS)}).")
     p.add_argument("--split", action="store_true",
         help="Sizes are totals, split evenly across the running channels (default: each channel moves a size).")
     p.add_argument("--plot", metavar="PNG", help="Plot throughput against total bytes moved into PNG.")
@@ -252,9 +263,46 @@ def run(board_name, sizes, directions=DIRECTIONS, dma_channels=2, channels=1, de
         profile_streams=profile_streams)
 
 
+def main_latency_sweep(args, parser):
+    board = get_board(args.board)
+    if len(args.sizes) != 1 or args.channels != [1]:
+        parser.error("--sweep-latency runs one size on one channel: give at most one --sizes and no --channels")
+    if args.mrrs is not None or args.read_latency_ns is not None:
+        parser.error("--sweep-latency sets the MRRS and the read latency itself: use --mrrs-list and --latencies")
+
+    def profile_for(mrrs, latency_ns):
+        args.mrrs, args.read_latency_ns = mrrs, latency_ns
+        try:
+            return profile_from_args(args, board)
+        finally:
+            args.mrrs = args.read_latency_ns = None
+
+    def run_one(profile):
+        return run(board.name, args.sizes, ["h2c"], args.dma_channels, 1, args.descriptor_size, profile,
+            args.verbose)
+
+    try:
+        rows = latency_sweep.sweep(run_one, profile_for, args.latencies, args.mrrs_list,
+            progress=lambda text: print(f"sweep: {text}", flush=True))
+    except ValueError as error:
+        parser.error(str(error))
+    print(latency_sweep.format_table(board.name, rows))
+    document = dict(board=board.name, kind="latency_sweep", direction="h2c", bytes=args.sizes[0], rows=rows)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(document, f, indent=2)
+        print(f"results written to {args.json}")
+    if args.plot:
+        latency_sweep.plot(board.name, rows, args.plot)
+        print(f"plot written to {args.plot}")
+    return 0 if all(r["errors"] == 0 and r["cycles"] is not None for r in rows) else 1
+
+
 def main(argv=None):
     parser = build_parser()
     args = parse_args(argv)
+    if args.sweep_latency:
+        return main_latency_sweep(args, parser)
     try:
         board   = get_board(args.board)
         profile = profile_from_args(args, board)
@@ -289,7 +337,17 @@ LOG_ROOTS           = []   # The simulator writes its log in the run's temporary
 
 def parse_args(argv):
     """The arguments of a run with the defaults `main` fills in (sizes, channels)."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.sweep and args.sweep_latency:
+        parser.error("--sweep and --sweep-latency are two different runs: choose one")
+    if (args.latencies or args.mrrs_list) and not args.sweep_latency:
+        parser.error("--latencies and --mrrs-list go with --sweep-latency")
+    if args.sweep_latency:
+        args.sizes      = args.sizes or [parse_size(LATENCY_SWEEP_SIZE)]
+        args.directions = ["h2c"]
+        args.latencies  = args.latencies or list(latency_sweep.DEFAULT_LATENCIES_NS)
+        args.mrrs_list  = args.mrrs_list or list(latency_sweep.DEFAULT_MRRS)
     if args.sweep:
         args.split    = True
         args.sizes    = args.sizes or parse_sizes(",".join(SWEEP_SIZES))
@@ -305,7 +363,8 @@ def run_limit(args):
     if args.timeout is not None:
         return args.timeout
     moved = sum(args.sizes) * len(args.directions) * sum(args.channels) * (2 if args.with_dram else 1)
-    return RUN_BASE_SECONDS + RUN_SECONDS_PER_MIB * moved / 2**20
+    runs  = len(args.latencies) * len(args.mrrs_list) if args.sweep_latency else 1
+    return runs * (RUN_BASE_SECONDS + RUN_SECONDS_PER_MIB * moved / 2**20)
 
 
 DEMO_ARGS = ["--board", "zc706", "--sizes", "4K,64K,256K", "--directions", "bidir,h2c,c2h"]

@@ -189,9 +189,9 @@ class BaseSoC(SoCCore):
                 lanes                = pcie_lanes,
                 data_width           = pcie_data_width,
                 dma_channels         = dma_channels,
-                # ~1.2 us from a read request to its last completion at 3.65 GB/s is ~4.4 KiB:
-                # 16 reads of 512 B in flight, not LitePCIe's 8.
-                max_pending_requests = 16,
+                # Tags for every read the block's 72 completion headers allow (hostlink.cores.pcie.endpoint):
+                # 18 of 256 bytes (2 us reads at MRRS 256), 8 of 512; 16 tags held 256-byte reads to 16.
+                max_pending_requests = 32,
                 bar0_size            = 0x100000,  # LitePCIe's pcie_7x configuration: 1 MiB.
                 dram_channels        = dram_channels,
             )

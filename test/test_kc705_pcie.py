@@ -66,6 +66,14 @@ def test_csr_map_pcie_alone(pcie_build):
     assert soc.cpu_type is None and not hasattr(soc, "uart")
 
 @pytest.mark.slow
+def test_reads_in_flight_fit_the_pcie_7x_completion_space(pcie_build):
+    """At x8 LitePCIe configures pcie_7x for MPS 256: 72 completion headers and 370 x 16 bytes of completion
+    space, which bound the reads in flight (hostlink.cores.pcie.endpoint)."""
+    soc, csr, output_dir = pcie_build
+    controller = soc.pcie_endpoint.crossbar.controller
+    assert (controller.in_flight_headers, controller.in_flight_bytes) == (72, 370*16)
+
+
 def test_csr_map_pcie_next_to_the_udp_core(pcie_and_udp_build):
     soc, csr, output_dir = pcie_and_udp_build
     registers = csr["csr_registers"]

@@ -447,7 +447,7 @@ def test_controller_refuses_a_buffer_that_cannot_take_a_read(kwargs, message):
         TLPController(256, 64, 8, **kwargs)
 
 
-def _rcb_bench(dut, requests, request_bytes, completion_bytes, rng, log, offset=0):
+def _rcb_bench(dut, requests, request_bytes, completion_bytes, rng, log, offset=0, beat_bytes=32):
     """4 KiB-page reads of `request_bytes` (`offset` bytes into their page); a host that answers them in
     completions of `completion_bytes` split on 64-byte boundaries (the first one shorter when the read is
     unaligned), interleaving tags; `log["max_headers"]`: the most completions the host still owed at once,
@@ -481,7 +481,7 @@ def _rcb_bench(dut, requests, request_bytes, completion_bytes, rng, log, offset=
                 entry = rng.choice(pending)
                 tag, index, pieces = entry
                 adr, length = pieces.pop(0)
-                words = (adr % 32 + length + 31)//32
+                words = (adr % beat_bytes + length + beat_bytes - 1)//beat_bytes
                 yield dut.master_out.sink.ready.eq(0)
                 for w in range(words):
                     yield dut.master_out.source.valid.eq(1)
@@ -529,6 +529,23 @@ def test_controller_keeps_completion_headers_within_the_hard_blocks_space(reques
     assert log["max_headers"] <= 64
     spans = (offset % 64 + request_bytes + 63)//64
     assert log["max_headers"] > 64 - spans   # The headers are used, not just bounded.
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("request_bytes, completion_bytes, offset", [(512, 64, 0), (256, 64, 16), (512, 256, 0)])
+def test_controller_keeps_pcie_7x_completions_within_its_space(request_bytes, completion_bytes, offset):
+    """The same on the 128-bit `pcie_7x` path with the KC705 block's space (72 headers, 5,920 bytes): the
+    headers bind for 64-byte completions, and 32 tags never take more than the space allows."""
+    rng = random.Random(request_bytes + completion_bytes + offset + 7)
+    requests = [(0, i & 0xff) for i in range(40)]
+    dut = TLPController(128, 64, 32, max_request_bytes=512, in_flight_bytes=5920, in_flight_headers=72)
+    log = {}
+    run_simulation(dut, _rcb_bench(dut, requests, request_bytes, completion_bytes, rng, log, offset,
+        beat_bytes=16))
+    assert log.get("delivered") == len(requests)
+    assert log["max_headers"] <= 72
+    spans = (offset % 64 + request_bytes + 63)//64
+    assert log["max_headers"] > 72 - spans
 
 
 def test_controller_refuses_too_few_completion_headers():

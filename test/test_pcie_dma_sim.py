@@ -8,6 +8,7 @@ One simulator run per host profile carries many transfers (building the Verilato
 take most of the time); each test then asserts on its own rows.
 """
 
+import json
 import subprocess
 import sys
 import os
@@ -182,6 +183,13 @@ def test_unknown_board_is_refused():
     (["--directions", "sideways"],             "direction must be among h2c, c2h, bidir"),
     (["--channels", "1,x"],                    "channel counts must be integers"),
     (["--sweep", "--channels", "3", "--sizes", "4K"], "does not split evenly across 3 channels"),
+    (["--sweep", "--sweep-latency"],           "--sweep and --sweep-latency are two different runs"),
+    (["--latencies", "500"],                   "--latencies and --mrrs-list go with --sweep-latency"),
+    (["--sweep-latency", "--latencies", "-5"], "read latencies must be from 0 to 100000 ns"),
+    (["--sweep-latency", "--latencies", "x"],  "read latencies are numbers of ns"),
+    (["--sweep-latency", "--mrrs-list", "100"], "each MRRS must be a power of two from 128 to 4096"),
+    (["--sweep-latency", "--mrrs", "256"],     "use --mrrs-list and --latencies"),
+    (["--sweep-latency", "--sizes", "4K,8K"],  "runs one size on one channel"),
 ])
 def test_cli_rejects_bad_arguments(args, message):
     result = subprocess.run([sys.executable, os.path.join(ROOT, "sim.py"), "dma", *args],
@@ -204,6 +212,41 @@ def test_plot_is_written(tmp_path):
     path = tmp_path / "sweep.png"
     plot_throughput(results, str(path))
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_latency_sweep_table_and_plot(tmp_path):
+    from hostlink.sim.pcie import latency_sweep
+    calls = []
+
+    def run_one(profile):
+        calls.append((profile.max_read_request, profile.read_latency_ns))
+        rate = min(1.8, profile.max_read_request*16 / profile.read_latency_ns)
+        return {"sys_clk_hz": 150e6, "host": profile.as_dict(), "results": [
+            {"direction": "h2c", "bytes": 262144, "cycles": 1000, "gbytes_per_s": rate, "errors": 0}]}
+
+    rows = latency_sweep.sweep(run_one, lambda m, l: host_profile("default", max_read_request=m,
+        read_latency_ns=l), [500.0, 2000.0], [128, 256])
+    assert calls == [(128, 500.0), (128, 2000.0), (256, 500.0), (256, 2000.0)]
+    table = latency_sweep.format_table("zc706", rows)
+    assert table.splitlines()[1].split() == ["latency", "ns", "MRRS", "128", "MRRS", "256"]
+    assert table.splitlines()[3].split() == ["2000", "1.024", "1.800"] and table.endswith("errors: 0")
+    path = tmp_path / "latency.png"
+    latency_sweep.plot("zc706", rows, str(path))
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.sim
+def test_latency_sweep_runs_each_profile(tmp_path):
+    """Two latencies at MRRS 256 on the ZC706: one h2c row each, whole, 0 errors; the longer round trip
+    moves the same bytes in more cycles once the reads in flight stop covering it."""
+    path = tmp_path / "sweep.json"
+    assert dma_main(["--board", "zc706", "--sweep-latency", "--latencies", "500,3000", "--mrrs-list", "256",
+        "--sizes", "32K", "--json", str(path)]) == 0
+    rows = json.loads(path.read_text())["rows"]
+    assert [(r["max_read_request"], r["read_latency_ns"], r["direction"], r["bytes"]) for r in rows] == [
+        (256, 500.0, "h2c", 32768), (256, 3000.0, "h2c", 32768)]
+    assert all(r["errors"] == 0 and r["host"]["max_read_request"] == 256 for r in rows)
+    assert rows[1]["cycles"] > rows[0]["cycles"]
 
 
 @pytest.mark.parametrize("address, length, limit, bad", [

@@ -5,7 +5,7 @@
 """Every PCIe board against the same matrix of host profiles, as real root complexes behave.
 
 Each transfer is long enough to keep the most reads in flight for many round trips (64 KiB and more: at
-least 16 times what any board keeps in flight, 4 KiB), in every direction, and must end with 0 errors, no
+least 14 times what any board keeps in flight, 4.5 KiB), in every direction, and must end with 0 errors, no
 timeout, every MSI asked for, and no read over the MRRS the host set. The VC709 under the worst profile is
 the regression for its 64-byte-completion hang: there, 15,872 bytes of reads in flight came back as 248
 completions for the hard block's 64 completion headers, and it dropped some.
@@ -25,11 +25,13 @@ PROFILES = {
     "worst":    ("worst",   {}),                                              # 64-byte completions.
     "ideal":    ("ideal",   {}),
     "small":    ("default", {"max_payload_size": 128, "max_read_request": 128}),
-    "slow":     ("default", {"read_latency_ns": 2000.0}),                     # 2 us reads.
+    "slow":     ("default", {"read_latency_ns": 2000.0, "max_read_request": 256}),   # 2 us reads, MRRS 256.
+    "mps512":   ("default", {"max_payload_size": 512}),   # Where the device supports it (VC709, ZC706).
     "stalls":   ("default", {"backpressure": 0.25, "rx_gaps": 0.25}),
 }
-# Completion headers of the hard block, where it has fewer than the reads in flight could need.
-COMPLETION_HEADERS = {"vc709": 64}
+# Completion headers of each hard block (pcie3_7x: PG156's table; pcie_7x: LitePCIe's configuration,
+# hostlink.cores.pcie.endpoint).
+COMPLETION_HEADERS = {"vc709": 64, "zc706": 72, "kc705": 72}
 SIZES = {"h2c": 128*1024 + 96, "c2h": 64*1024 + 32, "bidir": 96*1024 + 64}   # Whole 32-byte words.
 
 
@@ -68,6 +70,7 @@ def test_reads_in_flight_fit_the_hard_blocks_completion_headers(profile_run):
     the VC709's 64-byte-completion hang. Counting bytes only, the VC709 owes about 250 under every profile,
     and fails here even where the block happens not to drop any."""
     board, name, profile, run = profile_run
-    if board not in COMPLETION_HEADERS:
-        pytest.skip(f"{board}: its hard block drains completions faster than the link delivers them")
     assert 0 < run["host_reads"]["most_blocks_owed"] <= COMPLETION_HEADERS[board]
+    if "completion_space" in run:   # The pcie_7x model holds completions in its space and counts losses.
+        assert run["completion_space"]["dropped"] == 0
+        assert run["completion_space"]["most_headers_held"] <= COMPLETION_HEADERS[board]

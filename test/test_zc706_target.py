@@ -126,6 +126,17 @@ def test_csr_map_phy_msi_identification(default_build):
     assert csv_registers == set(registers)
 
 @pytest.mark.slow
+def test_reads_in_flight_fit_the_pcie_7x_completion_space(default_build):
+    """pcie_7x advertises infinite completion credits: the controller keeps the reads in flight within its
+    receive buffer's completion space (LitePCIe's configuration at x4: MPS 512, 72 headers, 850 x 16 bytes),
+    with the tags to use all of it at 2 us reads (hostlink.cores.pcie.endpoint)."""
+    soc, csr, output_dir = default_build
+    controller = soc.pcie_endpoint.crossbar.controller
+    assert controller.in_flight_headers == 72
+    assert controller.in_flight_bytes == min(850*16, controller.buffer_bytes)
+    assert soc.pcie_endpoint.max_pending_requests == 32
+
+
 def test_csr_map_four_channels(tmp_path):
     soc, csr = elaborate(zc706.BaseSoC, tmp_path, dma_channels=4)
     registers = csr["csr_registers"]

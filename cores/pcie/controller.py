@@ -48,6 +48,16 @@ from litepcie.core.common import LitePCIeMasterInternalPort
 # TLP Controller -----------------------------------------------------------------------------------
 
 class TLPController(LiteXModule):
+    @staticmethod
+    def min_buffer_bytes(data_width, max_request_bytes):
+        # One largest request, unaligned, must fit: the ring is then never too small to take a request.
+        return 2**log2_int(max_request_bytes + data_width//8, need_pow2=False)
+
+    @classmethod
+    def default_buffer_bytes(cls, data_width, max_pending_requests, max_request_bytes=512):
+        # A 512-byte read on every tag.
+        return max(cls.min_buffer_bytes(data_width, max_request_bytes), max_pending_requests*512)
+
     def __init__(self, data_width, address_width, max_pending_requests, max_request_bytes=512,
         buffer_bytes=None, in_flight_bytes=None, in_flight_headers=None, rcb_bytes=64,
         completion_checks=False, timeout_cycles=2_500_000, check_requester_id=False, with_csr=False):
@@ -57,10 +67,9 @@ class TLPController(LiteXModule):
             raise ValueError(f"largest read request must be a power of two from 128 to 4096 bytes, "
                 f"not {max_request_bytes!r}")
         beat_bytes = data_width//8
-        # One largest request, unaligned, must fit: the ring is then never too small to take a request.
-        min_bytes  = 2**log2_int(max_request_bytes + beat_bytes, need_pow2=False)
+        min_bytes  = self.min_buffer_bytes(data_width, max_request_bytes)
         if buffer_bytes is None:
-            buffer_bytes = max(min_bytes, max_pending_requests*512)   # A 512-byte read on every tag.
+            buffer_bytes = self.default_buffer_bytes(data_width, max_pending_requests, max_request_bytes)
         if not isinstance(buffer_bytes, int) or buffer_bytes & (buffer_bytes - 1) or buffer_bytes < min_bytes:
             raise ValueError(f"completion buffer must be a power of two of at least {min_bytes} bytes (one "
                 f"{max_request_bytes}-byte read request), not {buffer_bytes!r}")

@@ -21,10 +21,38 @@ from litepcie.tlp.packetizer import LitePCIeTLPPacketizer
 from litex.soc.interconnect import stream
 
 from litepcie.common import completion_layout
+from litepcie.phy.s7pciephy import S7PCIEPHY
 
 from hostlink.cores.pcie.controller import TLPController
 from hostlink.cores.pcie.faults import ReadFaultGuard
 from hostlink.cores.pcie.tlp import CompletionDepacketizer
+
+# Completion space ---------------------------------------------------------------------------------
+
+# Completion space of `pcie_7x`'s receive buffer as LitePCIe configures the core (Buf_Opt_BMA, performance
+# level high; Max_Payload_Size 512 bytes below 8 lanes, 256 at 8): its generated `c_fc_cplh` / `c_fc_cpld`
+# parameters, CPLD in 16-byte credits. 512 bytes: 72 headers, 850 credits (RX RAM limit 0x7FF); 256 bytes:
+# 72 headers, 370 credits (0x3FF). The endpoint advertises infinite completion credits (`c_cpl_infinite`),
+# so reads in flight must stay within this space (PG054, receive flow control).
+S7_COMPLETION_SPACE = {
+    512: dict(headers=72, bytes=850*16),
+    256: dict(headers=72, bytes=370*16),
+}
+
+
+def completion_space(phy):
+    """(bytes, headers) of completions the PHY's hard block holds for the user logic, or (None, None).
+
+    A PHY that names its space (`completion_space_bytes` / `completion_space_headers`, as `V7Gen3PCIEPHY`)
+    gives it; LitePCIe's `S7PCIEPHY` (`pcie_7x`) does not, so it is looked up from the core's configuration.
+    """
+    space_bytes   = getattr(phy, "completion_space_bytes",   None)
+    space_headers = getattr(phy, "completion_space_headers", None)
+    if space_bytes is None and isinstance(phy, S7PCIEPHY):
+        mps   = 256 if phy.nlanes == 8 else 512   # LitePCIe's pcie_7x Max_Payload_Size capability.
+        space = S7_COMPLETION_SPACE[mps]
+        space_bytes, space_headers = space["bytes"], space["headers"]
+    return space_bytes, space_headers
 
 # Crossbar -----------------------------------------------------------------------------------------
 
@@ -112,9 +140,13 @@ class PCIeEndpoint(LiteXModule):
         crossbar.max_request_bytes = getattr(phy, "max_request_limit", 512)
         # A PHY that names its hard block's completion space (bytes of completions the block can hold for
         # the user logic) gets the reads in flight kept within it (TLPController's `in_flight_bytes`).
-        crossbar.completion_space_bytes   = getattr(phy, "completion_space_bytes", None)
-        crossbar.completion_space_headers = getattr(phy, "completion_space_headers", None)
+        crossbar.completion_space_bytes, crossbar.completion_space_headers = completion_space(phy)
         crossbar.completion_buffer_bytes = None
+        ring_bytes = TLPController.default_buffer_bytes(phy.data_width, max_pending_requests,
+            crossbar.max_request_bytes)
+        if crossbar.completion_space_bytes is not None:
+            # A ring smaller than the block's space bounds the reads in flight itself.
+            crossbar.completion_space_bytes = min(crossbar.completion_space_bytes, ring_bytes)
         crossbar.controller = TLPController(
             data_width           = phy.data_width,
             address_width        = address_width,

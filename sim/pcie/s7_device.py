@@ -18,6 +18,11 @@ block's AXI4-Stream user interface and configuration ports:
   for one cycle and sends the MSI memory write programmed in its MSI capability. The block has no way to
   refuse an MSI (no `..._fail`): it grants it when it can. `hold_msis(count, cycles)` makes the model
   keep the next `count` requests waiting `cycles` before granting them, as a busy block does.
+- Completion space: the block advertises infinite completion credits and holds completions for the user
+  in a receive buffer of `completion_space` (headers, bytes; LitePCIe's configuration by default:
+  `hostlink.cores.pcie.endpoint.S7_COMPLETION_SPACE`). A completion that arrives when it is full is dropped
+  and counted in `rx_cpl_drops`, as the block would lose it; its space is given back when its last DWORD
+  has gone to the user.
 - `cfg_err_cpl_timeout`, `cfg_err_cpl_unexpect`: error reports from the user logic, counted in
   `error_reports` (the block would log them and send an error message to the root complex).
 - `cfg_command`, `cfg_dcommand`, `cfg_bus/device/function_number`, `pl_sel_lnk_rate/width`,
@@ -37,6 +42,8 @@ from cocotb.clock import Clock
 from cocotb.queue import Queue
 from cocotb.triggers import RisingEdge, Event
 from cocotb.utils import get_sim_time
+
+from hostlink.cores.pcie.endpoint import S7_COMPLETION_SPACE
 
 from cocotbext.pcie.core import Device, Endpoint
 from cocotbext.pcie.core.caps import MsiCapability
@@ -109,6 +116,7 @@ class S7PcieDevice(Device):
             rx_gap_probability    = 0.0,
             tx_backpressure_probability = 0.0,
             rx_straddle      = True,
+            completion_space = None,
             seed             = 0,
             **kwargs):
         super().__init__(**kwargs)
@@ -118,6 +126,14 @@ class S7PcieDevice(Device):
         if max_payload_size is None:
             # LitePCIe configures pcie_7x for 256-byte payloads at x8, 512 otherwise.
             max_payload_size = 256 if link_width == 8 else 512
+        if completion_space is None:
+            completion_space = S7_COMPLETION_SPACE[max_payload_size]
+        self.cplh_limit = completion_space["headers"]
+        self.cpld_limit = completion_space["bytes"] // 16   # CPLD credits: 16 bytes each.
+        self.cplh_used  = 0
+        self.cpld_used  = 0
+        self.rx_cpl_drops = 0       # Completions lost for want of completion space.
+        self.most_cplh_used = 0     # High-water mark of the headers held.
         self.dut        = dut
         self.prefix     = prefix
         self.dw         = data_width
@@ -176,8 +192,22 @@ class S7PcieDevice(Device):
             # Configuration requests and the rest are handled inside the hard block.
             await super().upstream_recv(tlp)
 
+    @staticmethod
+    def _cpld_credits(tlp):
+        return (len(tlp.data) + 15) // 16 if tlp.fmt_type in _COMPLETIONS else 0
+
     def _enqueue_rx(self, tlp, bar_hit):
         self.log.debug("TLP to the user side: %r", tlp)
+        if tlp.fmt_type in _COMPLETIONS:
+            credits = self._cpld_credits(tlp)
+            if self.cplh_used + 1 > self.cplh_limit or self.cpld_used + credits > self.cpld_limit:
+                self.rx_cpl_drops += 1
+                self.log.warning("No space in the receive buffer for a completion, dropped: CPLH %d (limit %d), "
+                    "CPLD %d (limit %d)", self.cplh_used, self.cplh_limit, self.cpld_used, self.cpld_limit)
+                return
+            self.cplh_used += 1
+            self.cpld_used += credits
+            self.most_cplh_used = max(self.most_cplh_used, self.cplh_used)
         raw = bytes(tlp.pack())
         dwords = [int.from_bytes(raw[i:i+4], "big") for i in range(0, len(raw), 4)]
         self.rx_queue.append((tlp, dwords, bar_hit))
@@ -288,6 +318,9 @@ class S7PcieDevice(Device):
                 eof = slot
                 current = None
                 ended.append(tlp)
+                if tlp.fmt_type in _COMPLETIONS:
+                    self.cplh_used -= 1
+                    self.cpld_used -= self._cpld_credits(tlp)
             slot += 1
             if eof is not None and current is None and slot > 2:
                 break
