@@ -75,6 +75,14 @@ def test_csr_map_has_phy_and_dma_registers(default_build):
     assert soc.pcie_phy.data_width == 256 and soc.pcie_phy.nlanes == 8
 
 @pytest.mark.slow
+def test_reads_in_flight_within_the_completion_headers(default_build):
+    """64 headers of 64 bytes bound the reads in flight to 4 KiB whatever the 32 tags allow; LitePCIe's
+    reader FIFO is sized on that (4 x 8 reads of 512 bytes), not on the tags (4 x 32)."""
+    soc = default_build[0]
+    assert soc.pcie_endpoint.reads_in_flight_bytes == 4096
+    assert soc.pcie_dma0.reader.data_fifo.depth*32 == 4*8*512
+
+
 def test_eight_channels_elaborate(tmp_path):
     _, csr = elaborate(vc709.BaseSoC, tmp_path, dma_channels=8)
     assert "pcie_dma7_reader_enable" in csr["csr_registers"]

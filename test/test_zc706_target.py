@@ -135,6 +135,10 @@ def test_reads_in_flight_fit_the_pcie_7x_completion_space(default_build):
     assert controller.in_flight_headers == 72
     assert controller.in_flight_bytes == min(850*16, controller.buffer_bytes)
     assert soc.pcie_endpoint.max_pending_requests == 32
+    # LitePCIe's reader FIFO is sized on the reads the space admits (4,608 bytes: 9 of 512 -> 16), not on
+    # the 32 tags: 4 x 16 x 512 bytes.
+    assert soc.pcie_endpoint.reads_in_flight_bytes == 72*64
+    assert soc.pcie_dma0.reader.data_fifo.depth*16 == 4*16*512
 
 
 def test_csr_map_four_channels(tmp_path):

@@ -163,6 +163,13 @@ class PCIeEndpoint(LiteXModule):
         )
         if completion_checks:
             self.comb += crossbar.controller.requester_id.eq(phy.id)
+        # Most bytes of reads in flight: the tags' largest reads, within the block's completion space (a
+        # header per 64-byte read completion boundary).
+        self.reads_in_flight_bytes = min(b for b in [
+            max_pending_requests*crossbar.max_request_bytes,
+            crossbar.completion_space_bytes,
+            None if crossbar.completion_space_headers is None else 64*crossbar.completion_space_headers,
+        ] if b is not None)
         crossbar.guard = ReadFaultGuard(max_pending_requests)
         self.comb += [
             # Host -> FPGA requests (BAR0) and their completions.

@@ -67,13 +67,24 @@ def add_pcie(soc, phy, ndmas, name="pcie", max_pending_requests=8, address_width
 
     msis = {}
     refused = []
+    # LitePCIe sizes each DMA reader's data FIFO for 4 x `max_pending_requests` reads of the largest size.
+    # Where the block's completion space keeps fewer reads in flight than there are tags (every board with
+    # 32 tags), the FIFO is sized on the reads the space admits: 4x what can be in flight, as LitePCIe
+    # means, not 4x the tags (64 KiB per channel at 32 tags, 14x what the ZC706 can have in flight).
+    largest_read = endpoint.crossbar.max_request_bytes
+    fifo_reads   = min(max_pending_requests,
+        2**log2_int(-(-endpoint.reads_in_flight_bytes//largest_read), need_pow2=False))
     for i in range(ndmas):
         with litepcie_with_descriptor_splitter(word_bytes=phy.data_width//8):
-            dma = LitePCIeDMA(phy, endpoint,
-                with_buffering = True, buffering_depth=dma_buffering_depth,
-                with_loopback  = with_dma_loopback,
-                address_width  = address_width,
-            )
+            endpoint.max_pending_requests = fifo_reads   # Read by LitePCIeDMAReader for its FIFO only.
+            try:
+                dma = LitePCIeDMA(phy, endpoint,
+                    with_buffering = True, buffering_depth=dma_buffering_depth,
+                    with_loopback  = with_dma_loopback,
+                    address_width  = address_width,
+                )
+            finally:
+                endpoint.max_pending_requests = max_pending_requests
         soc.add_module(name=f"{name}_dma{i}", module=dma)
         msis[f"{name.upper()}_DMA{i}_WRITER"] = dma.writer.irq
         msis[f"{name.upper()}_DMA{i}_READER"] = dma.reader.irq
