@@ -138,8 +138,8 @@ class PCIeEndpoint(LiteXModule):
         # Largest read the PHY lets the DMA issue (LitePCIe's PHYs stop at 512 bytes): the TLP controller's
         # completion buffer must take one.
         crossbar.max_request_bytes = getattr(phy, "max_request_limit", 512)
-        # A PHY that names its hard block's completion space (bytes of completions the block can hold for
-        # the user logic) gets the reads in flight kept within it (TLPController's `in_flight_bytes`).
+        # Where the hard block's completion space is known (bytes and headers of completions the block can
+        # hold for the user logic), the reads in flight are kept within it (TLPController's `in_flight_*`).
         crossbar.completion_space_bytes, crossbar.completion_space_headers = completion_space(phy)
         crossbar.completion_buffer_bytes = None
         ring_bytes = TLPController.default_buffer_bytes(phy.data_width, max_pending_requests,
@@ -164,11 +164,12 @@ class PCIeEndpoint(LiteXModule):
         if completion_checks:
             self.comb += crossbar.controller.requester_id.eq(phy.id)
         # Most bytes of reads in flight: the tags' largest reads, within the block's completion space (a
-        # header per 64-byte read completion boundary).
+        # header per read completion boundary each read spans).
+        headers = crossbar.completion_space_headers
         self.reads_in_flight_bytes = min(b for b in [
             max_pending_requests*crossbar.max_request_bytes,
             crossbar.completion_space_bytes,
-            None if crossbar.completion_space_headers is None else 64*crossbar.completion_space_headers,
+            None if headers is None else headers*crossbar.controller.rcb_bytes,
         ] if b is not None)
         crossbar.guard = ReadFaultGuard(max_pending_requests)
         self.comb += [
