@@ -219,6 +219,42 @@ def test_back_to_back_maximum_payloads_all_forwarded():
     assert got == payloads and counts["overflow"] == 0
 
 
+def test_queued_payloads_leave_one_byte_per_cycle_back_to_back():
+    """With `ready` high, a queued payload leaves without a gap, and the next one a cycle after it (the
+    length of the next packet is loaded in between): the block RAM's two-cycle read (output register)
+    is hidden by the prefetch."""
+    payloads = [bytes(range(n)) for n in (1, 5, 64, 3)]
+    rx  = UDPReceiver(FPGA_MAC, FPGA_IP, FPGA_PORT)
+    src = StreamSource(rx.sink, seed=5)
+    for p in payloads:
+        frame = on_wire(udp(p))
+        src.send([{"data": b, "last_be": int(i == len(frame) - 1), "error": 0} for i, b in enumerate(frame)])
+    beats = []
+
+    def sink():
+        yield rx.source.ready.eq(0)
+        while not src.done:
+            yield
+        for _ in range(50):   # The last frame's commit.
+            yield
+        yield rx.source.ready.eq(1)
+        for cycle in range(200):
+            yield
+            if (yield rx.source.valid):
+                beats.append((cycle, (yield rx.source.data), (yield rx.source.last)))
+    run_simulation(rx, [src.generator(), sink()])
+    assert [b[1] for b in beats] == [b for p in payloads for b in p]
+    starts = [0]
+    for p in payloads[:-1]:
+        starts.append(starts[-1] + len(p))
+    cycles = [b[0] for b in beats]
+    for p, start in zip(payloads, starts):
+        packet = cycles[start:start + len(p)]
+        assert packet == list(range(packet[0], packet[0] + len(p)))      # No gap inside a packet.
+        assert [b[2] for b in beats[start:start + len(p)]] == [0]*(len(p) - 1) + [1]
+    assert [cycles[s] - cycles[s - 1] for s in starts[1:]] == [2]*(len(payloads) - 1)
+
+
 def test_packet_queue_limit_drops_as_overflow():
     payloads = [bytes([i]) * 3 for i in range(5)]
     frames = [(on_wire(udp(p)), False) for p in payloads]

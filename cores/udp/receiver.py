@@ -15,6 +15,10 @@ from hostlink.cores.udp.common import *
 
 # UDP Receiver -------------------------------------------------------------------------------------
 
+# Payload bytes read ahead of `source`, counted from their fetch to their departure: more than the
+# fetch-to-`source` latency (two cycles in the block RAM, two in the FIFO), so a byte leaves every cycle.
+PREFETCH_DEPTH = 8
+
 class UDPReceiver(LiteXModule):
     """Checks destination MAC, EtherType IPv4, version/IHL 4/5, no fragment, protocol UDP,
     destination IP and port, the IPv4 header checksum, the two lengths, the frame's length and the
@@ -324,8 +328,32 @@ class UDPReceiver(LiteXModule):
 
         # Read side.
         # ----------
-        # The read port is addressed with the next read pointer, so the byte at `rd` is on dat_r
-        # whenever a packet is ready; while stalled it re-reads `rd` every cycle.
+        # Committed bytes are prefetched, in ring order, into a few registers ahead of `source`: the
+        # block RAM is read through its output register (two cycles from address to data, nothing
+        # between the RAM and the register) and `source.data` comes from a register, so neither the
+        # RAM's clock-to-out nor `ready` lies on a path into or out of the RAM. `rd` still moves only
+        # when a byte leaves on `source`, so the writer's free space counts prefetched bytes as used.
+        # Committed payloads are contiguous in the ring, so the prefetch runs on across packets.
+        fp        = Signal(aw + 1) # Next byte to fetch.
+        fetch     = Signal()
+        fetched   = Signal()       # The RAM is reading the byte fetched last cycle.
+        fetched_q = Signal()       # Its output register holds that byte.
+        data_q    = Signal(8)
+        prefetch  = stream.SyncFIFO([("data", 8)], PREFETCH_DEPTH, buffered=True)
+        self.prefetch = prefetch
+        self.comb += [
+            fetch.eq((fp != wr_commit) & (prefetch.level + fetched + fetched_q < PREFETCH_DEPTH)),
+            rport.adr.eq(fp[:aw]),
+            prefetch.sink.valid.eq(fetched_q),
+            prefetch.sink.data.eq(data_q),
+        ]
+        self.sync += [
+            If(fetch, fp.eq(fp + 1)),
+            fetched.eq(fetch),
+            fetched_q.eq(fetched),
+            data_q.eq(rport.dat_r),
+        ]
+
         # The head packet's length is taken into registers one cycle before its first byte
         # (`loaded`), so `last` is a register too: the length FIFO's asynchronous read stays off
         # the path through `ready` back into the FIFO.
@@ -335,12 +363,12 @@ class UDPReceiver(LiteXModule):
         empty     = Signal()
         advance   = Signal()
         self.comb += [
-            source.valid.eq(lengths.source.valid & loaded),
+            source.valid.eq(lengths.source.valid & loaded & (empty | prefetch.source.valid)),
             source.length.eq(lengths.source.length),
-            source.data.eq(rport.dat_r),
+            source.data.eq(prefetch.source.data),
             source.last.eq(last),
             advance.eq(source.valid & source.ready & ~empty),
-            rport.adr.eq(Mux(advance, rd + 1, rd)[:aw]),
+            prefetch.source.ready.eq(advance),
             lengths.source.ready.eq(source.valid & source.ready & last),
         ]
         self.sync += [
