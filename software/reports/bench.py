@@ -62,7 +62,7 @@ BENCHES = [
         "README.md, doc/vc709.md"),
     ("dram",  "zc706_dram",     "./sim.py dma --board zc706 --with-dram --sizes 1M,4M --directions h2c,c2h --json {out}/zc706_dram.json", 10,
         "doc/dram.md"),
-    ("dram",  "vc709_dram",     "./sim.py dma --board vc709 --with-dram --sizes 1M,4M --directions c2h --json {out}/vc709_dram.json", 10,
+    ("dram",  "vc709_dram",     "./sim.py dma --board vc709 --with-dram --sizes 1M,4M --directions h2c,c2h --json {out}/vc709_dram.json", 10,
         "doc/dram.md"),
     ("dram",  "kc705_dram",     "./sim.py dma --board kc705 --with-dram --sizes 1M,4M --directions h2c,c2h --json {out}/kc705_dram.json", 10,
         "doc/dram.md, doc/kc705.md"),
