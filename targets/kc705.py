@@ -42,13 +42,13 @@ from liteeth.phy import LiteEthPHY
 from litepcie.phy.s7pciephy import S7PCIEPHY
 
 from hostlink.cores.udp import UDPCore
+from hostlink.cores.udp.common import UDP_DEFAULTS
 from hostlink.cores.dram.clocking import S7DRAMClocking
 from hostlink.targets import kc705_platform
+from hostlink.cores.dram.integration import board_dram_clk_freq, board_dram_phy, add_dram
+from hostlink.cores.pcie.integration import DEFAULT_DMA_CHANNELS, check_pcie_parameters, add_pcie_endpoint
 from hostlink.targets.common import add_udp_arguments, udp_soc_kwargs, finish_target, log_to_stdout
-from hostlink.targets.common import target_argument_parser
-from hostlink.targets.common import DEFAULT_DMA_CHANNELS, add_pcie_arguments
-from hostlink.targets.common import check_pcie_parameters, add_pcie_endpoint
-from hostlink.targets.common import board_dram_clk_freq, board_dram_phy, add_dram
+from hostlink.targets.common import target_argument_parser, add_pcie_arguments
 
 # One byte per cycle is Gigabit line rate.
 SYS_CLK_FREQ = 125e6
@@ -95,7 +95,7 @@ class BaseSoC(SoCCore):
     `pcie_phy_cls` let the simulation (hostlink.sim.pcie) replace the board clocking and hard block.
 
     `with_dram` (PCIe only) adds the DDR3 SODIMM as each DMA channel's alternative source and sink,
-    as on the ZC706/VC709 (targets.common.add_dram); `dram_phy(platform, clk_freq) -> (phy, module)`
+    as on the ZC706/VC709 (hostlink.cores.dram.integration.add_dram); `dram_phy(platform, clk_freq) -> (phy, module)`
     replaces the board's DDR3 PHY (the simulation's model).
     """
     LANES       = [4, 8]   # 8 on the edge connector; pcie_7x at Gen2 x4 or x8 takes 128 bits.
@@ -103,12 +103,12 @@ class BaseSoC(SoCCore):
 
     def __init__(self, sys_clk_freq=SYS_CLK_FREQ,
         with_ethernet      = True,
-        fpga_mac           = "10:e2:d5:00:00:01",
-        fpga_ip            = "192.168.1.50",
-        host_mac           = "10:e2:d5:00:00:02",
-        host_ip            = "192.168.1.100",
-        fpga_port          = 1234,
-        host_port          = 1234,
+        fpga_mac           = UDP_DEFAULTS.fpga_mac,
+        fpga_ip            = UDP_DEFAULTS.fpga_ip,
+        host_mac           = UDP_DEFAULTS.host_mac,
+        host_ip            = UDP_DEFAULTS.host_ip,
+        fpga_port          = UDP_DEFAULTS.fpga_port,
+        host_port          = UDP_DEFAULTS.host_port,
         udp_mode           = "generator",
         with_arp           = True,
         generator_defaults = None,

@@ -27,8 +27,9 @@ from migen.genlib.resetsync import AsyncResetSynchronizer
 
 from hostlink.targets import vc709_platform
 from hostlink.cores.dram.clocking import S7DRAMClocking
-from hostlink.targets.common import (PCIeDMASoC, DEFAULT_DMA_CHANNELS, board_dram_clk_freq,
-    pcie_target_main)
+from hostlink.cores.dram.integration import board_dram_clk_freq
+from hostlink.cores.pcie.integration import PCIeDMASoC, DEFAULT_DMA_CHANNELS
+from hostlink.targets.common import pcie_target_main
 from hostlink.cores.pcie.v7gen3phy import V7Gen3PCIEPHY
 
 # The SoC runs on the block's 250 MHz user clock: one 256-bit beat per cycle, and no clock-domain

@@ -28,8 +28,9 @@ from litepcie.phy.s7pciephy import S7PCIEPHY
 
 from hostlink.targets import zc706_platform
 from hostlink.cores.dram.clocking import S7DRAMClocking
-from hostlink.targets.common import (PCIeDMASoC, DEFAULT_DMA_CHANNELS, board_dram_clk_freq,
-    pcie_target_main)
+from hostlink.cores.dram.integration import board_dram_clk_freq
+from hostlink.cores.pcie.integration import PCIeDMASoC, DEFAULT_DMA_CHANNELS
+from hostlink.targets.common import pcie_target_main
 
 # The user clock of pcie_7x at Gen2 x4 / 128 bits is 125 MHz. LitePCIe's 128-bit TLP depacketizer spends
 # about two idle cycles per TLP, so at 125 MHz a 256-byte completion (17 beats) takes ~19 cycles and host ->

@@ -14,7 +14,8 @@ import pytest
 
 from litex.soc.integration.builder import Builder
 
-from hostlink.targets.colorlight_i5 import BaseSoC, find_yowasp
+from hostlink.targets.colorlight_i5 import BaseSoC
+from hostlink.toolchain import find_yowasp
 
 REPO   = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TARGET = os.path.join(REPO, "targets", "colorlight_i5.py")

@@ -29,7 +29,7 @@ BUILD = os.path.join(os.environ.get("HOSTLINK_BUILD_DIR", os.path.join(ROOT, "bu
 def unit_results(tmp_path_factory):
     from cocotb_tools.runner import get_runner
     from hostlink.sim.pcie.dram_unit import build_unit_model
-    from hostlink.sim.toolchain import verilator_env
+    from hostlink.toolchain import verilator_env
     os.environ.update(verilator_env())
     model_dir, _ = build_unit_model(BUILD)
     test_dir = tmp_path_factory.mktemp("dram_unit")

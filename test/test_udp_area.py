@@ -10,7 +10,7 @@ import json
 import pytest
 
 from hostlink.software.reports import ecp5_area
-from hostlink.targets.colorlight_i5 import find_yowasp
+from hostlink.toolchain import find_yowasp
 
 
 def yowasp_missing():

