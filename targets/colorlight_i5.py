@@ -43,6 +43,11 @@ from hostlink.cores.udp.core import check_plane_clocks
 from hostlink.targets.common import add_udp_arguments, udp_soc_kwargs, target_argument_parser
 from hostlink.toolchain import use_yowasp_toolchain
 
+# Control plane (UARTBone, CSR bus, counters): 50 MHz, where its wide read multiplexers meet timing with
+# margin. Data plane (MAC, UDP core): one byte per cycle is Gigabit line rate.
+SYS_CLK_FREQ = 50e6
+ETH_CLK_FREQ = 125e6
+
 # CRG ----------------------------------------------------------------------------------------------
 
 class _CRG(LiteXModule):
@@ -69,7 +74,8 @@ ETHERNET_STACKS = ["hostlink", "liteeth"]
 class BaseSoC(SoCCore):
     """`eth_clk_freq` (data plane) defaults to 125 MHz, Gigabit line rate; `sys_clk_freq` (control
     plane: UARTBone, CSRs) to 50 MHz."""
-    def __init__(self, board="i5", revision="7.0", toolchain="trellis", sys_clk_freq=50e6, eth_clk_freq=125e6,
+    def __init__(self, board="i5", revision="7.0", toolchain="trellis", sys_clk_freq=SYS_CLK_FREQ,
+        eth_clk_freq       = ETH_CLK_FREQ,
         eth_phy            = 0,
         ethernet_stack     = "hostlink",
         fpga_mac           = UDP_DEFAULTS.fpga_mac,
@@ -156,8 +162,8 @@ def main():
     parser.set_defaults(no_ident_version=True)
     parser.add_target_argument("--board",          default="i5",         help="Board type (i5).")
     parser.add_target_argument("--revision",       default="7.0",        help="Board revision (7.0).")
-    parser.add_target_argument("--sys-clk-freq",   default=50e6,         type=float, help="Control plane (UARTBone, CSRs) clock frequency.")
-    parser.add_target_argument("--eth-clk-freq",   default=125e6,        type=float, help="Ethernet data plane clock frequency.")
+    parser.add_target_argument("--sys-clk-freq",   default=SYS_CLK_FREQ, type=float, help="Control plane (UARTBone, CSRs) clock frequency.")
+    parser.add_target_argument("--eth-clk-freq",   default=ETH_CLK_FREQ, type=float, help="Ethernet data plane clock frequency.")
     parser.add_target_argument("--eth-phy",        default=0,            type=int,   help="Ethernet PHY (0 or 1).")
     parser.add_target_argument("--ethernet-stack", default="hostlink",   choices=ETHERNET_STACKS,
         help="hostlink's minimal UDP core, or LiteEth's ARP/IP/UDP stack (UDP echo) for comparison.")

@@ -48,6 +48,7 @@ from hostlink.targets import kc705_platform
 from hostlink.cores.dram.integration import board_dram_clk_freq, board_dram_phy, add_dram
 from hostlink.cores.pcie.integration import DEFAULT_DMA_CHANNELS, check_pcie_parameters, add_pcie_endpoint
 from hostlink.targets.common import add_udp_arguments, udp_soc_kwargs, finish_target, log_to_stdout
+from hostlink.targets.boards import BOARDS
 from hostlink.targets.common import target_argument_parser, add_pcie_arguments
 
 # One byte per cycle is Gigabit line rate.
@@ -114,8 +115,8 @@ class BaseSoC(SoCCore):
         generator_defaults = None,
         with_pcie          = False,
         dma_channels       = DEFAULT_DMA_CHANNELS,
-        pcie_lanes         = 8,
-        pcie_data_width    = 128,
+        pcie_lanes         = BOARDS["kc705"].pcie.lanes,
+        pcie_data_width    = BOARDS["kc705"].pcie.data_width,
         platform           = None,
         crg_cls            = _CRG,
         pcie_phy_cls       = S7PCIEPHY,
