@@ -16,10 +16,9 @@ and RX aligner, the endpoint, the DMA and its buffering. What changes:
 """
 
 import os
-import json
 import logging
 import contextlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from migen import *
 

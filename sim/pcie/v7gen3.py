@@ -29,7 +29,7 @@ from cocotb.utils import get_sim_time
 
 from hostlink.cores.pcie.v7gen3phy import V7Gen3PCIEPHY, XILINX_VENDOR_ID, device_id
 from hostlink.sim.pcie.hardblock import expose_hard_block
-from hostlink.sim.pcie.soc import make_sim_platform, SimPCIeClockedCRG
+from hostlink.sim.pcie.soc import make_sim_platform
 
 HARD_BLOCK_PREFIX = "pcie3_7x"
 

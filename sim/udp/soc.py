@@ -254,7 +254,7 @@ class WirePHYModel(LiteXModule):
 
 # Boards -------------------------------------------------------------------------------------------
 
-BOARDS = registry.UDP_BOARDS
+BOARDS = sorted(registry.UDP_BOARDS)
 
 
 def board_config(board):
