@@ -73,17 +73,12 @@ ETHERNET_STACKS = ["hostlink", "liteeth"]
 
 class BaseSoC(SoCCore):
     """`eth_clk_freq` (data plane) defaults to 125 MHz, Gigabit line rate; `sys_clk_freq` (control
-    plane: UARTBone, CSRs) to 50 MHz."""
+    plane: UARTBone, CSRs) to 50 MHz. `addresses` (a UDPAddresses) are the FPGA's and the host's."""
     def __init__(self, board="i5", revision="7.0", toolchain="trellis", sys_clk_freq=SYS_CLK_FREQ,
         eth_clk_freq       = ETH_CLK_FREQ,
         eth_phy            = 0,
         ethernet_stack     = "hostlink",
-        fpga_mac           = UDP_DEFAULTS.fpga_mac,
-        fpga_ip            = UDP_DEFAULTS.fpga_ip,
-        host_mac           = UDP_DEFAULTS.host_mac,
-        host_ip            = UDP_DEFAULTS.host_ip,
-        fpga_port          = UDP_DEFAULTS.fpga_port,
-        host_port          = UDP_DEFAULTS.host_port,
+        addresses          = UDP_DEFAULTS,
         udp_mode           = "generator",
         with_arp           = True,
         generator_defaults = None,
@@ -117,20 +112,15 @@ class BaseSoC(SoCCore):
             tx_delay   = 0, # The board's PHYs add the TX clock delay.
         )
         if ethernet_stack == "hostlink":
-            self.udp = UDPCore(self.ethphy, eth_clk_freq,
+            self.udp = UDPCore(self.ethphy, eth_clk_freq, **addresses.as_kwargs(),
                 clock_domain       = "eth",
-                fpga_mac           = fpga_mac,
-                fpga_ip            = fpga_ip,
-                host_mac           = host_mac,
-                host_ip            = host_ip,
-                fpga_port          = fpga_port,
-                host_port          = host_port,
                 mode               = udp_mode,
                 with_arp           = with_arp,
                 generator_defaults = generator_defaults,
             )
         else:
-            add_liteeth_udp_echo(self, self.ethphy, eth_clk_freq, fpga_mac, fpga_ip, fpga_port)
+            add_liteeth_udp_echo(self, self.ethphy, eth_clk_freq, addresses.fpga_mac, addresses.fpga_ip,
+                addresses.fpga_port)
 
 
 def add_liteeth_udp_echo(soc, phy, eth_clk_freq, fpga_mac, fpga_ip, fpga_port):

@@ -50,26 +50,16 @@ def target_argument_parser(platform_cls, description):
 
 
 def pcie_target_main(soc_cls, platform_cls, description, sys_clk_freq, argv=None):
-    """main() of a PCIe DMA target: options, SoC, generation, then build/load when Vivado is here.
-
-    A parameter the SoC refuses (ValueError) ends the run: usage, the message, exit code 2.
-    """
+    """main() of a PCIe DMA target: options, SoC, generation, then build/load when Vivado is here."""
     parser = target_argument_parser(platform_cls, description)
     add_pcie_arguments(parser, sys_clk_freq)
     args = parser.parse_args(argv)
     log_to_stdout()
-
-    try:
-        soc = soc_cls(
-            sys_clk_freq = args.sys_clk_freq,
-            dma_channels = args.dma_channels,
-            with_dram    = args.with_dram,
-            **parser.soc_argdict
-        )
-    except ValueError as error:
-        parser.error(str(error))
-    builder = Builder(soc, **parser.builder_argdict)
-    return finish_target(soc, builder, parser, args)
+    return build_target(parser, args, soc_cls,
+        sys_clk_freq = args.sys_clk_freq,
+        dma_channels = args.dma_channels,
+        with_dram    = args.with_dram,
+    )
 
 # UDP targets ---------------------------------------------------------------------------------------
 
@@ -93,13 +83,16 @@ def add_udp_arguments(parser):
 
 def udp_soc_kwargs(args):
     """BaseSoC keyword arguments from the options of add_udp_arguments()."""
+    from hostlink.cores.udp.common import UDPAddresses   # Imported here: see add_udp_arguments().
     return dict(
-        fpga_mac  = args.fpga_mac,
-        fpga_ip   = args.fpga_ip,
-        host_mac  = args.host_mac,
-        host_ip   = args.host_ip,
-        fpga_port = args.fpga_port,
-        host_port = args.host_port,
+        addresses = UDPAddresses(
+            fpga_mac  = args.fpga_mac,
+            fpga_ip   = args.fpga_ip,
+            host_mac  = args.host_mac,
+            host_ip   = args.host_ip,
+            fpga_port = args.fpga_port,
+            host_port = args.host_port,
+        ),
         udp_mode  = args.udp_mode,
         with_arp  = not args.no_arp,
     )
@@ -112,6 +105,17 @@ def log_to_stdout():
     for handler in logging.root.handlers:
         if isinstance(handler, logging.StreamHandler):
             handler.setStream(sys.stdout)
+
+def build_target(parser, args, soc_cls, **soc_kwargs):
+    """The end of a Vivado target's main(): `soc_cls` with `soc_kwargs` and the command line's SoC options,
+    then finish_target(). A parameter the SoC refuses (ValueError) ends the run: usage, the message, exit
+    code 2."""
+    try:
+        soc = soc_cls(**soc_kwargs, **parser.soc_argdict)
+    except ValueError as error:
+        parser.error(str(error))
+    return finish_target(soc, Builder(soc, **parser.builder_argdict), parser, args)
+
 
 def finish_target(soc, builder, parser, args, vendor_tool="vivado"):
     """Generate the gateware (and the driver with --driver), then build/load if the vendor tool is here.

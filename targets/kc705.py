@@ -35,7 +35,6 @@ from litex.gen import *
 
 from litex.soc.cores.clock import S7MMCM
 from litex.soc.integration.soc_core import SoCCore
-from litex.soc.integration.builder import Builder
 
 from liteeth.phy import LiteEthPHY
 
@@ -47,7 +46,7 @@ from hostlink.cores.dram.clocking import S7DRAMClocking
 from hostlink.targets import kc705_platform
 from hostlink.cores.dram.integration import board_dram_clk_freq, board_dram_phy, add_dram
 from hostlink.cores.pcie.integration import DEFAULT_DMA_CHANNELS, check_pcie_parameters, add_pcie_endpoint
-from hostlink.targets.common import add_udp_arguments, udp_soc_kwargs, finish_target, log_to_stdout
+from hostlink.targets.common import add_udp_arguments, udp_soc_kwargs, build_target, log_to_stdout
 from hostlink.targets.boards import BOARDS
 from hostlink.targets.common import target_argument_parser, add_pcie_arguments
 
@@ -92,24 +91,20 @@ class BaseSoC(SoCCore):
     `sys_clk_freq`.
 
     `sys_clk_freq` defaults to SYS_CLK_FREQ, the UDP core's; with PCIe give PCIE_SYS_CLK_FREQ
-    (main() does): at 125 MHz the DMA would top out near 1.7 GB/s. `platform`, `crg_cls` and
+    (main() does): at 125 MHz the DMA would top out near 1.7 GB/s. `addresses` (a UDPAddresses) are
+    the UDP core's and its host's. `platform`, `crg_cls` and
     `pcie_phy_cls` let the simulation (hostlink.sim.pcie) replace the board clocking and hard block.
 
     `with_dram` (PCIe only) adds the DDR3 SODIMM as each DMA channel's alternative source and sink,
-    as on the ZC706/VC709 (hostlink.cores.dram.integration.add_dram); `dram_phy(platform, clk_freq) -> (phy, module)`
-    replaces the board's DDR3 PHY (the simulation's model).
+    as on the ZC706/VC709 (hostlink.cores.dram.integration.add_dram); `dram_phy(platform, clk_freq) ->
+    (phy, module)` replaces the board's DDR3 PHY (the simulation's model).
     """
     LANES       = [4, 8]   # 8 on the edge connector; pcie_7x at Gen2 x4 or x8 takes 128 bits.
     DATA_WIDTHS = [128]    # Gen2 x8: 128 bits at 250 MHz (x4: at 125 MHz).
 
     def __init__(self, sys_clk_freq=SYS_CLK_FREQ,
         with_ethernet      = True,
-        fpga_mac           = UDP_DEFAULTS.fpga_mac,
-        fpga_ip            = UDP_DEFAULTS.fpga_ip,
-        host_mac           = UDP_DEFAULTS.host_mac,
-        host_ip            = UDP_DEFAULTS.host_ip,
-        fpga_port          = UDP_DEFAULTS.fpga_port,
-        host_port          = UDP_DEFAULTS.host_port,
+        addresses          = UDP_DEFAULTS,
         udp_mode           = "generator",
         with_arp           = True,
         generator_defaults = None,
@@ -166,13 +161,7 @@ class BaseSoC(SoCCore):
                 pads       = platform.request("eth"),
                 clk_freq   = sys_clk_freq,
             )
-            self.udp = UDPCore(self.ethphy, sys_clk_freq,
-                fpga_mac           = fpga_mac,
-                fpga_ip            = fpga_ip,
-                host_mac           = host_mac,
-                host_ip            = host_ip,
-                fpga_port          = fpga_port,
-                host_port          = host_port,
+            self.udp = UDPCore(self.ethphy, sys_clk_freq, **addresses.as_kwargs(),
                 mode               = udp_mode,
                 with_arp           = with_arp,
                 generator_defaults = generator_defaults,
@@ -220,20 +209,14 @@ def main(argv=None):
     sys_clk_freq = args.sys_clk_freq
     if sys_clk_freq is None:
         sys_clk_freq = PCIE_SYS_CLK_FREQ if args.with_pcie else SYS_CLK_FREQ
-    try:
-        soc = BaseSoC(
-            sys_clk_freq  = sys_clk_freq,
-            with_ethernet = not args.no_ethernet,
-            with_pcie     = args.with_pcie,
-            dma_channels  = args.dma_channels,
-            with_dram     = args.with_dram,
-            **udp_soc_kwargs(args),
-            **parser.soc_argdict
-        )
-    except ValueError as error:
-        parser.error(str(error))
-    builder = Builder(soc, **parser.builder_argdict)
-    return finish_target(soc, builder, parser, args)
+    return build_target(parser, args, BaseSoC,
+        sys_clk_freq  = sys_clk_freq,
+        with_ethernet = not args.no_ethernet,
+        with_pcie     = args.with_pcie,
+        dma_channels  = args.dma_channels,
+        with_dram     = args.with_dram,
+        **udp_soc_kwargs(args),
+    )
 
 if __name__ == "__main__":
     sys.exit(main())

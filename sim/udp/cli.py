@@ -14,7 +14,7 @@ import signal
 import sys
 import tempfile
 
-from hostlink.cores.udp.common import UDP_DEFAULTS, max_payload_for_mtu, DEFAULT_MTU, mac_to_int, ip_to_int
+from hostlink.cores.udp.common import UDPAddresses, UDP_DEFAULTS, max_payload_for_mtu, DEFAULT_MTU, mac_to_int, ip_to_int
 from hostlink.sim.netns import NetNamespace, unavailable_reason
 from hostlink.sim.progress import Progress
 from hostlink.sim.watchdog import OneLineArgumentParser
@@ -190,15 +190,15 @@ def run(args, log=print):
     # LiteX logs the whole SoC tree at INFO level; the build's own messages say what matters here.
     logging.disable(logging.INFO)
     try:
-        soc = UDPSimSoC(sys_clk_freq, eth_clk_freq,
+        addresses = UDPAddresses(
             fpga_mac  = fpga_mac,
             fpga_ip   = args.fpga_ip,
             host_mac  = TAP_MAC,
             host_ip   = args.host_ip,
             fpga_port = args.port,
             host_port = args.port,
-            mode      = args.mode,
         )
+        soc = UDPSimSoC(sys_clk_freq, eth_clk_freq, addresses, mode=args.mode)
         gateware, csrs = build(soc, build_dir, TAP_NAME, args.host_ip, CONTROL_PORT, log=log)
     finally:
         logging.disable(logging.NOTSET)

@@ -298,9 +298,9 @@ class _CRG(LiteXModule):
 
 
 class UDPSimSoC(SoCMini):
-    """UDPCore, the wire PHY model and a UARTBone; CSRs: `udp_*` (UDPCore), `ethphy_*` (monitor)."""
-    def __init__(self, sys_clk_freq, eth_clk_freq, fpga_mac, fpga_ip, host_mac, host_ip, fpga_port, host_port,
-        mode):
+    """UDPCore at `addresses` (a UDPAddresses), the wire PHY model and a UARTBone; CSRs: `udp_*` (UDPCore),
+    `ethphy_*` (monitor)."""
+    def __init__(self, sys_clk_freq, eth_clk_freq, addresses, mode):
         platform = SimPlatform("SIM", _io)
         SoCMini.__init__(self, platform, clk_freq=int(sys_clk_freq),
             ident         = "hostlink UDP simulation",
@@ -319,12 +319,7 @@ class UDPSimSoC(SoCMini):
         self.udp    = UDPCore(self.ethphy,
             clk_freq     = eth_clk_freq,
             clock_domain = "eth",
-            fpga_mac     = fpga_mac,
-            fpga_ip      = fpga_ip,
-            host_mac     = host_mac,
-            host_ip      = host_ip,
-            fpga_port    = fpga_port,
-            host_port    = host_port,
+            **addresses.as_kwargs(),
             mode         = mode,
         )
 

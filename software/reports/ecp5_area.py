@@ -20,7 +20,6 @@ Targets for the transmitter: <= 200 LUT4, <= 120 FF, 0 EBR, Fmax >= 125 MHz.
 """
 
 import argparse
-import dataclasses
 import json
 import os
 import subprocess
@@ -34,15 +33,13 @@ from hostlink.cores.udp.common import UDP_DEFAULTS
 TX_TARGETS = {"lut4": 200, "ff": 120, "ebr": 0, "fmax_mhz": 125.0}
 DEVICE     = dict(size="--25k", package="CABGA381", speed="6")
 
-DEFAULT_ADDRESSES = dataclasses.asdict(UDP_DEFAULTS)
-
 # Transmitter alone --------------------------------------------------------------------------------
 
 class _RegisteredTransmitter(Module):
     """Every port of the transmitter behind a register: nextpnr then times the core's own paths."""
     def __init__(self):
         from hostlink.cores.udp import UDPTransmitter
-        self.submodules.tx = tx = UDPTransmitter(**DEFAULT_ADDRESSES)
+        self.submodules.tx = tx = UDPTransmitter(**UDP_DEFAULTS.as_kwargs())
         self.ios = set()
         for sig in [tx.sink.valid, tx.sink.last, tx.sink.data, tx.sink.length, tx.source.ready]:
             pad = Signal(len(sig))
@@ -65,7 +62,7 @@ def _run(cmd, cwd, log):
 def transmitter_area(build_dir, tools):
     from hostlink.cores.udp import UDPTransmitter
     os.makedirs(build_dir, exist_ok=True)
-    tx = UDPTransmitter(**DEFAULT_ADDRESSES)
+    tx = UDPTransmitter(**UDP_DEFAULTS.as_kwargs())
     ios = {tx.sink.valid, tx.sink.ready, tx.sink.last, tx.sink.data, tx.sink.length,
            tx.source.valid, tx.source.ready, tx.source.last, tx.source.data, tx.source.last_be,
            tx.sent, tx.refused, tx.mismatch}
