@@ -50,16 +50,29 @@ def target_argument_parser(platform_cls, description):
 
 
 def pcie_target_main(soc_cls, platform_cls, description, sys_clk_freq, argv=None):
-    """main() of a PCIe DMA target: options, SoC, generation, then build/load when Vivado is here."""
+    """main() of a PCIe DMA target: options, SoC, generation, then build/load when Vivado is here.
+
+    A parameter the SoC refuses (ValueError) ends the run: usage, the message, exit code 2.
+    """
     parser = target_argument_parser(platform_cls, description)
     add_pcie_arguments(parser, sys_clk_freq)
     args = parser.parse_args(argv)
     log_to_stdout()
-    return build_target(parser, args, soc_cls,
-        sys_clk_freq = args.sys_clk_freq,
-        dma_channels = args.dma_channels,
-        with_dram    = args.with_dram,
-    )
+
+    # The SoC is made here, not in a helper shared with the KC705's main(): migen names the signals it
+    # cannot name otherwise after the function that makes the SoC (`pcie_target_main_clkin`), in the
+    # Verilog and the constraints.
+    try:
+        soc = soc_cls(
+            sys_clk_freq = args.sys_clk_freq,
+            dma_channels = args.dma_channels,
+            with_dram    = args.with_dram,
+            **parser.soc_argdict
+        )
+    except ValueError as error:
+        parser.error(str(error))
+    builder = Builder(soc, **parser.builder_argdict)
+    return finish_target(soc, builder, parser, args)
 
 # UDP targets ---------------------------------------------------------------------------------------
 
@@ -105,17 +118,6 @@ def log_to_stdout():
     for handler in logging.root.handlers:
         if isinstance(handler, logging.StreamHandler):
             handler.setStream(sys.stdout)
-
-def build_target(parser, args, soc_cls, **soc_kwargs):
-    """The end of a Vivado target's main(): `soc_cls` with `soc_kwargs` and the command line's SoC options,
-    then finish_target(). A parameter the SoC refuses (ValueError) ends the run: usage, the message, exit
-    code 2."""
-    try:
-        soc = soc_cls(**soc_kwargs, **parser.soc_argdict)
-    except ValueError as error:
-        parser.error(str(error))
-    return finish_target(soc, Builder(soc, **parser.builder_argdict), parser, args)
-
 
 def finish_target(soc, builder, parser, args, vendor_tool="vivado"):
     """Generate the gateware (and the driver with --driver), then build/load if the vendor tool is here.

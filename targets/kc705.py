@@ -35,6 +35,7 @@ from litex.gen import *
 
 from litex.soc.cores.clock import S7MMCM
 from litex.soc.integration.soc_core import SoCCore
+from litex.soc.integration.builder import Builder
 
 from liteeth.phy import LiteEthPHY
 
@@ -46,7 +47,7 @@ from hostlink.cores.dram.clocking import S7DRAMClocking
 from hostlink.targets import kc705_platform
 from hostlink.cores.dram.integration import board_dram_clk_freq, board_dram_phy, add_dram
 from hostlink.cores.pcie.integration import DEFAULT_DMA_CHANNELS, check_pcie_parameters, add_pcie_endpoint
-from hostlink.targets.common import add_udp_arguments, udp_soc_kwargs, build_target, log_to_stdout
+from hostlink.targets.common import add_udp_arguments, udp_soc_kwargs, finish_target, log_to_stdout
 from hostlink.targets.boards import BOARDS
 from hostlink.targets.common import target_argument_parser, add_pcie_arguments
 
@@ -209,14 +210,20 @@ def main(argv=None):
     sys_clk_freq = args.sys_clk_freq
     if sys_clk_freq is None:
         sys_clk_freq = PCIE_SYS_CLK_FREQ if args.with_pcie else SYS_CLK_FREQ
-    return build_target(parser, args, BaseSoC,
-        sys_clk_freq  = sys_clk_freq,
-        with_ethernet = not args.no_ethernet,
-        with_pcie     = args.with_pcie,
-        dma_channels  = args.dma_channels,
-        with_dram     = args.with_dram,
-        **udp_soc_kwargs(args),
-    )
+    try:
+        soc = BaseSoC(
+            sys_clk_freq  = sys_clk_freq,
+            with_ethernet = not args.no_ethernet,
+            with_pcie     = args.with_pcie,
+            dma_channels  = args.dma_channels,
+            with_dram     = args.with_dram,
+            **udp_soc_kwargs(args),
+            **parser.soc_argdict
+        )
+    except ValueError as error:
+        parser.error(str(error))
+    builder = Builder(soc, **parser.builder_argdict)
+    return finish_target(soc, builder, parser, args)
 
 if __name__ == "__main__":
     sys.exit(main())
