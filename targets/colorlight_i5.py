@@ -39,6 +39,7 @@ from liteeth.phy.ecp5rgmii import LiteEthPHYRGMII
 
 from hostlink.cores.udp import UDPCore
 from hostlink.cores.udp.common import UDP_DEFAULTS
+from hostlink.cores.udp.integration import add_liteeth_udp_echo
 from hostlink.cores.udp.core import check_plane_clocks
 from hostlink.targets.common import add_udp_arguments, udp_soc_kwargs, target_argument_parser
 from hostlink.toolchain import use_yowasp_toolchain
@@ -121,27 +122,6 @@ class BaseSoC(SoCCore):
         else:
             add_liteeth_udp_echo(self, self.ethphy, eth_clk_freq, addresses.fpga_mac, addresses.fpga_ip,
                 addresses.fpga_port)
-
-
-def add_liteeth_udp_echo(soc, phy, eth_clk_freq, fpga_mac, fpga_ip, fpga_port):
-    """LiteEth's own MAC/ARP/IP/ICMP/UDP stack answering UDP on `fpga_port` with the same payload,
-    in the same `eth` data plane clock: the reference the area report puts next to hostlink's core."""
-    from liteeth.core import LiteEthUDPIPCore
-    from hostlink.cores.udp.common import mac_to_int, ip_to_int
-    soc.ethcore = ClockDomainsRenamer({"sys": "eth"})(LiteEthUDPIPCore(phy,
-        mac_address       = mac_to_int(fpga_mac, "fpga_mac"),
-        ip_address        = ip_to_int(fpga_ip, "fpga_ip"),
-        clk_freq          = eth_clk_freq,
-        dw                = 8,
-        with_sys_datapath = True,
-    ))
-    port = soc.ethcore.udp.crossbar.get_port(fpga_port, dw=8)
-    soc.comb += [
-        port.source.connect(port.sink, omit={"src_port", "dst_port", "ip_address"}),
-        port.sink.src_port.eq(fpga_port),
-        port.sink.dst_port.eq(port.source.src_port),
-        port.sink.ip_address.eq(port.source.ip_address),
-    ]
 
 # Build --------------------------------------------------------------------------------------------
 
