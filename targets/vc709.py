@@ -27,8 +27,10 @@ from migen.genlib.resetsync import AsyncResetSynchronizer
 
 from hostlink.targets import vc709_platform
 from hostlink.cores.dram.clocking import S7DRAMClocking
-from hostlink.targets.common import (PCIeDMASoC, DEFAULT_DMA_CHANNELS, board_dram_clk_freq,
-    pcie_target_main)
+from hostlink.cores.dram.integration import board_dram_clk_freq
+from hostlink.cores.pcie.integration import PCIeDMASoC, DEFAULT_DMA_CHANNELS
+from hostlink.targets.boards import BOARDS
+from hostlink.targets.common import pcie_target_main
 from hostlink.cores.pcie.v7gen3phy import V7Gen3PCIEPHY
 
 # The SoC runs on the block's 250 MHz user clock: one 256-bit beat per cycle, and no clock-domain
@@ -72,7 +74,8 @@ class BaseSoC(PCIeDMASoC):
     DATA_WIDTHS = [256]   # One 256-bit beat per 250 MHz cycle keeps up with Gen3 x8 (7.88 GB/s raw).
 
     def __init__(self, platform=None, sys_clk_freq=SYS_CLK_FREQ, dma_channels=DEFAULT_DMA_CHANNELS,
-        lanes=8, data_width=256, crg_cls=_CRG, pcie_phy_cls=V7Gen3PCIEPHY, **kwargs):
+        lanes=BOARDS["vc709"].pcie.lanes, data_width=BOARDS["vc709"].pcie.data_width, crg_cls=_CRG,
+        pcie_phy_cls=V7Gen3PCIEPHY, **kwargs):
         PCIeDMASoC.__init__(self,
             platform             = platform if platform is not None else vc709_platform.Platform(),
             sys_clk_freq         = sys_clk_freq,

@@ -28,8 +28,10 @@ from litepcie.phy.s7pciephy import S7PCIEPHY
 
 from hostlink.targets import zc706_platform
 from hostlink.cores.dram.clocking import S7DRAMClocking
-from hostlink.targets.common import (PCIeDMASoC, DEFAULT_DMA_CHANNELS, board_dram_clk_freq,
-    pcie_target_main)
+from hostlink.cores.dram.integration import board_dram_clk_freq
+from hostlink.cores.pcie.integration import PCIeDMASoC, DEFAULT_DMA_CHANNELS
+from hostlink.targets.boards import BOARDS
+from hostlink.targets.common import pcie_target_main
 
 # The user clock of pcie_7x at Gen2 x4 / 128 bits is 125 MHz. LitePCIe's 128-bit TLP depacketizer spends
 # about two idle cycles per TLP, so at 125 MHz a 256-byte completion (17 beats) takes ~19 cycles and host ->
@@ -66,7 +68,8 @@ class BaseSoC(PCIeDMASoC):
     DATA_WIDTHS = [64, 128]
 
     def __init__(self, platform=None, sys_clk_freq=SYS_CLK_FREQ, dma_channels=DEFAULT_DMA_CHANNELS,
-        lanes=4, data_width=128, crg_cls=_CRG, pcie_phy_cls=S7PCIEPHY, **kwargs):
+        lanes=BOARDS["zc706"].pcie.lanes, data_width=BOARDS["zc706"].pcie.data_width, crg_cls=_CRG,
+        pcie_phy_cls=S7PCIEPHY, **kwargs):
         PCIeDMASoC.__init__(self,
             platform             = platform if platform is not None else zc706_platform.Platform(),
             sys_clk_freq         = sys_clk_freq,

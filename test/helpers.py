@@ -48,3 +48,13 @@ def run_target(board, *args, timeout=300):
     target = os.path.join(REPO, "targets", f"{board}.py")
     return subprocess.run([sys.executable, target, *args], cwd=REPO, env=env_without_vivado(),
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=timeout)
+
+
+def yowasp_missing():
+    """Why the YoWASP tools cannot run (a skip reason), or None."""
+    from hostlink.toolchain import find_yowasp
+    try:
+        find_yowasp()
+    except OSError as e:
+        return str(e)
+    return None

@@ -14,18 +14,12 @@ import pytest
 
 from litex.soc.integration.builder import Builder
 
-from hostlink.targets.colorlight_i5 import BaseSoC, find_yowasp
+from hostlink.targets.colorlight_i5 import BaseSoC
+
+from helpers import yowasp_missing
 
 REPO   = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TARGET = os.path.join(REPO, "targets", "colorlight_i5.py")
-
-
-def yowasp_missing():
-    try:
-        find_yowasp()
-    except OSError as e:
-        return str(e)
-    return None
 
 
 FMAX_LINE = re.compile(r"Max frequency for clock\s+'([^']+)': ([\d.]+) MHz \((?:PASS|FAIL) at ([\d.]+) MHz\)")

@@ -4,7 +4,7 @@
 
 """DRAM DMA cores (cores/dram/) against LiteDRAM's controller and SDRAMPHYModel.
 
-The cocotb tests live in sim/pcie/dram_unit_bench.py and run in one Verilator model (dram_unit.py):
+The cocotb tests live in test/benches/dram_unit_bench.py and run in one Verilator model (dram_unit.py):
 the channel, the clock crossings, the controller and the model, 150 MHz / 128-bit DMA side, 200 MHz
 DRAM.
 """
@@ -28,14 +28,14 @@ BUILD = os.path.join(os.environ.get("HOSTLINK_BUILD_DIR", os.path.join(ROOT, "bu
 @pytest.fixture(scope="module")
 def unit_results(tmp_path_factory):
     from cocotb_tools.runner import get_runner
-    from hostlink.sim.pcie.dram_unit import build_unit_model
-    from hostlink.sim.toolchain import verilator_env
+    from benches.dram_unit import build_unit_model
+    from hostlink.toolchain import verilator_env
     os.environ.update(verilator_env())
     model_dir, _ = build_unit_model(BUILD)
     test_dir = tmp_path_factory.mktemp("dram_unit")
     results_xml = str(test_dir / "results.xml")
     get_runner("verilator").test(
-        test_module       = "hostlink.sim.pcie.dram_unit_bench",
+        test_module       = "benches.dram_unit_bench",
         hdl_toplevel      = "dram_unit",
         hdl_toplevel_lang = "verilog",
         build_dir         = model_dir,

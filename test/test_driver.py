@@ -20,17 +20,16 @@ from hostlink.software.driver import (DriverBuildError, build_driver, find_kerne
     kernel_build_dirs)
 from hostlink.software import driver_hardening, driver_kernels
 from hostlink.software.driver_hardening import DriverPatchError, harden_driver
+from hostlink.targets import boards as registry
 
 from helpers import DRIVER_WARNINGS, run_target
 
 
-BOARDS = ["zc706", "vc709", "kc705"]
+BOARDS = registry.PCIE_BOARDS
 
-# What makes a board's target a PCIe DMA SoC, in Python and on its command line. The KC705 is an
-# Ethernet target by default; its command-line SoC keeps the UDP core next to PCIe, so both
-# compositions are built.
-SOC_KWARGS = {"kc705": dict(with_pcie=True, with_ethernet=False, sys_clk_freq=250e6)}
-CLI_FLAGS  = {"kc705": ["--with-pcie"]}
+# A board's PCIe DMA SoC in Python is the PCIe DMA alone (registry.Board.pcie_soc); on the command line
+# the KC705 (an Ethernet target by default) gets only the flag that adds PCIe and keeps its UDP core next
+# to it, so both compositions are built.
 
 KERNEL_BUILD_DIR  = find_kernel_build_dir()
 KERNEL_BUILD_DIRS = kernel_build_dirs()
@@ -49,8 +48,7 @@ def defines(path):
         return dict(re.findall(r"^#define[ \t]+(\w+)[ \t]*(.*?)[ \t]*$", f.read(), re.MULTILINE))
 
 def board_soc(board, **kwargs):
-    target = importlib.import_module(f"hostlink.targets.{board}")
-    return target.BaseSoC(**SOC_KWARGS.get(board, {}), **kwargs)
+    return registry.BOARDS[board].pcie_soc(**kwargs)
 
 # The ZC706's driver in the quick tier; the VC709's and KC705's (the same sources, other headers) in the
 # slow one (pytest.ini).
@@ -372,7 +370,7 @@ def test_kernel_module_builds_against_each_installed_kernel(generated, kernel_bu
 @needs_headers
 @pytest.mark.parametrize("board", BOARDS)
 def test_cli_driver_flag_then_build(board, tmp_path):
-    target = run_target(board, *CLI_FLAGS.get(board, []), "--driver", "--dma-channels", "4",
+    target = run_target(board, *registry.BOARDS[board].pcie.cli_flags, "--driver", "--dma-channels", "4",
         "--output-dir", str(tmp_path))
     assert target.returncode == 0, target.stderr
     driver_dir = os.path.join(str(tmp_path), "driver")

@@ -12,6 +12,7 @@ import re
 import pytest
 
 from hostlink.targets import kc705
+from hostlink.targets import boards as registry
 from hostlink.sim.pcie.s7_device import check_user_interface
 
 from helpers import elaborate, run_target
@@ -161,7 +162,7 @@ def test_cli_rejects_bad_options(tmp_path, args, message):
 PCIE_FLAGS = ["--build", "--load", "--driver", "--output-dir", "--no-compile", "--sys-clk-freq",
               "--dma-channels"]
 
-@pytest.mark.parametrize("board", ["zc706", "vc709", "kc705"])
+@pytest.mark.parametrize("board", registry.PCIE_BOARDS)
 def test_pcie_targets_share_their_flags(board):
     result = run_target(board, "--help")
     assert result.returncode == 0, result.stderr

@@ -14,10 +14,12 @@ import subprocess
 
 import pytest
 
+from hostlink.targets import boards as registry
+
 from helpers import REPO
 
 CLEAN_ENV = {"HOME": os.environ.get("HOME", "/root"), "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
-BOARDS    = ["zc706", "vc709", "kc705", "colorlight_i5"]
+BOARDS    = list(registry.BOARDS)
 
 pytestmark = pytest.mark.skipif(not os.path.exists("/usr/bin/python3"), reason="no system python3")
 

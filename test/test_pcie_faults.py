@@ -16,10 +16,11 @@ import pytest
 from hostlink.sim.pcie.host import host_profile, FAULTS
 from hostlink.sim.dma import board_profile_defaults
 from hostlink.sim.pcie.soc import get_board
+from hostlink.targets import boards as registry
 
 pytestmark = pytest.mark.sim
 
-BOARDS  = ["zc706", "vc709", "kc705"]
+BOARDS  = registry.PCIE_BOARDS
 SIZE    = 16384              # Bytes per transfer: several reads in flight when the fault hits.
 FLAGGED = ["timeout", "ur", "ca", "poisoned", "long"]   # Faults that end a read: the transfer is flagged.
 DROPPED = ["stray", "foreign"]                          # Faults dropped without harm: the transfer is whole.

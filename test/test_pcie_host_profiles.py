@@ -16,10 +16,11 @@ import pytest
 from hostlink.sim.dma import board_profile_defaults
 from hostlink.sim.pcie.host import host_profile
 from hostlink.sim.pcie.soc import get_board
+from hostlink.targets import boards as registry
 
 pytestmark = pytest.mark.sim
 
-BOARDS   = ["zc706", "vc709", "kc705"]
+BOARDS   = registry.PCIE_BOARDS
 PROFILES = {
     "default":  ("default", {}),
     "worst":    ("worst",   {}),                                              # 64-byte completions.

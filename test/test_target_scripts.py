@@ -11,9 +11,22 @@ import sys
 
 import pytest
 
+from hostlink.targets import boards as registry
+
 from helpers import REPO
 
-BOARDS = ["zc706", "vc709", "kc705", "colorlight_i5"]
+BOARDS = list(registry.BOARDS)
+
+
+def test_every_target_script_is_a_registry_board():
+    # What is not a board's script: the package, the shared command line, the registry, the pin modules.
+    others  = {"__init__", "common", "boards"}
+    scripts = {name[:-3] for name in os.listdir(os.path.join(REPO, "targets"))
+               if name.endswith(".py") and not name.endswith("_platform.py") and name[:-3] not in others}
+    assert scripts == set(BOARDS)
+    for board in registry.BOARDS.values():
+        if board.platform is not None:
+            assert os.path.exists(os.path.join(REPO, "targets", f"{board.platform}.py"))
 
 
 @pytest.mark.parametrize("board", BOARDS)

@@ -10,15 +10,8 @@ import json
 import pytest
 
 from hostlink.software.reports import ecp5_area
-from hostlink.targets.colorlight_i5 import find_yowasp
 
-
-def yowasp_missing():
-    try:
-        find_yowasp()
-    except OSError as e:
-        return str(e)
-    return None
+from helpers import yowasp_missing
 
 
 @pytest.mark.slow

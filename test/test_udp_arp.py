@@ -14,7 +14,7 @@ from scapy.all import Ether, ARP, Raw, raw
 
 from hostlink.cores.udp.arp import ARPResponder, arp_reply_frame
 from hostlink.cores.udp.common import mac_to_int, ip_to_int
-from hostlink.sim.udp_models import StreamSource, StreamSink
+from benches.udp_models import StreamSource, StreamSink
 
 FPGA_MAC, FPGA_IP = "10:e2:d5:00:00:01", "192.168.1.50"
 HOST_IP           = "192.168.1.100"

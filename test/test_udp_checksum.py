@@ -16,7 +16,7 @@ from scapy.all import IP, raw
 
 from hostlink.cores.udp import UDPTransmitter
 from hostlink.cores.udp.common import *
-from hostlink.sim.udp_models import StreamSource, StreamSink
+from benches.udp_models import StreamSource, StreamSink
 
 MAX_PAYLOAD   = max_payload_for_mtu(DEFAULT_MTU)
 TOTAL_LENGTHS = range(IPV4_HEADER_LEN + UDP_HEADER_LEN, IPV4_HEADER_LEN + UDP_HEADER_LEN + MAX_PAYLOAD + 1)

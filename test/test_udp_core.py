@@ -20,7 +20,7 @@ from hostlink.cores.udp.core import _Counter, MAX_CLOCK_RATIO
 from hostlink.cores.udp.mac import PipelinedMACCore
 from hostlink.cores.udp.common import *
 from hostlink.cores.udp.arp import arp_reply_frame
-from hostlink.sim.udp_models import PHYModel, PHYTxMonitor, PHYRxDriver, StreamSink
+from benches.udp_models import PHYModel, PHYTxMonitor, PHYRxDriver, StreamSink
 
 FPGA_MAC, FPGA_IP, FPGA_PORT = "10:e2:d5:00:00:01", "192.168.1.50", 1234
 HOST_MAC, HOST_IP, HOST_PORT = "10:e2:d5:00:00:02", "192.168.1.100", 4321

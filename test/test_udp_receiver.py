@@ -15,7 +15,7 @@ from scapy.all import Ether, IP, UDP, TCP, Raw, raw
 
 from hostlink.cores.udp import UDPReceiver
 from hostlink.cores.udp.common import *
-from hostlink.sim.udp_models import StreamSource, StreamSink
+from benches.udp_models import StreamSource, StreamSink
 
 FPGA_MAC, FPGA_IP, FPGA_PORT = "10:e2:d5:00:00:01", "192.168.1.50", 1234
 HOST_MAC, HOST_IP            = "10:e2:d5:00:00:02", "192.168.1.100"

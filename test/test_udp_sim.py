@@ -22,7 +22,7 @@ import pytest
 from hostlink.cores.udp.common import HEADER_LEN
 from hostlink.sim import udp
 from hostlink.sim.netns import NetNamespace, unavailable_reason
-from hostlink.sim.udp_soc import WIRE_OVERHEAD, wire_cycles
+from hostlink.sim.udp.soc import WIRE_OVERHEAD, wire_cycles
 
 GEN_PAYLOADS  = [0, 1, 3, 4, 17, 18, 512, 1471, 1472]
 GEN_COUNT     = 40

@@ -15,8 +15,10 @@ from scapy.all import Ether, IP, UDP, Raw, raw
 
 from hostlink.cores.udp import UDPTransmitter
 from hostlink.cores.udp.common import *
-from hostlink.sim.udp_models import StreamSource, StreamSink
-from hostlink.sim.udp_transmitter_harness import TransmitterHarness, verilator_available
+from hostlink.toolchain import verilator_available
+
+from benches.udp_models import StreamSource, StreamSink
+from benches.udp_transmitter_harness import TransmitterHarness
 
 MAX_PAYLOAD = max_payload_for_mtu(DEFAULT_MTU)
 

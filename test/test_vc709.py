@@ -13,7 +13,8 @@ import pytest
 from migen import *
 
 from hostlink.targets import vc709, vc709_platform
-from hostlink.cores.pcie.v7gen3phy import V7Gen3PCIEPHY, TLPHeader4DWExpander
+from hostlink.cores.pcie.v7gen3phy import V7Gen3PCIEPHY
+from hostlink.cores.pcie.tlp import TLPHeader4DWExpander
 
 from helpers import elaborate, run_target
 

@@ -9,6 +9,7 @@ doc/vc709.md and doc/dram.md.)"""
 import pytest
 
 from hostlink.software.reports import xilinx_area
+from hostlink.targets import boards as registry
 
 STAT = """
 === design hierarchy ===
@@ -37,7 +38,7 @@ def test_stat_counts_luts_lutram_ffs_and_block_ram():
 
 
 def test_every_board_has_its_device_and_hard_block():
-    assert set(xilinx_area.BOARDS) == {"vc709", "zc706", "kc705"}
+    assert set(xilinx_area.BOARDS) == set(registry.PCIE_BOARDS) == {"vc709", "zc706", "kc705"}
     assert xilinx_area.BOARDS["vc709"][0] == "XC7VX690T" and xilinx_area.BOARDS["vc709"][3] == "pcie3_7x_0"
     for board in ("zc706", "kc705"):
         assert xilinx_area.BOARDS[board][3] == "pcie_s7"

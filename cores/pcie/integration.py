@@ -15,18 +15,30 @@ requesters: `TLPController`, `ReadFaultGuard`), and `<name>_faults` (`PCIeFaults
 CSR block. Where the hard block takes error reports from the user logic, completion timeouts and unexpected
 completions are reported to it: `cfg_err_cpl_timeout` / `cfg_err_cpl_unexpect` on `pcie_7x`,
 `cfg_err_uncor_in` on `pcie3_7x`.
+
+On top of it, what every board's DMA SoC composes the same way: `add_pcie_dma()` (the DMA channels with
+their pattern generators/checkers, cycle counter and LEDs), `add_pcie_endpoint()` (the PHY on the board's
+pads, then add_pcie_dma), `check_pcie_parameters()` and `PCIeDMASoC`, the SoC the PCIe targets subclass.
 """
 
 from migen import *
 from migen.genlib.cdc import PulseSynchronizer
 
+from litex.gen import *
+
+from litex.soc.integration.soc_core import SoCMini
+
 from litepcie.core import LitePCIeMSI
 from litepcie.frontend.dma import LitePCIeDMA
 from litepcie.frontend.wishbone import LitePCIeWishboneMaster
 
+from hostlink.cores.pcie.config import check_lanes, check_data_width, check_dma_channels
+from hostlink.cores.pcie.cycle_counter import CycleCounter
+from hostlink.cores.pcie.dma_pattern import DMAPatternGenerator, DMAPatternChecker
 from hostlink.cores.pcie.endpoint import PCIeEndpoint
 from hostlink.cores.pcie.faults import PCIeFaults
 from hostlink.cores.pcie.splitter import litepcie_with_descriptor_splitter
+from hostlink.cores.dram.integration import board_dram_clk_freq, board_dram_phy, add_dram
 
 # Within the PCIe specification's completion timeout ranges (50 us to 50 ms; 10 ms is in range B).
 COMPLETION_TIMEOUT_S = 10e-3
@@ -134,3 +146,151 @@ def _report_errors_to_hard_block(soc, phy, timeout, unexpected):
             soc.comb += phy.err_uncor.eq(sync.o)
         else:
             params[param] = sync.o
+
+# PCIe DMA SoC -------------------------------------------------------------------------------------
+
+DEFAULT_DMA_CHANNELS = 2
+
+
+def add_pcie_dma(soc, phy, dma_channels, max_pending_requests=8, led_pads=None, dram_channels=None):
+    """LitePCIe endpoint, scatter-gather DMA channels with internal loopback, MSI, on `phy`.
+
+    `max_pending_requests` reads of max-read-request size stay in flight: they must cover the link's
+    bandwidth times the host's read latency (Gen2 x4: 8 x 512 B per ~1.3 us; Gen3 x8 needs 32).
+
+    Each channel's user side has a pattern generator and checker (hostlink.cores.pcie.dma_pattern), used
+    when its loopback is off, so each direction can be measured and checked alone.
+    `led_pads`, when given, show link-up (LED 0) and DMA activity (LED 1).
+    `dram_channels` (from add_dram), when given, put a switch between each channel and its patterns, so
+    that the host can move that channel's data to and from the board's DRAM instead.
+    """
+    add_pcie(soc, phy,
+        ndmas                = dma_channels,
+        address_width        = 64,  # Host buffers may sit above 4 GiB.
+        max_pending_requests = max_pending_requests,
+        dma_buffering_depth  = 8192,
+        with_dma_loopback    = True,
+    )
+    for i in range(dma_channels):
+        dma       = getattr(soc, f"pcie_dma{i}")
+        generator = DMAPatternGenerator(dma.data_width)
+        checker   = DMAPatternChecker(dma.data_width)
+        soc.add_module(name=f"pcie_dma{i}_generator", module=generator)
+        soc.add_module(name=f"pcie_dma{i}_checker",   module=checker)
+        if dram_channels is None:
+            soc.comb += [
+                generator.source.connect(dma.sink),
+                dma.source.connect(checker.sink),
+            ]
+        else:
+            dram = dram_channels[i]
+            soc.comb += [
+                dma.source.connect(dram.from_dma),
+                dram.to_dma.connect(dma.sink),
+                generator.source.connect(dram.from_pattern),
+                dram.to_pattern.connect(checker.sink),
+            ]
+    # Host tools time DMA in device cycles (sys clock).
+    soc.add_module(name="cycles", module=CycleCounter())
+    if led_pads is not None:
+        dma_active = Signal()
+        soc.comb += dma_active.eq(Reduce("OR", [
+            getattr(soc, f"pcie_dma{i}").reader.enable | getattr(soc, f"pcie_dma{i}").writer.enable
+                for i in range(dma_channels)]))
+        soc.comb += led_pads[0].eq(phy._link_status.fields.status)
+        soc.comb += led_pads[1].eq(dma_active)
+
+def check_pcie_parameters(lanes, data_width, dma_channels, allowed_lanes, allowed_data_widths):
+    """Refuse, before anything is built, a PCIe configuration the board or LitePCIe cannot have."""
+    check_lanes(lanes, allowed_lanes)
+    check_data_width(data_width, allowed_data_widths)
+    check_dma_channels(dma_channels)
+
+
+def add_pcie_endpoint(soc, platform, pcie_phy_cls, lanes, data_width, dma_channels,
+    max_pending_requests = 8,
+    bar0_size            = 0x100000,
+    pcie_phy_kwargs      = None,
+    dram_channels        = None):
+    """`pcie_phy_cls` on the board's `pcie_x<lanes>` pads as `soc.pcie_phy`, and add_pcie_dma().
+
+    Shared by PCIeDMASoC and the SoCs that add PCIe to something else (KC705: next to the UDP core).
+    """
+    soc.pcie_phy = pcie_phy_cls(platform, platform.request(f"pcie_x{lanes}"),
+        data_width = data_width,
+        bar0_size  = bar0_size,
+        **(pcie_phy_kwargs or {}),
+    )
+    add_pcie_dma(soc, soc.pcie_phy,
+        dma_channels         = dma_channels,
+        max_pending_requests = max_pending_requests,
+        led_pads             = platform.request_all("user_led"),
+        dram_channels        = dram_channels,
+    )
+
+
+class PCIeDMASoC(SoCMini):
+    """A board's PCIe scatter-gather DMA SoC with no CPU: the host drives it through BAR0.
+
+    The board's subclass gives its constants (platform, clocking, hard block, lanes, widths) and
+    adds what only that board has after this constructor. This class composes what every board does
+    the same way: CRG, a SoC without CPU/UART/ROM/RAM, the PCIe PHY on `pcie_x<lanes>`, the DMA
+    channels and the LEDs.
+
+    `crg_cls(platform, sys_clk_freq)` and `pcie_phy_cls` are parameters so that the simulation
+    (hostlink.sim.pcie) can replace the board clocking and the hard block and keep everything else.
+    `pcie_phy_kwargs` carries the settings of one PHY class only (VC709: `speed="gen3"`).
+
+    `with_dram` adds the board's DDR3 SODIMM (add_dram) as described by `dram_platform`, the platform
+    module's DDRAM_* constants; the CRG then gets `dram_clk_freq` and makes the `dram`/`dram4x` domains.
+    `dram_phy(platform, clk_freq) -> (phy, module)` replaces the board's PHY (the simulation's model).
+    """
+    def __init__(self, platform, sys_clk_freq, crg_cls, pcie_phy_cls, lanes, data_width,
+        allowed_lanes,
+        allowed_data_widths,
+        dma_channels         = DEFAULT_DMA_CHANNELS,
+        max_pending_requests = 8,
+        bar0_size            = 0x100000,
+        ident                = "hostlink PCIe DMA SoC",
+        pcie_phy_kwargs      = None,
+        with_dram            = False,
+        dram_platform        = None,
+        dram_phy             = None,
+        **kwargs):
+        check_pcie_parameters(lanes, data_width, dma_channels, allowed_lanes, allowed_data_widths)
+        if with_dram and dram_platform is None:
+            raise ValueError("--with-dram needs the board's DDR3 settings; this board has none")
+
+        # CRG --------------------------------------------------------------------------------------
+        if with_dram:
+            dram_clk_freq = board_dram_clk_freq(dram_platform)
+            self.crg = crg_cls(platform, sys_clk_freq, dram_clk_freq=dram_clk_freq)
+        else:
+            self.crg = crg_cls(platform, sys_clk_freq)
+
+        # SoCMini ----------------------------------------------------------------------------------
+        # The command line's --ident, when given, wins over the board's.
+        if kwargs.get("ident") is None:
+            kwargs["ident"] = ident
+        # The host drives the SoC through BAR0: no CPU, no UART, no RAM or ROM for a CPU, whatever
+        # the command line's SoC defaults say.
+        kwargs.update(cpu_type="None", with_uart=False,
+            integrated_rom_size=0, integrated_sram_size=0)
+        SoCMini.__init__(self, platform, sys_clk_freq, **kwargs)
+
+        # DRAM -------------------------------------------------------------------------------------
+        dram_channels = None
+        if with_dram:
+            phy, module = (dram_phy or board_dram_phy(dram_platform))(platform, dram_clk_freq)
+            dram_channels = add_dram(self, phy, module, dram_clk_freq, dma_channels, data_width)
+
+        # PCIe -------------------------------------------------------------------------------------
+        add_pcie_endpoint(self, platform, pcie_phy_cls,
+            lanes                = lanes,
+            data_width           = data_width,
+            dma_channels         = dma_channels,
+            max_pending_requests = max_pending_requests,
+            bar0_size            = bar0_size,
+            pcie_phy_kwargs      = pcie_phy_kwargs,
+            dram_channels        = dram_channels,
+        )

@@ -42,6 +42,7 @@ from litepcie.phy.common import PHYTXDatapath, PHYRXDatapath
 import litepcie.phy
 
 from hostlink.cores.pcie.config import check_choice
+from hostlink.cores.pcie.tlp import TLPHeader4DWExpander
 
 # Constants ----------------------------------------------------------------------------------------
 
@@ -641,81 +642,6 @@ class V7Gen3PCIEPHY(LiteXModule):
         if not self.external_hard_ip:
             self.add_sources(self.platform)
         self.specials += Instance("pcie3_7x_0", **self.pcie_phy_params)
-
-# 3-DW to 4-DW request headers ---------------------------------------------------------------------
-
-class TLPHeader4DWExpander(LiteXModule):
-    """Rewrites memory requests with a 3-DW header (32-bit address) into the 4-DW form (64-bit address).
-
-    Little-endian LitePCIe TLP stream, DW0 in dat[0:32]. The address moves from DW2 to DW3, DW2 becomes the
-    (zero) upper address, fmt bit 29 says "4-DW header", and the payload moves up one DW: each output beat
-    takes the last DW of the previous input beat, and a packet whose last input beat has its last DW valid
-    ends with one extra beat. 4-DW requests pass unchanged.
-    """
-    def __init__(self, data_width=256):
-        if data_width not in [128, 256]:
-            raise ValueError(f"header expander data width must be 128 or 256 bits, not {data_width!r}")
-        self.sink   = sink   = stream.Endpoint(phy_layout(data_width))  # i
-        self.source = source = stream.Endpoint(phy_layout(data_width))  # o
-
-        # # #
-
-        n = data_width//32
-        dws  = [sink.dat[32*i:32*(i + 1)] for i in range(n)]
-        bes  = [sink.be[4*i:4*(i + 1)]    for i in range(n)]
-        carry_dat = Signal(32)
-        carry_be  = Signal(4)
-        shifting  = Signal()   # Inside a packet whose header was expanded.
-        extra     = Signal()   # One beat left holding the last DW.
-
-        expand   = Signal()
-        shifted  = Signal()
-        overflow = Signal()
-        self.comb += [
-            expand.eq(sink.first & ~sink.dat[29]),
-            shifted.eq(expand | (shifting & ~sink.first)),
-            overflow.eq(bes[n - 1] != 0),
-        ]
-
-        # Data-Path.
-        self.comb += [
-            If(extra,
-                source.valid.eq(1),
-                source.dat.eq(carry_dat),
-                source.be.eq(carry_be),
-                source.last.eq(1),
-            ).Else(
-                source.valid.eq(sink.valid),
-                source.first.eq(sink.first),
-                sink.ready.eq(source.ready),
-                If(expand,
-                    source.dat.eq(Cat(dws[0] | (1 << 29), dws[1], Constant(0, 32), dws[2], *dws[3:n - 1])),
-                    source.be.eq(Cat(bes[0], bes[1], Constant(0xf, 4), bes[2], *bes[3:n - 1])),
-                ).Elif(shifted,
-                    source.dat.eq(Cat(carry_dat, *dws[:n - 1])),
-                    source.be.eq(Cat(carry_be, *bes[:n - 1])),
-                ).Else(
-                    source.dat.eq(sink.dat),
-                    source.be.eq(sink.be),
-                ),
-                source.last.eq(sink.last & ~(shifted & overflow)),
-            )
-        ]
-
-        # Control-Path.
-        self.sync += [
-            If(extra,
-                If(source.ready,
-                    extra.eq(0),
-                    shifting.eq(0),
-                )
-            ).Elif(sink.valid & sink.ready,
-                carry_dat.eq(dws[n - 1]),
-                carry_be.eq(bes[n - 1]),
-                shifting.eq(shifted & ~sink.last),
-                extra.eq(shifted & sink.last & overflow),
-            )
-        ]
 
 # PIPE clocking ------------------------------------------------------------------------------------
 

@@ -9,6 +9,7 @@ computed here once, so the cores, the tests and the host tool agree on a single 
 """
 
 import ipaddress
+from dataclasses import dataclass, asdict
 
 from litex.soc.interconnect import stream
 
@@ -37,6 +38,28 @@ IPV4_TOTAL_LENGTH_OFFSET = ETH_HEADER_LEN + 2
 IPV4_CHECKSUM_OFFSET     = ETH_HEADER_LEN + 10
 UDP_LENGTH_OFFSET        = ETH_HEADER_LEN + IPV4_HEADER_LEN + 4
 UDP_CHECKSUM_OFFSET      = ETH_HEADER_LEN + IPV4_HEADER_LEN + 6
+
+# Addresses ----------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class UDPAddresses:
+    """The addresses and ports of the FPGA and of its host, with the defaults every board uses: the targets'
+    --fpga-mac/--fpga-ip/--host-mac/--host-ip/--fpga-port/--host-port options, their BaseSoC `addresses`
+    and the area reports all take them from here. The cores check each value (mac_to_int, ip_to_int,
+    check_port)."""
+    fpga_mac:  str = "10:e2:d5:00:00:01"
+    fpga_ip:   str = "192.168.1.50"
+    host_mac:  str = "10:e2:d5:00:00:02"
+    host_ip:   str = "192.168.1.100"
+    fpga_port: int = 1234
+    host_port: int = 1234
+
+    def as_kwargs(self):
+        """The keyword arguments of UDPCore and UDPTransmitter (fpga_mac, fpga_ip, ..., host_port)."""
+        return asdict(self)
+
+
+UDP_DEFAULTS = UDPAddresses()
 
 # Stream layouts -----------------------------------------------------------------------------------
 

@@ -18,7 +18,7 @@ from hostlink.sim.pcie.soc import get_board, generate_sim_soc, STUBS
 from hostlink.sim.pcie.host import HostProfile
 from hostlink.sim.pcie.stream_profile import check_stream_names
 from hostlink.sim.progress import Progress, RateEstimate
-from hostlink.sim.toolchain import verilator_env
+from hostlink.toolchain import verilator_env
 
 REPO       = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD_ROOT = os.environ.get("HOSTLINK_BUILD_DIR", os.path.join(REPO, "build"))

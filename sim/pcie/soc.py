@@ -16,11 +16,9 @@ and RX aligner, the endpoint, the DMA and its buffering. What changes:
 """
 
 import os
-import json
-import importlib
 import logging
 import contextlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from migen import *
 
@@ -32,6 +30,7 @@ from litex.soc.integration.builder import Builder
 from litepcie.phy.s7pciephy import S7PCIEPHY
 
 from hostlink.sim.pcie.hardblock import expose_hard_block
+from hostlink.targets import boards as registry
 
 STUBS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "xilinx_stubs.v")
 
@@ -131,6 +130,7 @@ def make_sim_platform(board_platform_cls):
 
 @dataclass
 class SimBoard:
+    """A board of the registry (hostlink.targets.boards) as the PCIe simulation runs it."""
     name:           str
     soc_factory:    object   # (dma_channels, with_dram) -> SoC instance
     device:         str      # Device model: "s7" (sim/pcie/s7_device.py) or "us" (cocotbext-pcie's).
@@ -156,46 +156,45 @@ class SimBoard:
         return self.dram_clk_freq() if callable(self.dram_clk_freq) else self.dram_clk_freq
 
 
-def _zc706_soc(dma_channels, with_dram=False):
-    from hostlink.targets import zc706, zc706_platform
-    from hostlink.sim.pcie.dram import sim_dram_phy
-    platform = make_sim_platform(zc706_platform.Platform)()
-    return zc706.BaseSoC(platform=platform, dma_channels=dma_channels, with_dram=with_dram,
-        crg_cls=SimCRG, pcie_phy_cls=SimS7PCIEPHY, dram_phy=sim_dram_phy(zc706_platform))
-
-
-def _kc705_soc(dma_channels, with_dram=False):
-    # PCIe alone: the UDP core has no model on this side (./sim.py udp simulates it).
-    from hostlink.targets import kc705, kc705_platform
-    from hostlink.sim.pcie.dram import sim_dram_phy
-    platform = make_sim_platform(kc705_platform.Platform)()
-    return kc705.BaseSoC(platform=platform, sys_clk_freq=kc705.PCIE_SYS_CLK_FREQ,
-        with_ethernet=False, with_pcie=True, dma_channels=dma_channels, with_dram=with_dram,
-        crg_cls=SimCRG, pcie_phy_cls=SimS7PCIEPHY, dram_phy=sim_dram_phy(kc705_platform))
-
-
-def _target_sys_clk_freq(board, constant="SYS_CLK_FREQ"):
-    """The target's system clock constant, read when asked (the target is imported only then)."""
-    return lambda: getattr(importlib.import_module(f"hostlink.targets.{board}"), constant)
-
-
-def _vc709_soc(dma_channels, with_dram=False):
-    from hostlink.sim.pcie.v7gen3 import vc709_soc   # v7gen3 builds on this module.
-    return vc709_soc(dma_channels, with_dram=with_dram)
-
-
-BOARDS = {
-    "zc706": SimBoard("zc706", _zc706_soc, device="s7", link_speed=2, link_width=4, data_width=128,
-        user_clk_freq=125e6, sys_clk_freq=_target_sys_clk_freq("zc706"),
-        dram_clk_freq=_target_sys_clk_freq("zc706", "DRAM_CLK_FREQ")),
-    "vc709": SimBoard("vc709", _vc709_soc, device="us", link_speed=3, link_width=8, data_width=256,
-        user_clk_freq=250e6, sys_clk_freq=_target_sys_clk_freq("vc709"),
-        hard_block_prefix="pcie3_7x", dram_clk_freq=_target_sys_clk_freq("vc709", "DRAM_CLK_FREQ"),
-        sys_clock="pcie3_7x_user_clk"),
-    "kc705": SimBoard("kc705", _kc705_soc, device="s7", link_speed=2, link_width=8, data_width=128,
-        user_clk_freq=250e6, sys_clk_freq=_target_sys_clk_freq("kc705", "PCIE_SYS_CLK_FREQ"),
-        dram_clk_freq=_target_sys_clk_freq("kc705", "DRAM_CLK_FREQ")),
+# What the simulation puts in place of each hard block: its device model, the prefix of its ports, the port
+# that clocks the SoC. The `pcie3_7x` SoC (VC709) runs on the block's user clock (targets/vc709.py).
+SIM_HARD_BLOCKS = {
+    "pcie_7x":  dict(device="s7", hard_block_prefix="pcie_s7",  sys_clock="sim_sys_clk"),
+    "pcie3_7x": dict(device="us", hard_block_prefix="pcie3_7x", sys_clock="pcie3_7x_user_clk"),
 }
+
+
+def sim_soc(board, dma_channels, with_dram=False):
+    """The board's PCIe DMA SoC with its clocking and hard block replaced (the board's own BaseSoC)."""
+    from hostlink.sim.pcie.dram import sim_dram_phy
+    platform_module = board.platform_module()
+    if board.pcie.phy == "pcie3_7x":
+        from hostlink.sim.pcie.v7gen3 import make_v7gen3_sim_platform, SimV7Gen3PCIEPHY  # Builds on this module.
+        platform = make_v7gen3_sim_platform(platform_module.Platform)()
+        crg_cls, pcie_phy_cls = SimPCIeClockedCRG, SimV7Gen3PCIEPHY
+    else:
+        platform = make_sim_platform(platform_module.Platform)()
+        crg_cls, pcie_phy_cls = SimCRG, SimS7PCIEPHY
+    # The KC705's UDP core has no model on this side (./sim.py udp simulates it): PCIe alone.
+    return board.pcie_soc(dma_channels, with_dram=with_dram, platform=platform, crg_cls=crg_cls,
+        pcie_phy_cls=pcie_phy_cls, dram_phy=sim_dram_phy(platform_module))
+
+
+def _sim_board(board):
+    pcie = board.pcie
+    return SimBoard(board.name,
+        soc_factory   = lambda dma_channels, with_dram=False: sim_soc(board, dma_channels, with_dram),
+        link_speed    = pcie.gen,
+        link_width    = pcie.lanes,
+        data_width    = pcie.data_width,
+        user_clk_freq = pcie.user_clk_freq,
+        # Read from the target when asked (the target is imported only then).
+        sys_clk_freq  = board.pcie_sys_clk_freq,
+        dram_clk_freq = board.dram_clk_freq if board.dram else None,
+        **SIM_HARD_BLOCKS[pcie.phy])
+
+
+BOARDS = {name: _sim_board(registry.BOARDS[name]) for name in registry.PCIE_BOARDS}
 
 
 def get_board(name):

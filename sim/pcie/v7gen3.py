@@ -29,7 +29,7 @@ from cocotb.utils import get_sim_time
 
 from hostlink.cores.pcie.v7gen3phy import V7Gen3PCIEPHY, XILINX_VENDOR_ID, device_id
 from hostlink.sim.pcie.hardblock import expose_hard_block
-from hostlink.sim.pcie.soc import make_sim_platform, SimPCIeClockedCRG
+from hostlink.sim.pcie.soc import make_sim_platform
 
 HARD_BLOCK_PREFIX = "pcie3_7x"
 
@@ -66,14 +66,6 @@ def make_v7gen3_sim_platform(board_platform_cls):
             return verilog
     V7Gen3SimPlatform.__name__ = base.__name__
     return V7Gen3SimPlatform
-
-
-def vc709_soc(dma_channels, with_dram=False):
-    from hostlink.targets import vc709, vc709_platform
-    from hostlink.sim.pcie.dram import sim_dram_phy
-    platform = make_v7gen3_sim_platform(vc709_platform.Platform)()
-    return vc709.BaseSoC(platform=platform, dma_channels=dma_channels, with_dram=with_dram,
-        crg_cls=SimPCIeClockedCRG, pcie_phy_cls=SimV7Gen3PCIEPHY, dram_phy=sim_dram_phy(vc709_platform))
 
 # Device model -------------------------------------------------------------------------------------
 

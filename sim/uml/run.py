@@ -26,7 +26,7 @@ import tempfile
 
 from hostlink.sim.pcie.run import REPO, BUILD_ROOT, bench_config, build_model, copy_memory_inits
 from hostlink.sim.pcie.soc import get_board
-from hostlink.sim.toolchain import verilator_env
+from hostlink.toolchain import verilator_env
 
 UML_DIR    = os.path.join(BUILD_ROOT, "uml")
 UML_KERNEL = os.path.join(UML_DIR, "linux")

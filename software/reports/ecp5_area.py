@@ -28,11 +28,10 @@ import sys
 from migen import *
 from migen.fhdl.verilog import convert
 
+from hostlink.cores.udp.common import UDP_DEFAULTS
+
 TX_TARGETS = {"lut4": 200, "ff": 120, "ebr": 0, "fmax_mhz": 125.0}
 DEVICE     = dict(size="--25k", package="CABGA381", speed="6")
-
-DEFAULT_ADDRESSES = dict(fpga_mac="10:e2:d5:00:00:01", fpga_ip="192.168.1.50", host_mac="10:e2:d5:00:00:02",
-                         host_ip="192.168.1.100", fpga_port=1234, host_port=1234)
 
 # Transmitter alone --------------------------------------------------------------------------------
 
@@ -40,7 +39,7 @@ class _RegisteredTransmitter(Module):
     """Every port of the transmitter behind a register: nextpnr then times the core's own paths."""
     def __init__(self):
         from hostlink.cores.udp import UDPTransmitter
-        self.submodules.tx = tx = UDPTransmitter(**DEFAULT_ADDRESSES)
+        self.submodules.tx = tx = UDPTransmitter(**UDP_DEFAULTS.as_kwargs())
         self.ios = set()
         for sig in [tx.sink.valid, tx.sink.last, tx.sink.data, tx.sink.length, tx.source.ready]:
             pad = Signal(len(sig))
@@ -63,7 +62,7 @@ def _run(cmd, cwd, log):
 def transmitter_area(build_dir, tools):
     from hostlink.cores.udp import UDPTransmitter
     os.makedirs(build_dir, exist_ok=True)
-    tx = UDPTransmitter(**DEFAULT_ADDRESSES)
+    tx = UDPTransmitter(**UDP_DEFAULTS.as_kwargs())
     ios = {tx.sink.valid, tx.sink.ready, tx.sink.last, tx.sink.data, tx.sink.length,
            tx.source.valid, tx.source.ready, tx.source.last, tx.source.data, tx.source.last_be,
            tx.sent, tx.refused, tx.mismatch}
@@ -194,7 +193,7 @@ def main(argv=None):
     except ValueError:
         parser.error(f"--seeds must be comma-separated integers, not {args.seeds!r}")
 
-    from hostlink.targets.colorlight_i5 import find_yowasp, use_yowasp_toolchain
+    from hostlink.toolchain import find_yowasp, use_yowasp_toolchain
     build_dir = os.path.abspath(args.build_dir)
     try:
         tools = find_yowasp()

