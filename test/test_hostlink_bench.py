@@ -203,3 +203,41 @@ def test_one_corrupted_word_fails_the_bench(tmp_path):
     step = next(s for s in result["steps"] if "hostlink_bench" in s["command"])
     assert "c2h buffer 5, word 0" in step["output"]
     assert step["exit_status"] == 1 and code == 1 and not result["passed"]
+
+
+# As a member of the group `hostlink`, not root: loopback with both completions, every mode; h2c (the
+# checker's registers) refused; the channel usable again afterwards.
+MEMBER = ["python3", os.path.join(REPO, "software", "uml", "as_member.py"), "member", "--", "sh", "-c",
+    "hostlink_bench -m zero-copy,copy,double -c poll,irq -s 8K -t 4 -j loopback.json; a=$?; "
+    "timeout -s KILL 300 hostlink_bench -d h2c -s 8K:16K -t 4 -j h2c.json; b=$?; "
+    "hostlink_bench -m zero-copy -c poll -s 4K -t 2 -j after.json; c=$?; "
+    "echo \"exit: loopback $a, h2c $b, after $c\"; [ $a = 0 ] && [ $b = 1 ] && [ $c = 0 ]"]
+
+
+@pytest.mark.uml
+@needs_kernel
+def test_bench_as_a_group_member(tmp_path):
+    code, result, shared = _run(tmp_path, "zc706", MEMBER)
+    step = next(s for s in result["steps"] if "as_member.py" in s["command"])
+    output = step["output"]
+    assert "group member (uid 1000, groups 4242, not root)" in output, output[-3000:]
+    assert "exit: loopback 0, h2c 1, after 0" in output, output[-3000:]
+    member = os.path.join(shared, "member")
+    assert os.stat(member).st_uid == 1000
+    with open(os.path.join(member, "loopback.json")) as f:
+        loopback = json.load(f)
+    assert loopback["passed"] and loopback["errors"] == 0 and loopback["cycles_available"] is True
+    assert {(r["mode"], r["completion"]) for r in loopback["runs"]} == \
+        {(m, c) for m in ("zero-copy", "copy", "double") for c in ("irq", "poll")}
+    for run in loopback["runs"]:
+        assert run["errors"] == 0 and run["bytes_checked"] >= run["bytes_expected"] > 0, run
+    # h2c: the checker's clear is a register write, refused with EPERM; the sweep stops at its first run.
+    with open(os.path.join(member, "h2c.json")) as f:
+        h2c = json.load(f)
+    assert not h2c["passed"] and [r["size"] for r in h2c["runs"]] == [8 << 10]
+    assert "Operation not permitted" in h2c["runs"][0]["failures"][0]
+    assert "CAP_SYS_RAWIO" in output and "stopping" in output
+    with open(os.path.join(member, "after.json")) as f:
+        assert json.load(f)["passed"]
+    assert result["kernel_warnings"] == []
+    assert step["exit_status"] == 0 and code == 0 and result["passed"]
