@@ -7,8 +7,9 @@
 Quick: the polling changes are in the generated driver and stop generation when LitePCIe's sources lose
 an anchor; the tool is generated and its Makefile entry added; the plot command turns JSON into PNGs.
 `uml`: the tool runs in User-Mode Linux on the simulated ZC706 and VC709 (every mode and completion
-method, 1 and 2 channels, the four directions, every byte checked), and a corrupted word in the device's
-DMA writes makes it fail.
+method, 1 and 2 channels, the four directions, every byte checked), as root and as a member of the
+device's group (loopback; h2c refused cleanly), and a corrupted word in the device's DMA writes makes it
+fail.
 """
 
 import importlib
@@ -142,11 +143,11 @@ from hostlink.sim.uml.run import UML_KERNEL
 needs_kernel = pytest.mark.skipif(not os.path.isfile(UML_KERNEL),
     reason="no User-Mode Linux kernel: `make uml-kernel`")
 
-# Short: every mode x completion with 1 and 2 channels in loopback; each direction once; 8 KiB
-# transfers (two buffers of the simulated SoC's ring), 4 per channel and stream.
+# Short: every mode x completion with 1 and 2 channels in loopback, and with 1 channel in each other
+# direction; 8 KiB transfers (two buffers of the simulated SoC's ring), 4 per channel and stream.
 SHORT = ["sh", "-c",
     "hostlink_bench -m zero-copy,copy,double -c irq,poll -n 1,2 -d loopback -s 8K -t 4 -j loopback.json; "
-    "a=$?; hostlink_bench -m zero-copy -c irq,poll -d h2c,c2h,both -s 8K -t 4 -j directions.json; "
+    "a=$?; hostlink_bench -m zero-copy,copy,double -c irq,poll -d h2c,c2h,both -s 8K -t 4 -j directions.json; "
     "b=$?; exit $((a | b))"]
 
 
@@ -174,7 +175,7 @@ def test_bench_on_the_simulated_soc(tmp_path, board):
         assert bench["simulated"] is True and bench["cycles_available"] is True
         assert bench["passed"] and bench["errors"] == 0
         runs += bench["runs"]
-    assert len(runs) == 3 * 2 * 2 + 2 * 3
+    assert len(runs) == 3 * 2 * 2 + 3 * 2 * 3
     for run in runs:
         assert run["errors"] == 0 and run["lost_buffers"] == 0 and run["failures"] == [], run
         assert run["bytes_checked"] >= run["bytes_expected"] > 0, run
@@ -185,6 +186,12 @@ def test_bench_on_the_simulated_soc(tmp_path, board):
                 <= stream["latency_cycles"]["p99"] < 1e9
     assert {(r["mode"], r["completion"], r["channels"]) for r in runs if r["direction"] == "loopback"} == \
         {(m, c, n) for m in ("zero-copy", "copy", "double") for c in ("irq", "poll") for n in (1, 2)}
+    assert {(r["mode"], r["completion"], r["direction"]) for r in runs if r["direction"] != "loopback"} == \
+        {(m, c, d) for m in ("zero-copy", "copy", "double") for c in ("irq", "poll") for d in ("h2c", "c2h", "both")}
+    for run in runs:
+        if run["direction"] in ("h2c", "both"):
+            # The FPGA's checker saw every word the DMA read, the transfers' included, none wrong.
+            assert run["checker"][0]["errors"] == 0 and run["checker"][0]["words"] * 4 >= 4 * 8192, run
     assert result["kernel_warnings"] == []
     assert step["exit_status"] == 0 and code == 0 and result["passed"]
 
