@@ -7,7 +7,8 @@
 The kernel (built by `make uml-kernel`) sees the simulated SoC on its PCI bus (sim/uml/), loads the
 litepcie.ko generated for that SoC and runs commands: by default LitePCIe's own tests; with
 `-- CMD ...` yours. The host's filesystem is visible read-only inside; the current directory of each
-command is a writable folder shared with the host (printed at the end).
+command is a writable folder shared with the host (printed at the end). SIGTERM or SIGINT ends the
+simulation and the kernel with every process of the machine, and exits with 128 + the signal's number.
 """
 
 import argparse
