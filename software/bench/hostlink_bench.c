@@ -327,6 +327,10 @@ static int64_t drain(struct channel *c)
     int64_t before = c->rx_got;
     int64_t avail = c->rx_hw - c->rx_got;
     int64_t left  = (int64_t)c->total - c->rx_got;
+    /* The stream is complete: the free-running writer goes on (with -d both, until h2c is done too)
+     * into buffers no longer taken, which loses nothing of the stream. */
+    if (left <= 0)
+        return 0;
     if (avail > DMA_BUFFER_COUNT / 2 && c->cfg.mode != COPY) {
         /* The DMA may have overwritten buffers not yet taken (the driver's read() says "lost"). */
         c->lost += avail - DMA_BUFFER_COUNT / 2;
