@@ -7,14 +7,18 @@
 The kernel (built by `make uml-kernel`) sees the simulated SoC on its PCI bus (sim/uml/), loads the
 litepcie.ko generated for that SoC and runs commands: by default LitePCIe's own tests; with
 `-- CMD ...` yours. The host's filesystem is visible read-only inside; the current directory of each
-command is a writable folder shared with the host (printed at the end).
+command is a writable folder shared with the host (printed at the end). SIGTERM or SIGINT ends the
+simulation and the kernel with every process of the machine, and exits with 128 + the signal's number.
 """
 
 import argparse
+import contextlib
 import json
 import os
 import re
+import signal
 import sys
+import threading
 
 from hostlink.sim.dma import parse_size, profile_from_args
 from hostlink.sim.pcie.soc import BOARDS, get_board
@@ -150,6 +154,34 @@ def evaluate(result, commands, ring, skip_loops):
     return rows, ok
 
 
+class Interrupted(Exception):
+    """./sim.py driver was sent SIGTERM or SIGINT."""
+
+    def __init__(self, signum):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+@contextlib.contextmanager
+def interrupted_by_signals(signums=(signal.SIGTERM, signal.SIGINT)):
+    """SIGTERM and SIGINT raise Interrupted, so that what ./sim.py driver started is ended on the way
+    out (the simulator by the runner's subprocess call, the kernel by run_driver_sim); by default
+    SIGTERM ends Python at once and leaves both running. Outside the main thread: nothing changes."""
+    def raise_interrupted(signum, frame):
+        for other in signums:   # A second signal must not interrupt the clean-up.
+            signal.signal(other, signal.SIG_IGN)
+        raise Interrupted(signum)
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {signum: signal.signal(signum, raise_interrupted) for signum in signums}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
 def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -160,14 +192,19 @@ def main(argv=None):
         profile  = profile_from_args(args, board)
         commands = [command] if command else default_commands(args.dma_check, SIM_DMA_RING,
             SIM_DMA_TEST_SKIP_LOOPS, with_dram=args.with_dram)
-        result   = run_driver_sim(board.name, commands, args.command_timeout, profile,
-            dma_channels=args.dma_channels, timeout_s=args.timeout, verbose=args.verbose,
-            fault_at=args.inject_fault, with_dram=args.with_dram)
+        with interrupted_by_signals():
+            result = run_driver_sim(board.name, commands, args.command_timeout, profile,
+                dma_channels=args.dma_channels, timeout_s=args.timeout, verbose=args.verbose,
+                fault_at=args.inject_fault, with_dram=args.with_dram)
     except ValueError as error:
         parser.error(str(error))
     except DriverSimError as error:
         print(f"sim.py driver: {error}", file=sys.stderr)
         return 1
+    except Interrupted as error:
+        print(f"sim.py driver: {error}: the simulation and the User-Mode Linux kernel were ended",
+              file=sys.stderr)
+        return 128 + error.signum
     rows, ok = evaluate(result, commands, SIM_DMA_RING, SIM_DMA_TEST_SKIP_LOOPS)
     problems = kernel_problems(result["dmesg"])
     ok = ok and not problems and result["dmesg"] is not None

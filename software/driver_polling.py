@@ -20,14 +20,19 @@ status register of that channel every DMA_BUFFER_PER_IRQ buffers. What changes:
   device-cycle counter (a write to `cycles_latch`, which nothing else depends on, then two reads,
   under the device's spinlock so that threads do not tear each other's value). Any user of the device
   may time.
-- Register reads made for a process (the polled loop status, the cycle counter) run with interrupts off
-  (the device's spinlock): under User-Mode Linux an MSI taken during a register read ran the handler's
-  own reads inside it, and the outer read returned one of theirs (cycle counts off by 10 * 2**32, a
-  virt-pci warning).
+- A polled direction's refresh (its loop status read and the counters' update) holds the device's
+  spinlock: any opener of the channel may refresh, and two refreshes at once would tear the 64-bit
+  counts.
 - A non-blocking write() returned -EAGAIN when the DMA had read every buffer written (the ring empty)
   and went on when it was full: now -EAGAIN when the ring is full (half of it ahead of the DMA).
 - The MSI enable register is read, modified and written under the device's spinlock: channels started
   from several threads at once lost each other's enable bit (a channel then waited for MSIs forever).
+- The spinlock is taken with interrupts on (spin_lock, not spin_lock_irqsave): LitePCIe's MSI handler
+  never takes it (it reads the MSI enable register but writes only the clear register and the
+  counters of directions whose MSI is on, which no refresh touches), so an MSI on the CPU holding it
+  cannot deadlock. (Under User-Mode Linux an MSI taken during a register read once corrupted the
+  read, which this file worked around with interrupts off; that is fixed in virt-pci itself,
+  software/uml/virt-pci-slow-device.patch.)
 - Starting the reader (host -> FPGA) kept no buffer written before: its software count was cleared,
   while LitePCIe's reader in loop mode streams the ring from buffer 0 as soon as it is enabled. Now
   the count written before the start is kept, so a process fills the first half ring, then starts the
@@ -48,17 +53,17 @@ def _refresh(direction):
     return (
         f"static void hostlink_{direction}_refresh(struct litepcie_device *s, struct litepcie_chan *chan)\n"
         f"{{\n"
-        f"\tunsigned long flags;\n"
         f"\tuint32_t loop_status;\n"
         f"\n"
-        f"\tspin_lock_irqsave(&s->lock, flags);\n"
+        f"\t/* Any opener of the channel may refresh: the read and the counters' update as one. */\n"
+        f"\tspin_lock(&s->lock);\n"
         f"\tloop_status = litepcie_readl(s, chan->dma.base + PCIE_DMA_{reg}_TABLE_LOOP_STATUS_OFFSET);\n"
-        f"\tspin_unlock_irqrestore(&s->lock, flags);\n"
         f"\tchan->dma.{direction}_hw_count &= ((~(DMA_BUFFER_COUNT - 1) << 16) & 0xffffffffffff0000);\n"
         f"\tchan->dma.{direction}_hw_count |= (loop_status >> 16) * DMA_BUFFER_COUNT + (loop_status & 0xffff);\n"
         f"\tif (chan->dma.{direction}_hw_count_last > chan->dma.{direction}_hw_count)\n"
         f"\t\tchan->dma.{direction}_hw_count += (1 << (ilog2(DMA_BUFFER_COUNT) + 16));\n"
         f"\tchan->dma.{direction}_hw_count_last = chan->dma.{direction}_hw_count;\n"
+        f"\tspin_unlock(&s->lock);\n"
         f"}}\n\n")
 
 
@@ -93,12 +98,12 @@ POLLING_PATCHES = [
      "\tv |= (1 << irq_num);\n\n"
      "\t/* Write the updated value back to the register */\n"
      "\tlitepcie_writel(s, CSR_PCIE_MSI_ENABLE_ADDR, v);\n",
-     "\tunsigned long flags; /* hostlink: channels are started from several threads. */\n\n"
-     "\tspin_lock_irqsave(&s->lock, flags);\n"
+     "\t/* hostlink: channels are started from several threads. */\n"
+     "\tspin_lock(&s->lock);\n"
      "\tv = litepcie_readl(s, CSR_PCIE_MSI_ENABLE_ADDR);\n"
      "\tv |= (1 << irq_num);\n"
      "\tlitepcie_writel(s, CSR_PCIE_MSI_ENABLE_ADDR, v);\n"
-     "\tspin_unlock_irqrestore(&s->lock, flags);\n"),
+     "\tspin_unlock(&s->lock);\n"),
 
     ("main.c", "MSI disable: read-modify-write under the device lock",
      "\tv = litepcie_readl(s, CSR_PCIE_MSI_ENABLE_ADDR);\n\n"
@@ -106,12 +111,12 @@ POLLING_PATCHES = [
      "\tv &= ~(1 << irq_num);\n\n"
      "\t/* Write the updated value back to the register */\n"
      "\tlitepcie_writel(s, CSR_PCIE_MSI_ENABLE_ADDR, v);\n",
-     "\tunsigned long flags; /* hostlink: channels are stopped from several threads. */\n\n"
-     "\tspin_lock_irqsave(&s->lock, flags);\n"
+     "\t/* hostlink: channels are stopped from several threads. */\n"
+     "\tspin_lock(&s->lock);\n"
      "\tv = litepcie_readl(s, CSR_PCIE_MSI_ENABLE_ADDR);\n"
      "\tv &= ~(1 << irq_num);\n"
      "\tlitepcie_writel(s, CSR_PCIE_MSI_ENABLE_ADDR, v);\n"
-     "\tspin_unlock_irqrestore(&s->lock, flags);\n"),
+     "\tspin_unlock(&s->lock);\n"),
 
     ("main.c", "reader start keeps the buffers written before it",
      "\t/* Clear counters */\n"
@@ -203,13 +208,12 @@ POLLING_PATCHES = [
      "\tcase LITEPCIE_IOCTL_CYCLES: /* hostlink */\n"
      "\t{\n"
      "\t\tstruct litepcie_ioctl_cycles m;\n"
-     "\t\tunsigned long flags;\n"
      "\n"
-     "\t\tspin_lock_irqsave(&dev->lock, flags);\n"
+     "\t\tspin_lock(&dev->lock);\n"
      "\t\tlitepcie_writel(dev, CSR_CYCLES_LATCH_ADDR, 1);\n"
      "\t\tm.cycles = ((uint64_t)litepcie_readl(dev, CSR_CYCLES_VALUE_ADDR) << 32) |\n"
      "\t\t\tlitepcie_readl(dev, CSR_CYCLES_VALUE_ADDR + 4);\n"
-     "\t\tspin_unlock_irqrestore(&dev->lock, flags);\n"
+     "\t\tspin_unlock(&dev->lock);\n"
      "\t\tif (copy_to_user((void *)arg, &m, sizeof(m)))\n"
      "\t\t\tret = -EFAULT;\n"
      "\t}\n"

@@ -10,10 +10,14 @@ the kernel on the ZC706 and VC709 SoCs and run LitePCIe's tools, a few MiB of da
 each); they need `make uml-kernel` and are skipped without it.
 """
 
+import contextlib
 import json
 import os
+import signal
 import struct
+import subprocess
 import sys
+import time
 
 import pytest
 
@@ -200,3 +204,70 @@ def test_one_corrupted_word_fails_dma_test(tmp_path):
     step = next(s for s in result["steps"] if "dma_test" in s["command"])
     assert step["errors"] >= 1 and not step["passed"]
     assert code == 1 and not result["passed"]
+
+# Interrupted ---------------------------------------------------------------------------------------
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _processes():
+    """(pid, state, session, command line) of every process."""
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                cmdline = f.read().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        yield int(entry), fields[0], int(fields[3]), cmdline
+
+
+def _alive_in_sessions(sessions):
+    """Processes (not zombies) of those sessions."""
+    return [pid for pid, state, session, _ in _processes() if session in sessions and state != "Z"]
+
+
+@pytest.mark.uml
+@needs_kernel
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_signal_ends_the_simulation_and_the_kernel(signum):
+    """SIGTERM or SIGINT to ./sim.py driver while a command runs in the machine: it exits with
+    128 + the signal's number, and leaves no process: neither the simulator (in its session) nor the
+    kernel and the machine's processes (in the kernel's own session)."""
+    run_dir = os.path.join(REPO, "build", "uml", "runs", "zc706_dma2")
+    console = os.path.join(run_dir, "console.log")
+    init = f"init={os.path.join(run_dir, 'init.sh')} "
+    started = time.time()
+    proc = subprocess.Popen([sys.executable, os.path.join(REPO, "sim.py"), "driver", "--board", "zc706",
+        "--", "sleep", "600"], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        start_new_session=True)
+    try:
+        deadline = time.monotonic() + 900   # A cold build of the model and the driver included.
+        while time.monotonic() < deadline and proc.poll() is None:
+            # This run's console (the run folder is replaced when the simulation starts).
+            if os.path.exists(console) and os.path.getmtime(console) >= started and \
+                    "=== cmd0" in open(console).read():
+                break
+            time.sleep(1)
+        assert proc.poll() is None, proc.communicate()[0][-3000:]
+        kernels = {session for _, _, session, cmdline in _processes() if init in cmdline}
+        assert len(kernels) == 1 and _alive_in_sessions(kernels)
+        proc.send_signal(signum)
+        output = proc.communicate(timeout=120)[0]
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while _alive_in_sessions(kernels | {proc.pid}) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    left = _alive_in_sessions(kernels | {proc.pid})
+    for session in kernels | {proc.pid}:   # Nothing outlives the test, whatever it asserts.
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(session, signal.SIGKILL)
+    assert left == [], f"left running: {left}"
+    assert proc.returncode == 128 + signum, output[-3000:]
+    assert f"{signal.Signals(signum).name}: the simulation and the User-Mode Linux kernel were ended" in output
+    assert not os.path.exists(os.path.join(run_dir, "uml.pid"))

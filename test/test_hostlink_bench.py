@@ -7,8 +7,9 @@
 Quick: the polling changes are in the generated driver and stop generation when LitePCIe's sources lose
 an anchor; the tool is generated and its Makefile entry added; the plot command turns JSON into PNGs.
 `uml`: the tool runs in User-Mode Linux on the simulated ZC706 and VC709 (every mode and completion
-method, 1 and 2 channels, the four directions, every byte checked), and a corrupted word in the device's
-DMA writes makes it fail.
+method, 1 and 2 channels, the four directions, every byte checked), as root and as a member of the
+device's group (loopback; h2c refused cleanly), and a corrupted word in the device's DMA writes makes it
+fail.
 """
 
 import importlib
@@ -47,7 +48,8 @@ def generated(tmp_path_factory):
 def test_generated_driver_polls_without_register_writes(generated):
     """Every polling change is in the generated driver; the new ioctls give no register write and no
     bus address to the caller: DMA_POLL only flips the lock holder's flags, CYCLES writes one fixed
-    register (the latch), and a polled direction's counters come from a register read."""
+    register (the latch), and a polled direction's counters come from a register read; the device's
+    spinlock, which the MSI handler never takes, is taken with interrupts on."""
     kernel = os.path.join(generated, "kernel")
     for name, what, anchor, replacement in driver_polling.POLLING_PATCHES:
         assert replacement in read(os.path.join(kernel, name)), what
@@ -61,7 +63,13 @@ def test_generated_driver_polls_without_register_writes(generated):
         refresh = main_c[main_c.index(f"static void hostlink_{direction}_refresh"):]
         refresh = refresh[:refresh.index("\n}\n")]
         assert "litepcie_writel" not in refresh
-        assert "spin_lock_irqsave(&s->lock, flags);" in refresh
+        assert "spin_lock(&s->lock);" in refresh
+    # The device's spinlock is taken with interrupts on, which is right only while LitePCIe's MSI
+    # handler never takes it (it would deadlock on the CPU that holds it).
+    handler = main_c[main_c.index("static irqreturn_t litepcie_interrupt("):]
+    handler = handler[:handler.index("\n}\n")]
+    assert "lock" not in handler and "litepcie_enable_interrupt" not in handler
+    assert "spin_lock_irqsave" not in main_c and main_c.count("spin_lock(&") == 5
     # The hardening still holds: register writes through REG need CAP_SYS_RAWIO.
     assert "if (m.is_write && !capable(CAP_SYS_RAWIO))" in main_c
     # The tool is generated next to LitePCIe's and built by their Makefile.
@@ -135,11 +143,11 @@ from hostlink.sim.uml.run import UML_KERNEL
 needs_kernel = pytest.mark.skipif(not os.path.isfile(UML_KERNEL),
     reason="no User-Mode Linux kernel: `make uml-kernel`")
 
-# Short: every mode x completion with 1 and 2 channels in loopback; each direction once; 8 KiB
-# transfers (two buffers of the simulated SoC's ring), 4 per channel and stream.
+# Short: every mode x completion with 1 and 2 channels in loopback, and with 1 channel in each other
+# direction; 8 KiB transfers (two buffers of the simulated SoC's ring), 4 per channel and stream.
 SHORT = ["sh", "-c",
     "hostlink_bench -m zero-copy,copy,double -c irq,poll -n 1,2 -d loopback -s 8K -t 4 -j loopback.json; "
-    "a=$?; hostlink_bench -m zero-copy -c irq,poll -d h2c,c2h,both -s 8K -t 4 -j directions.json; "
+    "a=$?; hostlink_bench -m zero-copy,copy,double -c irq,poll -d h2c,c2h,both -s 8K -t 4 -j directions.json; "
     "b=$?; exit $((a | b))"]
 
 
@@ -167,7 +175,7 @@ def test_bench_on_the_simulated_soc(tmp_path, board):
         assert bench["simulated"] is True and bench["cycles_available"] is True
         assert bench["passed"] and bench["errors"] == 0
         runs += bench["runs"]
-    assert len(runs) == 3 * 2 * 2 + 2 * 3
+    assert len(runs) == 3 * 2 * 2 + 3 * 2 * 3
     for run in runs:
         assert run["errors"] == 0 and run["lost_buffers"] == 0 and run["failures"] == [], run
         assert run["bytes_checked"] >= run["bytes_expected"] > 0, run
@@ -178,6 +186,12 @@ def test_bench_on_the_simulated_soc(tmp_path, board):
                 <= stream["latency_cycles"]["p99"] < 1e9
     assert {(r["mode"], r["completion"], r["channels"]) for r in runs if r["direction"] == "loopback"} == \
         {(m, c, n) for m in ("zero-copy", "copy", "double") for c in ("irq", "poll") for n in (1, 2)}
+    assert {(r["mode"], r["completion"], r["direction"]) for r in runs if r["direction"] != "loopback"} == \
+        {(m, c, d) for m in ("zero-copy", "copy", "double") for c in ("irq", "poll") for d in ("h2c", "c2h", "both")}
+    for run in runs:
+        if run["direction"] in ("h2c", "both"):
+            # The FPGA's checker saw every word the DMA read, the transfers' included, none wrong.
+            assert run["checker"][0]["errors"] == 0 and run["checker"][0]["words"] * 4 >= 4 * 8192, run
     assert result["kernel_warnings"] == []
     assert step["exit_status"] == 0 and code == 0 and result["passed"]
 
@@ -196,3 +210,41 @@ def test_one_corrupted_word_fails_the_bench(tmp_path):
     step = next(s for s in result["steps"] if "hostlink_bench" in s["command"])
     assert "c2h buffer 5, word 0" in step["output"]
     assert step["exit_status"] == 1 and code == 1 and not result["passed"]
+
+
+# As a member of the group `hostlink`, not root: loopback with both completions, every mode; h2c (the
+# checker's registers) refused; the channel usable again afterwards.
+MEMBER = ["python3", os.path.join(REPO, "software", "uml", "as_member.py"), "member", "--", "sh", "-c",
+    "hostlink_bench -m zero-copy,copy,double -c poll,irq -s 8K -t 4 -j loopback.json; a=$?; "
+    "timeout -s KILL 300 hostlink_bench -d h2c -s 8K:16K -t 4 -j h2c.json; b=$?; "
+    "hostlink_bench -m zero-copy -c poll -s 4K -t 2 -j after.json; c=$?; "
+    "echo \"exit: loopback $a, h2c $b, after $c\"; [ $a = 0 ] && [ $b = 1 ] && [ $c = 0 ]"]
+
+
+@pytest.mark.uml
+@needs_kernel
+def test_bench_as_a_group_member(tmp_path):
+    code, result, shared = _run(tmp_path, "zc706", MEMBER)
+    step = next(s for s in result["steps"] if "as_member.py" in s["command"])
+    output = step["output"]
+    assert "group member (uid 1000, groups 4242, not root)" in output, output[-3000:]
+    assert "exit: loopback 0, h2c 1, after 0" in output, output[-3000:]
+    member = os.path.join(shared, "member")
+    assert os.stat(member).st_uid == 1000
+    with open(os.path.join(member, "loopback.json")) as f:
+        loopback = json.load(f)
+    assert loopback["passed"] and loopback["errors"] == 0 and loopback["cycles_available"] is True
+    assert {(r["mode"], r["completion"]) for r in loopback["runs"]} == \
+        {(m, c) for m in ("zero-copy", "copy", "double") for c in ("irq", "poll")}
+    for run in loopback["runs"]:
+        assert run["errors"] == 0 and run["bytes_checked"] >= run["bytes_expected"] > 0, run
+    # h2c: the checker's clear is a register write, refused with EPERM; the sweep stops at its first run.
+    with open(os.path.join(member, "h2c.json")) as f:
+        h2c = json.load(f)
+    assert not h2c["passed"] and [r["size"] for r in h2c["runs"]] == [8 << 10]
+    assert "Operation not permitted" in h2c["runs"][0]["failures"][0]
+    assert "CAP_SYS_RAWIO" in output and "stopping" in output
+    with open(os.path.join(member, "after.json")) as f:
+        assert json.load(f)["passed"]
+    assert result["kernel_warnings"] == []
+    assert step["exit_status"] == 0 and code == 0 and result["passed"]

@@ -8,7 +8,8 @@ Runs inside the simulator (see sim/uml/run.py). The SoC, its device model and th
 up exactly as for ./sim.py dma (sim/pcie/bench.py: reset, enumeration, bus mastering, MRRS). Then the
 virtio-pcidev bridge (pcidev.py) listens on a unix socket, and the User-Mode Linux kernel is started
 with that socket as its PCI device; the simulation runs until the kernel exits or the wall-clock
-limit is reached, when the kernel is ended. The summary goes to the file named by "results".
+limit is reached, when the kernel is ended. The summary goes to the file named by "results"; while the
+kernel runs, its process id is in the file named by "pid_file".
 """
 
 import json
@@ -41,6 +42,12 @@ async def driver_bench(dut):
     with open(uml["console_log"], "w") as console:
         kernel = subprocess.Popen(uml["command"], stdin=subprocess.DEVNULL, stdout=console,
             stderr=subprocess.STDOUT, start_new_session=True, env=dict(os.environ, TMPDIR=uml["tmpdir"]))
+    # The kernel's process group, for ./sim.py driver to end if this simulator is ended first (SIGTERM):
+    # the kernel has a session of its own and would outlive it. Removed once the kernel has ended.
+    pid_file = uml.get("pid_file")
+    if pid_file:
+        with open(pid_file, "w") as f:
+            f.write(f"{kernel.pid}\n")
     bridge.host = HostActivity(kernel.pid)
     started  = time.monotonic()
     sim_start = get_sim_time("ns")
@@ -63,6 +70,8 @@ async def driver_bench(dut):
             kernel.wait()
             break
         await Timer(20_000, "ns")
+    if pid_file:
+        os.remove(pid_file)
     bridge.close()
 
     results = {

@@ -21,6 +21,7 @@ import os
 import re
 import shlex
 import shutil
+import signal
 import subprocess
 import tempfile
 
@@ -184,6 +185,23 @@ def init_script(shared, driver_dir, commands, command_timeout_s):
 
 # Run ----------------------------------------------------------------------------------------------
 
+def end_kernel(pid_file):
+    """Kill the User-Mode Linux kernel named by `pid_file` and every process of its group (its
+    helpers, the processes of the machine), if the bench left it running; returns the process id or
+    None. The bench removes the file once the kernel has ended, so a stale id is never signalled."""
+    try:
+        with open(pid_file) as f:
+            pid = int(f.read())
+    except (OSError, ValueError):
+        return None
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    os.remove(pid_file)
+    return pid
+
+
 def run_driver_sim(board_name, commands, command_timeout_s, profile, dma_channels=2, timeout_s=1800,
         build_root=BUILD_ROOT, verbose=False, mem="256M", fault_at=None, with_dram=False):
     """Build everything, boot the kernel on the simulated SoC, run `commands` inside. Returns a dict:
@@ -216,6 +234,7 @@ def run_driver_sim(board_name, commands, command_timeout_s, profile, dma_channel
             "tmpdir":      "/dev/shm" if os.path.isdir("/dev/shm") else run_dir,
             "timeout_s":   timeout_s,
             "fault_at":    fault_at,
+            "pid_file":    os.path.join(run_dir, "uml.pid"),
             "command":     [UML_KERNEL, f"mem={mem}", "rootfstype=hostfs", "rootflags=/", "ro",
                             f"init={init}", f"virtio_uml.device={socket_path}:1234",
                             # A register read waits as long as the command that made it may run: a slow
@@ -230,16 +249,21 @@ def run_driver_sim(board_name, commands, command_timeout_s, profile, dma_channel
         json.dump(config, f, indent=2)
     copy_memory_inits(model, run_dir)
     sim_log = os.path.join(run_dir, "sim.log")
-    get_runner("verilator").test(
-        test_module       = "hostlink.sim.uml.bench",
-        hdl_toplevel      = "sim_top",
-        hdl_toplevel_lang = "verilog",
-        build_dir         = model["model_dir"],
-        test_dir          = run_dir,
-        extra_env         = {"HOSTLINK_SIM_CONFIG": config_path, "COCOTB_LOG_LEVEL": "WARNING"},
-        log_file          = None if verbose else sim_log,
-        results_xml       = os.path.join(run_dir, "results.xml"),
-    )
+    try:
+        get_runner("verilator").test(
+            test_module       = "hostlink.sim.uml.bench",
+            hdl_toplevel      = "sim_top",
+            hdl_toplevel_lang = "verilog",
+            build_dir         = model["model_dir"],
+            test_dir          = run_dir,
+            extra_env         = {"HOSTLINK_SIM_CONFIG": config_path, "COCOTB_LOG_LEVEL": "WARNING"},
+            log_file          = None if verbose else sim_log,
+            results_xml       = os.path.join(run_dir, "results.xml"),
+        )
+    finally:
+        # Interrupted (SIGTERM, SIGINT: the runner kills the simulator), the simulator could not end
+        # the kernel it started: end it here.
+        end_kernel(config["uml"]["pid_file"])
     result = {"run_dir": run_dir, "console_log": config["uml"]["console_log"], "sim_log": sim_log,
               "driver_dir": driver_dir}
     bench_json = config["results"]

@@ -84,6 +84,15 @@ def bar0_length():
     return end - start + 1
 
 
+def give_nodes_to_group():
+    """The device nodes as the udev rule leaves them: root:GROUP_GID, mode 0660. Returns them."""
+    nodes = sorted(glob.glob("/dev/litepcie[0-9]*"))
+    for node in nodes:
+        os.chown(node, 0, GROUP_GID)
+        os.chmod(node, 0o660)
+    return nodes
+
+
 def main(argv):
     if len(argv) < 3 or argv[1] != "--":
         print("usage: driver_access.py CSR_JSON -- DMA_TEST_COMMAND ...", file=sys.stderr)
@@ -93,10 +102,7 @@ def main(argv):
     scratch  = csrs["csr_registers"]["ctrl_scratch"]["addr"]
     csr_base = csrs["memories"]["csr"]["base"]   # BAR0 starts at the CSR region (LitePCIe's CSR_BASE).
     bar0_len = bar0_length()
-    nodes    = sorted(glob.glob("/dev/litepcie[0-9]*"))
-    for node in nodes:
-        os.chown(node, 0, GROUP_GID)
-        os.chmod(node, 0o660)
+    nodes    = give_nodes_to_group()
     print(f"{', '.join(nodes)}: root:{GROUP_GID} 0660 (as the udev rule); BAR0 {bar0_len} bytes", flush=True)
 
     def outsider():
