@@ -271,11 +271,8 @@ def main_latency_sweep(args, parser):
         parser.error("--sweep-latency sets the MRRS and the read latency itself: use --mrrs-list and --latencies")
 
     def profile_for(mrrs, latency_ns):
-        args.mrrs, args.read_latency_ns = mrrs, latency_ns
-        try:
-            return profile_from_args(args, board)
-        finally:
-            args.mrrs = args.read_latency_ns = None
+        return profile_from_args(argparse.Namespace(**{**vars(args), "mrrs": mrrs,
+            "read_latency_ns": latency_ns}), board)
 
     def run_one(profile):
         return run(board.name, args.sizes, ["h2c"], args.dma_channels, 1, args.descriptor_size, profile,

@@ -10,13 +10,14 @@ and one PNG. Reads in flight divided by the round trip bound h2c: the table show
 SoC keeps in flight stop covering the latency.
 """
 
+import argparse
+
 DEFAULT_LATENCIES_NS = (500, 1000, 1500, 2000, 2500, 3000)
 DEFAULT_MRRS         = (128, 256, 512, 4096)
 
 
 def parse_latencies(text):
     """'500,1000,2000' (ns) -> [500.0, 1000.0, 2000.0]."""
-    import argparse
     try:
         values = [float(t) for t in str(text).split(",") if t.strip()]
     except ValueError:
@@ -28,7 +29,6 @@ def parse_latencies(text):
 
 def parse_mrrs_list(text):
     """'128,256,512' -> [128, 256, 512]; each a PCIe Max Read Request Size."""
-    import argparse
     try:
         values = [int(t) for t in str(text).split(",") if t.strip()]
     except ValueError:
