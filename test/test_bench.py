@@ -77,3 +77,27 @@ def test_commands_run_with_this_python_from_the_repository():
     argv = bench.command_argv("./sim.py dma --json {out}/x.json", "/OUT")
     assert argv == [sys.executable, os.path.join(REPO, "sim.py"), "dma", "--json", "/OUT/x.json"]
     assert bench.command_argv("python -m x", "/OUT")[0] == sys.executable
+
+
+def published_documents():
+    docs = [os.path.join(REPO, "README.md"), os.path.join(REPO, "CHANGELOG.md")]
+    docs += sorted(os.path.join(REPO, "doc", name) for name in os.listdir(os.path.join(REPO, "doc"))
+        if name.endswith(".md"))
+    return docs
+
+
+@pytest.mark.parametrize("path", published_documents(), ids=os.path.basename)
+def test_no_table_cell_is_a_placeholder(path):
+    """A figure left as a placeholder (TODO, TBD, or an upper-case name such as WORST_H2C in a row of
+    figures) is a figure not measured."""
+    placeholder = re.compile(r"^(TODO|TBD|XXX|[A-Z][A-Z0-9]*_[A-Z0-9_]+)$")
+    figure      = re.compile(r"^[\d.,]+( [A-Za-z%/]+)?$")
+    with open(path) as f:
+        for number, line in enumerate(f, 1):
+            if not line.lstrip().startswith("|"):
+                continue
+            cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+            for cell in cells:
+                assert cell not in ("TODO", "TBD", "XXX"), f"{os.path.basename(path)}:{number}: {cell}"
+                if placeholder.match(cell) and any(figure.match(other) for other in cells):
+                    raise AssertionError(f"{os.path.basename(path)}:{number}: placeholder {cell!r}")
