@@ -111,14 +111,18 @@ $(UML_KERNEL): $(UML_DIR)/.stamp-config $(UML_DIR)/.stamp-patch
 sim: install
 	$(PY) ./sim.py
 
-# Test tiers (pytest.ini): the quick one for every edit, everything for CI (.ci/run).
+# Test tiers (pytest.ini): the quick one for every edit, everything for CI (.ci/run). Both run on as many
+# pytest-xdist workers as there are cores (TEST_JOBS=1 for one process): each test file in one worker, the
+# User-Mode Linux runs together in one (test/conftest.py).
 CHECK_MARKERS := not sim and not slow and not uml
+TEST_JOBS     ?= $(shell nproc 2>/dev/null || echo 1)
+PYTEST        := $(PY) -m pytest -q $(if $(filter-out 1,$(TEST_JOBS)),-n $(TEST_JOBS))
 
 check: install
-	$(PY) -m pytest -q -m "$(CHECK_MARKERS)" test
+	$(PYTEST) -m "$(CHECK_MARKERS)" test
 
 test: install
-	$(PY) -m pytest -q test
+	$(PYTEST) test
 
 # Every figure README.md and doc/ publish, re-measured into build/bench/ (hours; BENCH=<groups> for some:
 # python -m hostlink.software.reports.bench --list names them and their cost).

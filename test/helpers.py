@@ -14,10 +14,6 @@ from litex.soc.integration.builder import Builder
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# Warning lines of each kernel module build ("<board> on <kernel release>": [lines]), which conftest.py
-# counts and shows at the end of the run.
-DRIVER_WARNINGS = {}
-
 # Elaboration --------------------------------------------------------------------------------------
 
 def elaborate(soc_cls, output_dir, **kwargs):

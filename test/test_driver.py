@@ -22,7 +22,7 @@ from hostlink.software import driver_hardening, driver_kernels
 from hostlink.software.driver_hardening import DriverPatchError, harden_driver
 from hostlink.targets import boards as registry
 
-from helpers import DRIVER_WARNINGS, run_target
+from helpers import run_target
 
 
 BOARDS = registry.PCIE_BOARDS
@@ -346,7 +346,7 @@ def test_headers_of_debian_12_and_its_backports_kernel_are_installed():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("kernel_build_dir", KERNEL_BUILD_DIRS, ids=kernel_release)
-def test_kernel_module_builds_against_each_installed_kernel(generated, kernel_build_dir, tmp_path):
+def test_kernel_module_builds_against_each_installed_kernel(generated, kernel_build_dir, tmp_path, record_property):
     """Each board's generated module compiles against every kernel whose headers are installed (Debian 12's
     6.1 and bookworm-backports' 6.12 after `make install`), for that kernel; the warnings are counted and shown
     at the end of the run."""
@@ -356,7 +356,7 @@ def test_kernel_module_builds_against_each_installed_kernel(generated, kernel_bu
         "modules.order"))
     result = build_driver(copy, kernel_build_dir=kernel_build_dir)
     release = kernel_release(kernel_build_dir)
-    DRIVER_WARNINGS[f"{board} on {release}"] = result.warnings
+    record_property("kernel_module_warnings", (f"{board} on {release}", list(result.warnings)))
     show_warnings(result)
     modinfo = shutil.which("modinfo") or "/usr/sbin/modinfo"
     if os.path.exists(modinfo):

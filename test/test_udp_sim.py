@@ -215,6 +215,10 @@ def test_processes_in_a_deleted_namespace_are_ended():
     needs_tap()
     with NetNamespace("hlsimudp") as ns:
         sleeper = ns.popen(["sleep", "600"])
+        # `ip netns exec` enters the namespace, then becomes `sleep`: on a loaded machine that takes a while.
+        deadline = time.monotonic() + 30
+        while ns.pids() != [sleeper.pid] and time.monotonic() < deadline:
+            time.sleep(0.05)
         assert ns.pids() == [sleeper.pid]
     assert sleeper.wait(timeout=5) == -signal.SIGTERM
 

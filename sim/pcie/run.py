@@ -17,6 +17,7 @@ import time
 from hostlink.sim.pcie.soc import get_board, generate_sim_soc, STUBS
 from hostlink.sim.pcie.host import HostProfile
 from hostlink.sim.pcie.stream_profile import check_stream_names
+from hostlink.sim.build_lock import held
 from hostlink.sim.progress import Progress, RateEstimate
 from hostlink.toolchain import verilator_env
 
@@ -76,10 +77,15 @@ def build_model(board_name, dma_channels=2, build_root=BUILD_ROOT, verbose=False
     """Generate the SoC and compile its Verilator model; reuse both when nothing they depend on changed.
     With `profile_streams` (names checked against the SoC first) the model is a separate one in which
     every signal is visible."""
-    public_signals = bool(profile_streams)
     board    = get_board(board_name)
     name     = f"{board.name}_dma{dma_channels}" + ("_dram" if with_dram else "")
     soc_dir  = os.path.join(build_root, "sim", name)
+    # Another run (a second shell, a parallel test worker) may be building the same SoC.
+    with held(soc_dir, say):
+        return _build_model(board, name, soc_dir, dma_channels, verbose, with_dram, profile_streams)
+
+def _build_model(board, name, soc_dir, dma_channels, verbose, with_dram, profile_streams):
+    public_signals = bool(profile_streams)
     sources  = _gateware_sources_digest(board, dma_channels, with_dram)
     sources_stamp = os.path.join(soc_dir, "sources.digest")
     verilog  = os.path.join(soc_dir, "gateware", "sim_top.v")

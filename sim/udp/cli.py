@@ -15,6 +15,7 @@ import sys
 import tempfile
 
 from hostlink.cores.udp.common import UDPAddresses, UDP_DEFAULTS, max_payload_for_mtu, DEFAULT_MTU, mac_to_int, ip_to_int
+from hostlink.sim.build_lock import held
 from hostlink.sim.netns import NetNamespace, unavailable_reason
 from hostlink.sim.progress import Progress
 from hostlink.sim.watchdog import OneLineArgumentParser
@@ -171,6 +172,13 @@ def main(argv=None):
 
 
 def run(args, log=print):
+    build_dir = os.path.abspath(args.build_dir or os.path.join("build", "sim_udp", f"{args.board}_{args.mode}"))
+    # One run at a time per build folder: the SoC, the tool and sim.log are written there.
+    with held(build_dir, lambda message: log(f"sim.py udp: {message}")):
+        return _run(args, build_dir, log)
+
+
+def _run(args, build_dir, log):
     from hostlink.sim.udp.soc import UDPSimSoC, WIRE_OVERHEAD, board_config, build
 
     progress = Progress("sim.py udp")
@@ -183,7 +191,6 @@ def run(args, log=print):
     sys_clk_freq = board["sys_clk_freq"]
     eth_clk_freq = board["eth_clk_freq"]
     fpga_mac     = board["fpga_mac"]
-    build_dir = os.path.abspath(args.build_dir or os.path.join("build", "sim_udp", f"{args.board}_{args.mode}"))
     os.makedirs(build_dir, exist_ok=True)
     tool = build_tool(os.path.join(build_dir, "tool"))
 

@@ -23,8 +23,10 @@ import shlex
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 
+from hostlink.sim.build_lock import held
 from hostlink.sim.pcie.run import REPO, BUILD_ROOT, bench_config, build_model, copy_memory_inits
 from hostlink.sim.pcie.soc import get_board
 from hostlink.toolchain import verilator_env
@@ -206,13 +208,21 @@ def run_driver_sim(board_name, commands, command_timeout_s, profile, dma_channel
         build_root=BUILD_ROOT, verbose=False, mem="256M", fault_at=None, with_dram=False):
     """Build everything, boot the kernel on the simulated SoC, run `commands` inside. Returns a dict:
     the bench's summary, each step's output and exit status, the kernel log, where the logs are."""
-    from cocotb_tools.runner import get_runner
     board = get_board(board_name)
     if not os.path.isfile(UML_KERNEL):
         raise DriverSimError(f"no User-Mode Linux kernel at {UML_KERNEL}: build it with `make uml-kernel`")
+    run_dir = os.path.join(build_root, "uml", "runs", soc_name(board, dma_channels, with_dram))
+    # One run at a time per SoC: the run folder (and the SoC's driver build) is cleared and rebuilt.
+    with held(run_dir, lambda message: print(f"sim.py driver: {message}", file=sys.stderr, flush=True)):
+        return _run_driver_sim(board, run_dir, commands, command_timeout_s, profile, dma_channels,
+            timeout_s, build_root, verbose, mem, fault_at, with_dram)
+
+
+def _run_driver_sim(board, run_dir, commands, command_timeout_s, profile, dma_channels, timeout_s,
+        build_root, verbose, mem, fault_at, with_dram):
+    from cocotb_tools.runner import get_runner
     model = build_model(board.name, dma_channels, build_root, verbose, with_dram=with_dram)
     driver_dir = build_uml_driver(board, dma_channels, model["soc_dir"], build_root, with_dram=with_dram)
-    run_dir = os.path.join(build_root, "uml", "runs", soc_name(board, dma_channels, with_dram))
     shutil.rmtree(run_dir, ignore_errors=True)
     shared = os.path.join(run_dir, "shared")
     os.makedirs(shared)
