@@ -17,6 +17,8 @@ __version__ = "0.1.0"
 
 REPO       = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VENV       = os.path.join(REPO, ".venv")
+# Where builds and runs go (simulated SoCs, reports, User-Mode Linux runs), wherever the command is run from.
+BUILD_ROOT = os.environ.get("HOSTLINK_BUILD_DIR", os.path.join(REPO, "build"))
 _REEXECED  = "HOSTLINK_VENV_REEXEC"   # Set in the re-run command: a second miss is reported, not looped.
 _REQUIRED  = ("migen", "litex")       # Installed by `make install`, never by Debian.
 

@@ -121,6 +121,7 @@ class Bench:
                 user_clk_freq    = cfg["user_clk_hz"],
                 tx_backpressure_probability = profile.backpressure,
                 rx_gap_probability          = profile.rx_gaps,
+                completion_headers          = cfg.get("block_completion_headers"),
                 seed             = profile.seed,
             )
         elif cfg["device"] == "us":
@@ -133,6 +134,8 @@ class Bench:
                 backpressure  = profile.backpressure,
                 seed          = profile.seed,
             )
+            if cfg.get("block_completion_headers") is not None:
+                self.dev.rx_buf_cplh_fc_limit = self.dev.cplh_limit = cfg["block_completion_headers"]
         else:
             raise ValueError(f"unknown device model {cfg['device']!r}")
         self.rc.make_port().connect(self.dev)

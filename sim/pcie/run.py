@@ -14,6 +14,7 @@ import tempfile
 import threading
 import time
 
+from hostlink import REPO, BUILD_ROOT
 from hostlink.sim.pcie.soc import get_board, generate_sim_soc, STUBS
 from hostlink.sim.pcie.host import HostProfile
 from hostlink.sim.pcie.stream_profile import check_stream_names
@@ -21,8 +22,6 @@ from hostlink.sim.build_lock import held
 from hostlink.sim.progress import Progress, RateEstimate
 from hostlink.toolchain import verilator_env
 
-REPO       = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BUILD_ROOT = os.environ.get("HOSTLINK_BUILD_DIR", os.path.join(REPO, "build"))
 
 
 def compile_model(model_dir, top, sources, log_file, verbose=False, public_signals=False):
@@ -144,9 +143,11 @@ def copy_memory_inits(model, directory):
 
 
 def run_jobs(board_name, jobs, profile, dma_channels=2, build_root=BUILD_ROOT, verbose=False,
-        with_dram=False, profile_streams=None):
+        with_dram=False, profile_streams=None, block_completion_headers=None):
     """Run `jobs` (see bench.py) on the board's model against `profile`. Returns the bench's results.
-    `profile_streams` (stream names, see stream_profile.py) adds each job's stream occupancy."""
+    `profile_streams` (stream names, see stream_profile.py) adds each job's stream occupancy.
+    `block_completion_headers` gives the hard block's model fewer completion headers than the block has
+    (tests: a buffer the SoC overfills, whose losses must show as errors)."""
     from cocotb_tools.runner import get_runner
     model = build_model(board_name, dma_channels, build_root, verbose, with_dram=with_dram,
         profile_streams=profile_streams)
@@ -159,6 +160,7 @@ def run_jobs(board_name, jobs, profile, dma_channels=2, build_root=BUILD_ROOT, v
         config.update({
             "jobs":            jobs,
             "profile_streams": list(profile_streams or []),
+            "block_completion_headers": block_completion_headers,
             "results":         results_path,
         })
         progress = Progress("sim.py dma", enabled=None if not verbose else False)

@@ -117,6 +117,7 @@ class S7PcieDevice(Device):
             tx_backpressure_probability = 0.0,
             rx_straddle      = True,
             completion_space = None,
+            completion_headers = None,
             seed             = 0,
             **kwargs):
         super().__init__(**kwargs)
@@ -128,7 +129,8 @@ class S7PcieDevice(Device):
             max_payload_size = 256 if link_width == 8 else 512
         if completion_space is None:
             completion_space = S7_COMPLETION_SPACE[max_payload_size]
-        self.cplh_limit = completion_space["headers"]
+        # `completion_headers`: fewer headers than the block has (tests: a buffer the SoC overfills).
+        self.cplh_limit = completion_space["headers"] if completion_headers is None else completion_headers
         self.cpld_limit = completion_space["bytes"] // 16   # CPLD credits: 16 bytes each.
         self.cplh_used  = 0
         self.cpld_used  = 0

@@ -14,7 +14,8 @@ not 4; `cfg_interrupt_msi_enable`, `..._mmenable`), `V7Gen3PcieDevice` drives th
 MSIs itself (`cfg_interrupt_msi_int` -> `..._sent`, as the UltraScale model does), so that it can refuse the
 next ones on demand (`refuse_msis(count)`: `..._fail` instead, as the block does when it cannot send), and
 counts the user logic's error reports on `cfg_err_uncor_in` (`error_reports`), which the UltraScale model
-ignores. And it times out reads as the block does (PG023: the block keeps a completion timer per outstanding
+ignores. It counts the completions the model's receive buffer drops (`rx_cpl_drops`, as the `pcie_7x`
+model does). And it times out reads as the block does (PG023: the block keeps a completion timer per outstanding
 tag and ends the request with an RC descriptor of error code 1001, `completion_timeout_ns`), which the
 UltraScale model does not: without it a tag the user logic retired would stay active in the model.
 """
@@ -155,6 +156,25 @@ def make_v7gen3_device(dut, prefix=HARD_BLOCK_PREFIX, *, link_speed=3, link_widt
             self.completion_timeout_ns = 50e6   # The block's default range: 50 us to 50 ms.
             self.completion_timeouts   = 0
             cocotb.start_soon(self._run_completion_timeout())
+            # The block's receive buffer: the UltraScale model holds completions in 64 headers and 16 KiB
+            # and drops one that does not fit with a warning only. Counted here as the pcie_7x model
+            # counts its own, so that ./sim.py dma counts each loss as an error on every board.
+            self.rx_cpl_drops   = 0
+            self.cplh_limit     = self.rx_buf_cplh_fc_limit
+            self.most_cplh_used = 0
+
+        async def upstream_recv(self, tlp):
+            from cocotbext.pcie.core.tlp import TlpType
+            ours = tlp.fmt_type in {TlpType.CPL, TlpType.CPL_DATA, TlpType.CPL_LOCKED, TlpType.CPL_LOCKED_DATA} \
+                and any(f.pcie_id == tlp.requester_id for f in self.functions)
+            held = self.rx_buf_cplh_fc_count
+            # The model's completion branch does not wait: the buffer count moves by one exactly when it
+            # takes the completion.
+            await super().upstream_recv(tlp)
+            if ours:
+                if self.rx_buf_cplh_fc_count == held:
+                    self.rx_cpl_drops += 1
+                self.most_cplh_used = max(self.most_cplh_used, self.rx_buf_cplh_fc_count)
 
         async def _run_completion_timeout(self):
             from cocotbext.pcie.core.utils import PcieId

@@ -14,6 +14,7 @@ import signal
 import sys
 import tempfile
 
+from hostlink import BUILD_ROOT
 from hostlink.cores.udp.common import UDPAddresses, UDP_DEFAULTS, max_payload_for_mtu, DEFAULT_MTU, mac_to_int, ip_to_int
 from hostlink.sim.build_lock import held
 from hostlink.sim.netns import NetNamespace, unavailable_reason
@@ -89,8 +90,8 @@ def parser():
                         "run is stopped after RUN_BUILD_ALLOWANCE + timeout x (payload sizes + 2) seconds")
     p.add_argument("--json",    default=None, help="write the results as JSON to this path")
     p.add_argument("--build-dir", default=None,
-                   help="build directory (default build/sim_udp/<board>_<mode>); reused when the "
-                        "generated Verilog is unchanged")
+                   help="build directory (default build/sim_udp/<board>_<mode> in the repository, or "
+                        "under $HOSTLINK_BUILD_DIR); reused when the generated Verilog is unchanged")
     return p
 
 
@@ -143,7 +144,7 @@ def check_args(args):
 # Wall-clock limit of a whole run (./sim.py): building the model, then each payload size and the
 # set-up/tear-down around them, each bounded by --timeout.
 RUN_BUILD_ALLOWANCE = 900
-LOG_ROOTS           = [os.path.join("build", "sim_udp")]
+LOG_ROOTS           = [os.path.join(BUILD_ROOT, "sim_udp")]
 
 def run_limit(args):
     return RUN_BUILD_ALLOWANCE + args.timeout * (len(args.payload) + 2)
@@ -172,7 +173,7 @@ def main(argv=None):
 
 
 def run(args, log=print):
-    build_dir = os.path.abspath(args.build_dir or os.path.join("build", "sim_udp", f"{args.board}_{args.mode}"))
+    build_dir = os.path.abspath(args.build_dir or os.path.join(BUILD_ROOT, "sim_udp", f"{args.board}_{args.mode}"))
     # One run at a time per build folder: the SoC, the tool and sim.log are written there.
     with held(build_dir, lambda message: log(f"sim.py udp: {message}")):
         return _run(args, build_dir, log)

@@ -30,6 +30,7 @@ from migen.fhdl.structure import _Value
 
 from litex.soc.integration.builder import Builder
 
+from hostlink import BUILD_ROOT
 from hostlink.targets import boards as registry
 from hostlink.toolchain import yowasp_executable
 
@@ -131,7 +132,8 @@ def main(argv=None):
     parser.add_argument("--with-dram",    action="store_true",  help="With the DDR3 SODIMM (--with-dram).")
     parser.add_argument("--json",         default=None,         help="Write the figures as JSON to PATH.")
     parser.add_argument("--build-dir",    default=None,
-        help="Default build/reports/xilinx_area_<board> (xilinx_area_<board>_dram with --with-dram).")
+        help="Default build/reports/xilinx_area_<board> in the repository (xilinx_area_<board>_dram with "
+             "--with-dram), or under $HOSTLINK_BUILD_DIR.")
     args = parser.parse_args(argv)
     from hostlink.cores.pcie.config import check_dma_channels
     try:
@@ -140,7 +142,7 @@ def main(argv=None):
         parser.error(str(error))
 
     device_name, device, _, hard_block = BOARDS[args.board]
-    build_dir = os.path.abspath(args.build_dir or os.path.join("build", "reports",
+    build_dir = os.path.abspath(args.build_dir or os.path.join(BUILD_ROOT, "reports",
         f"xilinx_area_{args.board}" + ("_dram" if args.with_dram else "")))
     top, sources, blackbox, gateware_dir = generate(build_dir, args.dma_channels, args.with_dram, args.board)
     print(f"xilinx_area: Yosys synth_xilinx of the {args.board} SoC (a few minutes; work files in "
