@@ -24,6 +24,15 @@ from hostlink.toolchain import verilator_env
 
 
 
+def compile_jobs():
+    """C++ compile jobs for a model: every core, shared out among pytest-xdist's workers when there are
+    several (each may be compiling a model at the same time), two at least (a worker that compiles while
+    the others simulate can use more than its share)."""
+    cores   = os.cpu_count() or 1
+    workers = max(1, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1))
+    return min(cores, max(2, cores // workers))
+
+
 def compile_model(model_dir, top, sources, log_file, verbose=False, public_signals=False):
     """Verilator model with cocotb's VPI main, like cocotb's runner builds it, with our own flags.
 
@@ -41,7 +50,7 @@ def compile_model(model_dir, top, sources, log_file, verbose=False, public_signa
          "-LDFLAGS", f"-Wl,-rpath,{libs} -L{libs} -lcocotbvpi_verilator",
          "-Wno-fatal", "-Wno-lint", "-Wno-style", "-O3", "--x-assign", "fast", "--x-initial", "fast",
          "--timescale", "1ps/1ps", main, *sources],
-        ["make", "-j", str(os.cpu_count() or 1), "-C", model_dir, "-f", "Vtop.mk"],
+        ["make", "-j", str(compile_jobs()), "-C", model_dir, "-f", "Vtop.mk"],
     ]
     with open(log_file, "w") as log:
         for cmd in commands:
