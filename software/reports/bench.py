@@ -42,6 +42,8 @@ BENCHES = [
         "doc/vc709.md"),
     ("vc709", "vc709_sweep",    "./sim.py dma --board vc709 --sweep --directions c2h --json {out}/vc709_sweep.json --plot {out}/vc709_sweep.png", 40,
         "doc/vc709.md"),
+    ("vc709", "vc709_sweep_h2c", "./sim.py dma --board vc709 --sweep --directions h2c --json {out}/vc709_sweep_h2c.json --plot {out}/vc709_sweep_h2c.png", 28,
+        "doc/vc709.md"),
     ("kc705", "kc705",          "./sim.py dma --board kc705 --sizes 1M,4M --json {out}/kc705.json", 3,
         "README.md, doc/kc705.md"),
     ("kc705", "kc705_worst",    "./sim.py dma --board kc705 --sizes 1M --profile worst --json {out}/kc705_worst.json", 1,
