@@ -19,18 +19,18 @@ UML_TEST_FILES = ("test/test_driver_sim.py", "test/test_hostlink_bench.py")
 KERNEL_MODULE_WARNINGS = {}
 
 
-def test_file(nodeid):
+def file_of(nodeid):
     return nodeid.split("::")[0]
 
 
 def pytest_collection_modifyitems(config, items):
     for item in items:
-        if item.get_closest_marker("uml") and test_file(item.nodeid) not in UML_TEST_FILES:
+        if item.get_closest_marker("uml") and file_of(item.nodeid) not in UML_TEST_FILES:
             raise pytest.UsageError(f"{item.nodeid} is marked uml: add its file to UML_TEST_FILES in "
                                     "test/conftest.py")
     if hasattr(config, "workerinput"):
         # Under xdist, the longest group first (every worker collects, and sorts, the same way).
-        items.sort(key=lambda item: test_file(item.nodeid) not in UML_TEST_FILES)
+        items.sort(key=lambda item: file_of(item.nodeid) not in UML_TEST_FILES)
 
 
 def pytest_xdist_make_scheduler(config, log):
@@ -38,7 +38,7 @@ def pytest_xdist_make_scheduler(config, log):
 
     class UMLTogetherScheduling(LoadFileScheduling):
         def _split_scope(self, nodeid):
-            return "uml" if test_file(nodeid) in UML_TEST_FILES else test_file(nodeid)
+            return "uml" if file_of(nodeid) in UML_TEST_FILES else file_of(nodeid)
 
     return UMLTogetherScheduling(config, log)
 

@@ -151,13 +151,28 @@ def copy_memory_inits(model, directory):
             shutil.copy(os.path.join(gateware_dir, name), directory)
 
 
+def run_bench(test_module, model, test_dir, config_path, log_file):
+    """The cocotb bench `test_module` on the model (built by build_model()), in `test_dir`, reading its
+    configuration from `config_path`; the simulator's output into `log_file` (None: the terminal)."""
+    from cocotb_tools.runner import get_runner
+    get_runner("verilator").test(
+        test_module       = test_module,
+        hdl_toplevel      = "sim_top",
+        hdl_toplevel_lang = "verilog",
+        build_dir         = model["model_dir"],
+        test_dir          = test_dir,
+        extra_env         = {"HOSTLINK_SIM_CONFIG": config_path, "COCOTB_LOG_LEVEL": "WARNING"},
+        log_file          = log_file,
+        results_xml       = os.path.join(test_dir, "results.xml"),
+    )
+
+
 def run_jobs(board_name, jobs, profile, dma_channels=2, build_root=BUILD_ROOT, verbose=False,
         with_dram=False, profile_streams=None, block_completion_headers=None):
     """Run `jobs` (see bench.py) on the board's model against `profile`. Returns the bench's results.
     `profile_streams` (stream names, see stream_profile.py) adds each job's stream occupancy.
     `block_completion_headers` gives the hard block's model fewer completion headers than the block has
     (tests: a buffer the SoC overfills, whose losses must show as errors)."""
-    from cocotb_tools.runner import get_runner
     model = build_model(board_name, dma_channels, build_root, verbose, with_dram=with_dram,
         profile_streams=profile_streams)
     board = model["board"]
@@ -182,18 +197,9 @@ def run_jobs(board_name, jobs, profile, dma_channels=2, build_root=BUILD_ROOT, v
         if progress.enabled:
             threading.Thread(target=show_progress, daemon=True,
                 args=(progress, config["progress"], jobs, board.sys_clk_hz(), stop)).start()
-        runner = get_runner("verilator")
         try:
-            runner.test(
-                test_module  = "hostlink.sim.pcie.bench",
-                hdl_toplevel = "sim_top",
-                hdl_toplevel_lang = "verilog",
-                build_dir    = model["model_dir"],
-                test_dir     = tmp,
-                extra_env    = {"HOSTLINK_SIM_CONFIG": config_path, "COCOTB_LOG_LEVEL": "WARNING"},
-                log_file     = None if verbose else os.path.join(tmp, "sim.log"),
-                results_xml  = os.path.join(tmp, "results.xml"),
-            )
+            run_bench("hostlink.sim.pcie.bench", model, tmp, config_path,
+                log_file=None if verbose else os.path.join(tmp, "sim.log"))
         finally:
             stop.set()
             progress.clear()

@@ -117,6 +117,30 @@ def resolve_fpga_mac(netns, tool, fpga_ip, port, timeout):
     return None
 
 
+def row_start(sim, netns):
+    """What a row's result is measured against: the host's and the SoC's error counters before it starts."""
+    return {"before": snmp_errors(netns), "counters_before": sim.counters()}
+
+
+def row_result(sim, netns, payload, eth_clk_freq, start, sent, received, bad_payload, extra):
+    """A row's result record once it is over: the wire and the counters now, against `start` (row_start()).
+    `sent` None: the frames the wire carried."""
+    wire           = sim.wire()
+    counters_after = sim.counters()
+    after          = snmp_errors(netns)
+    return result_record(payload,
+        sent            = wire["frames"] if sent is None else sent,
+        received        = received,
+        bad_payload     = bad_payload,
+        wire            = wire,
+        eth_clk_freq    = eth_clk_freq,
+        after           = after,
+        counters_after  = counters_after,
+        extra           = extra,
+        **start,
+    )
+
+
 def result_record(payload, sent, received, bad_payload, wire, eth_clk_freq, before, after,
                   counters_before, counters_after, extra):
     frames = wire["frames"]
@@ -183,8 +207,7 @@ def run_generator(sim, netns, tool, args, payload, eth_clk_freq, tmpdir, row_pro
     proc = start_tool(netns, [tool, "recv", "--port", args.port, "--expect", args.count,
                               "--timeout", tool_timeout, "--json", json_path])
     try:
-        before          = snmp_errors(netns)
-        counters_before = sim.counters()
+        start = row_start(sim, netns)
         sim.csr.write("ethphy_control", 1)
         sim.csr.write("udp_gen_count",  args.count)
         sim.csr.write("udp_gen_length", payload)
@@ -200,27 +223,17 @@ def run_generator(sim, netns, tool, args, payload, eth_clk_freq, tmpdir, row_pro
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    wire            = sim.wire()
-    counters_after  = sim.counters()
-    after           = snmp_errors(netns)
-    return result_record(payload,
-        sent            = wire["frames"],
-        received        = recv["unique"],
-        bad_payload     = recv["bad_payload"],
-        wire            = wire,
-        eth_clk_freq    = eth_clk_freq,
-        before          = before,
-        after           = after,
-        counters_before = counters_before,
-        counters_after  = counters_after,
-        extra           = {"generated": sim.csr.read("udp_gen_sent"), "host": recv},
+    return row_result(sim, netns, payload, eth_clk_freq, start,
+        sent        = None,   # What the wire carried.
+        received    = recv["unique"],
+        bad_payload = recv["bad_payload"],
+        extra       = {"generated": sim.csr.read("udp_gen_sent"), "host": recv},
     )
 
 
 def run_echo(sim, netns, tool, args, payload, eth_clk_freq, tmpdir):
     json_path = os.path.join(tmpdir, f"echo_{payload}.json")
-    before          = snmp_errors(netns)
-    counters_before = sim.counters()
+    start = row_start(sim, netns)
     sim.csr.write("ethphy_control", 1)
     # Short payloads carry no sequence number: one at a time keeps their echoes in order.
     window = 1 if payload < 4 else args.window
@@ -236,18 +249,9 @@ def run_echo(sim, netns, tool, args, payload, eth_clk_freq, tmpdir):
     with open(json_path) as f:
         echo = json.load(f)
     sim.wait_until("the end of the last echo's wire time", sim.wire_idle, args.timeout)
-    wire           = sim.wire()
-    counters_after = sim.counters()
-    after          = snmp_errors(netns)
-    return result_record(payload,
-        sent            = echo["sent"],
-        received        = echo["echoed_ok"] + echo["bad_payload"],
-        bad_payload     = echo["bad_payload"],
-        wire            = wire,
-        eth_clk_freq    = eth_clk_freq,
-        before          = before,
-        after           = after,
-        counters_before = counters_before,
-        counters_after  = counters_after,
-        extra           = {"echoed_ok": echo["echoed_ok"], "paced_by": "host", "host": echo},
+    return row_result(sim, netns, payload, eth_clk_freq, start,
+        sent        = echo["sent"],
+        received    = echo["echoed_ok"] + echo["bad_payload"],
+        bad_payload = echo["bad_payload"],
+        extra       = {"echoed_ok": echo["echoed_ok"], "paced_by": "host", "host": echo},
     )

@@ -65,30 +65,17 @@ def wire_cycles(frame_len):
 
 # Sim I/Os -----------------------------------------------------------------------------------------
 
+def _byte_streams(name):
+    """The byte-wide source and sink stream endpoints of one of LiteX's simulator modules."""
+    return (name, 0, *[Subsignal(f"{end}_{field}", Pins(8 if field == "data" else 1))
+        for end in ("source", "sink") for field in ("valid", "ready", "data")])
+
 _io = [
     ("sys_clk",  0, Pins(1)), # Data plane (the TAP and TCP modules' clock).
     ("ctrl_clk", 0, Pins(1)), # Control plane.
     ("sys_rst",  0, Pins(1)),
-
-    # Stream endpoints of LiteX's serial2tcp simulator module.
-    ("serial", 0,
-        Subsignal("source_valid", Pins(1)),
-        Subsignal("source_ready", Pins(1)),
-        Subsignal("source_data",  Pins(8)),
-        Subsignal("sink_valid",   Pins(1)),
-        Subsignal("sink_ready",   Pins(1)),
-        Subsignal("sink_data",    Pins(8)),
-    ),
-
-    # Stream endpoints of LiteX's ethernet (TAP) simulator module.
-    ("eth", 0,
-        Subsignal("source_valid", Pins(1)),
-        Subsignal("source_ready", Pins(1)),
-        Subsignal("source_data",  Pins(8)),
-        Subsignal("sink_valid",   Pins(1)),
-        Subsignal("sink_ready",   Pins(1)),
-        Subsignal("sink_data",    Pins(8)),
-    ),
+    _byte_streams("serial"),  # LiteX's serial2tcp module.
+    _byte_streams("eth"),     # LiteX's ethernet (TAP) module.
 ]
 
 # Wire PHY Model -----------------------------------------------------------------------------------

@@ -27,7 +27,7 @@ import sys
 import tempfile
 
 from hostlink.sim.build_lock import held
-from hostlink.sim.pcie.run import REPO, BUILD_ROOT, bench_config, build_model, copy_memory_inits
+from hostlink.sim.pcie.run import REPO, BUILD_ROOT, bench_config, build_model, copy_memory_inits, run_bench
 from hostlink.sim.pcie.soc import get_board
 from hostlink.toolchain import verilator_env
 
@@ -220,7 +220,6 @@ def run_driver_sim(board_name, commands, command_timeout_s, profile, dma_channel
 
 def _run_driver_sim(board, run_dir, commands, command_timeout_s, profile, dma_channels, timeout_s,
         build_root, verbose, mem, fault_at, with_dram):
-    from cocotb_tools.runner import get_runner
     model = build_model(board.name, dma_channels, build_root, verbose, with_dram=with_dram)
     driver_dir = build_uml_driver(board, dma_channels, model["soc_dir"], build_root, with_dram=with_dram)
     shutil.rmtree(run_dir, ignore_errors=True)
@@ -260,16 +259,7 @@ def _run_driver_sim(board, run_dir, commands, command_timeout_s, profile, dma_ch
     copy_memory_inits(model, run_dir)
     sim_log = os.path.join(run_dir, "sim.log")
     try:
-        get_runner("verilator").test(
-            test_module       = "hostlink.sim.uml.bench",
-            hdl_toplevel      = "sim_top",
-            hdl_toplevel_lang = "verilog",
-            build_dir         = model["model_dir"],
-            test_dir          = run_dir,
-            extra_env         = {"HOSTLINK_SIM_CONFIG": config_path, "COCOTB_LOG_LEVEL": "WARNING"},
-            log_file          = None if verbose else sim_log,
-            results_xml       = os.path.join(run_dir, "results.xml"),
-        )
+        run_bench("hostlink.sim.uml.bench", model, run_dir, config_path, log_file=None if verbose else sim_log)
     finally:
         # Interrupted (SIGTERM, SIGINT: the runner kills the simulator), the simulator could not end
         # the kernel it started: end it here.
