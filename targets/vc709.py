@@ -69,13 +69,17 @@ class _CRG(LiteXModule):
 
 # BaseSoC ------------------------------------------------------------------------------------------
 
+# RC straddling (AXISTEN_IF_RC_STRADDLE): two completions may share a 256-bit beat, so that completions drain
+# from the block at least as fast as the link delivers them (cores/pcie/rc_straddle.py).
+RC_STRADDLE = True
+
 class BaseSoC(PCIeDMASoC):
     LANES       = [1, 2, 4, 8]
     DATA_WIDTHS = [256]   # One 256-bit beat per 250 MHz cycle keeps up with Gen3 x8 (7.88 GB/s raw).
 
     def __init__(self, platform=None, sys_clk_freq=SYS_CLK_FREQ, dma_channels=DEFAULT_DMA_CHANNELS,
         lanes=BOARDS["vc709"].pcie.lanes, data_width=BOARDS["vc709"].pcie.data_width, crg_cls=_CRG,
-        pcie_phy_cls=V7Gen3PCIEPHY, **kwargs):
+        pcie_phy_cls=V7Gen3PCIEPHY, rc_straddle=RC_STRADDLE, **kwargs):
         PCIeDMASoC.__init__(self,
             platform             = platform if platform is not None else vc709_platform.Platform(),
             sys_clk_freq         = sys_clk_freq,
@@ -92,7 +96,7 @@ class BaseSoC(PCIeDMASoC):
             bar0_size            = 0x100000,
             ident                = f"hostlink VC709 PCIe Gen3 x{lanes} DMA SoC",
             # The DMA side of the PHY's streams is the block's own clock domain (see _CRG).
-            pcie_phy_kwargs      = dict(speed="gen3", cd="pcie"),
+            pcie_phy_kwargs      = dict(speed="gen3", cd="pcie", rc_straddle=rc_straddle),
             dram_platform        = vc709_platform,
             **kwargs)
         # The Gen3 block next to the edge connector's GTH quads 114/115 (read at finalization).

@@ -8,14 +8,16 @@ Each transfer is long enough to keep the most reads in flight for many round tri
 least 14 times what any board keeps in flight, 4.5 KiB), in every direction, and must end with 0 errors, no
 timeout, every MSI asked for, and no read over the MRRS the host set. The VC709 under the worst profile is
 the regression for its 64-byte-completion hang: there, 15,872 bytes of reads in flight came back as 248
-completions for the hard block's 64 completion headers, and it dropped some.
+completions for the hard block's 64 completion headers, and it dropped some, when its RC interface took one
+completion per beat. With RC straddling it keeps those 15,872 bytes in flight again, and the block must never
+hold a queue of completions.
 """
 
 import pytest
 
 from hostlink.sim.dma import board_profile_defaults
 from hostlink.sim.pcie.host import host_profile
-from hostlink.sim.pcie.soc import get_board
+from hostlink.sim.pcie.soc import get_board, rc_straddle
 from hostlink.targets import boards as registry
 
 pytestmark = pytest.mark.sim
@@ -33,6 +35,7 @@ PROFILES = {
 # Completion headers of each hard block (pcie3_7x: PG156's table; pcie_7x: LitePCIe's configuration,
 # hostlink.cores.pcie.endpoint).
 COMPLETION_HEADERS = {"vc709": 64, "zc706": 72, "kc705": 72}
+COMPLETION_BYTES   = {"vc709": 15872, "zc706": 13600, "kc705": 5920}
 SIZES = {"h2c": 128*1024 + 96, "c2h": 64*1024 + 32, "bidir": 96*1024 + 64}   # Whole 32-byte words.
 
 
@@ -72,26 +75,39 @@ def test_no_read_breaks_the_hosts_limits(profile_run):
     assert 0 < reads["largest_bytes"] <= profile.max_read_request
 
 
-def test_reads_in_flight_fit_the_hard_blocks_completion_headers(profile_run):
-    """The completions the host owes, one per 64-byte block, never exceed the block's headers: the cause of
-    the VC709's 64-byte-completion hang. Counting bytes only, the VC709 owes about 250 under every profile,
-    and fails here even where the block happens not to drop any."""
+def test_reads_in_flight_fit_the_hard_blocks_completion_space(profile_run):
+    """Without RC straddling, the completions the host owes, one per 64-byte block, never exceed the block's
+    headers: the cause of the VC709's 64-byte-completion hang, when it counted bytes only with one completion
+    per RC beat (it owed about 250, and failed here even where the block happened not to drop any).
+
+    With RC straddling (VC709) the SoC reserves no headers: the reads in flight fill the block's bytes
+    (15,872: 248 blocks), and what must hold is that the block never keeps a queue of completions, under
+    every profile, 64-byte completions included: at most the one arriving while one leaves."""
     board, name, profile, run = profile_run
-    assert 0 < run["host_reads"]["most_blocks_owed"] <= COMPLETION_HEADERS[board]
+    space = run["completion_space"]
+    if space["rc_straddle"]:
+        assert 0 < run["host_reads"]["most_blocks_owed"] <= COMPLETION_BYTES[board] // 64
+        assert space["most_headers_held"] <= 2, (board, name, space)
+    else:
+        assert 0 < run["host_reads"]["most_blocks_owed"] <= COMPLETION_HEADERS[board]
+        assert space["most_headers_held"] <= COMPLETION_HEADERS[board]
     # Every block model holds completions in its receive buffer and counts what it loses.
-    assert run["completion_space"]["dropped"] == 0
-    assert run["completion_space"]["most_headers_held"] <= COMPLETION_HEADERS[board]
+    assert space["dropped"] == 0
 
 
 @pytest.mark.parametrize("board", BOARDS)
 def test_completions_the_block_loses_are_errors(board):
-    """A hard block with far fewer completion headers than the SoC reserves (2 here) loses completions when
-    64-byte ones arrive faster than the user logic takes them. Every board's block model counts each loss,
-    and the transfer reports it as an error, never as whole."""
+    """A hard block with fewer completion headers than the completions it must hold loses some. Every board's
+    block model counts each loss, and the transfer reports it as an error, never as whole.
+
+    Where the SoC reserves headers, a block with 2 of them loses 64-byte completions that arrive faster than
+    the user logic takes them. A straddled VC709 takes every completion as it arrives and its block never
+    holds a queue: only a block with no room at all (0 headers) loses completions there."""
     from hostlink.sim.pcie.run import run_jobs
+    headers = 0 if rc_straddle(board) else 2
     profile = host_profile("worst", seed=1, **board_profile_defaults(get_board(board)))
     jobs = [{"kind": "h2c", "size": 65536, "channels": [0], "descriptor_size": 16384}]
-    run = run_jobs(board, jobs, profile, dma_channels=1, block_completion_headers=2)
-    assert run["completion_space"]["headers"] == 2
+    run = run_jobs(board, jobs, profile, dma_channels=1, block_completion_headers=headers)
+    assert run["completion_space"]["headers"] == headers
     assert run["completion_space"]["dropped"] > 0
     assert run["results"][0]["errors"] > 0

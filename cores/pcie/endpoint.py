@@ -111,12 +111,15 @@ class PCIeEndpoint(LiteXModule):
         else:
             self.req_depacketizer = req_depacketizer = LitePCIeTLPDepacketizer(phy.data_width, endianness,
                 address_mask=phy.bar0_mask, capabilities=["REQUEST"])
-            self.cmp_depacketizer = cmp_depacketizer = CompletionDepacketizer(phy.data_width, endianness)
-            self.comb += [
-                phy.req_source.connect(req_depacketizer.sink),
-                phy.cmp_source.connect(cmp_depacketizer.sink),
-            ]
-            req_source, cmp_source = req_depacketizer.req_source, cmp_depacketizer.source
+            self.comb += phy.req_source.connect(req_depacketizer.sink)
+            req_source = req_depacketizer.req_source
+            if getattr(phy, "completion_source", None) is not None:
+                # The PHY depacketizes its completions itself (V7Gen3PCIEPHY with RC straddling).
+                cmp_source = phy.completion_source
+            else:
+                self.cmp_depacketizer = cmp_depacketizer = CompletionDepacketizer(phy.data_width, endianness)
+                self.comb += phy.cmp_source.connect(cmp_depacketizer.sink)
+                cmp_source = cmp_depacketizer.source
 
         if hasattr(phy, "sink"):
             self.packetizer = packetizer = LitePCIeTLPPacketizer(phy.data_width, endianness, address_width,

@@ -36,12 +36,13 @@ from litex.gen import *
 from litex.soc.interconnect import stream
 from litex.soc.interconnect.csr import *
 
-from litepcie.common import phy_layout, msi_layout, get_bar_mask
+from litepcie.common import phy_layout, msi_layout, get_bar_mask, completion_layout
 from litepcie.phy.common import PHYTXDatapath, PHYRXDatapath
 
 import litepcie.phy
 
 from hostlink.cores.pcie.config import check_choice
+from hostlink.cores.pcie.rc_straddle import RCStraddleDepacketizer
 from hostlink.cores.pcie.tlp import TLPHeader4DWExpander
 
 # Constants ----------------------------------------------------------------------------------------
@@ -77,6 +78,7 @@ class V7Gen3PCIEPHY(LiteXModule):
         bar0_size       = 0x100000,
         msi_vectors     = 1,
         max_read_bytes  = 512,
+        rc_straddle     = False,
         with_csr        = True,
     ):
         # Parameters -------------------------------------------------------------------------------
@@ -99,11 +101,18 @@ class V7Gen3PCIEPHY(LiteXModule):
             raise ValueError(f"largest read request must be a power of two from 128 to {read_limit} bytes "
                 f"at {pcie_data_width} bits, not {max_read_bytes!r}")
 
+        if rc_straddle and (pcie_data_width, data_width, cd) != (256, 256, "pcie"):
+            raise ValueError("RC straddling needs the 256-bit interface at the block's clock (data_width=256, "
+                f"cd='pcie'), not {pcie_data_width}/{data_width} bits in {cd!r}")
+
         # Streams ----------------------------------------------------------------------------------
         self.req_sink   = stream.Endpoint(phy_layout(data_width))  # i (FPGA -> host requests)
         self.cmp_sink   = stream.Endpoint(phy_layout(data_width))  # i (FPGA -> host completions)
         self.req_source = stream.Endpoint(phy_layout(data_width))  # o (host -> FPGA requests)
         self.cmp_source = stream.Endpoint(phy_layout(data_width))  # o (host -> FPGA completions)
+        # With RC straddling the completions leave already depacketized (`completion_layout`, header fields
+        # beside the data), and `cmp_source` stays idle: PCIeEndpoint takes this stream instead.
+        self.completion_source = stream.Endpoint(completion_layout(data_width)) if rc_straddle else None
         self.msi        = stream.Endpoint(msi_layout())            # i (dat: MSI vector)
 
         # Faults (pcie domain) ---------------------------------------------------------------------
@@ -126,6 +135,7 @@ class V7Gen3PCIEPHY(LiteXModule):
         self.nlanes           = nlanes
         self.data_width       = data_width
         self.pcie_data_width  = pcie_data_width
+        self.rc_straddle      = rc_straddle
         self.bar0_size        = bar0_size
         self.bar0_mask        = get_bar_mask(bar0_size)
         self.msi_vectors      = msi_vectors
@@ -137,16 +147,24 @@ class V7Gen3PCIEPHY(LiteXModule):
         # which must not retire a tag the block still holds.
         self.completion_timeout_s  = 100e-3
         self.max_request_size = Signal(16)
-        # Largest read request issued, whatever the host allows. 512 by default: the completion headers
-        # below bound the reads in flight to 64 x 64 bytes whatever their size, and a larger read only holds
-        # more of them at once (a 4 KiB read holds all 64). Up to 4096 bytes with the dword count fix below.
+        # Largest read request issued, whatever the host allows. 512 by default: 32 tags of 512 bytes already
+        # cover the completion space below (and without straddling its headers bound the reads in flight to
+        # 64 x 64 bytes whatever their size). Up to 4096 bytes with the dword count fix below.
         self.max_request_limit = max_read_bytes
         # Completion space of the block's receive buffer (64 headers, 15,872 bytes in PG156's table for the
         # UltraScale block, which shares this interface); an endpoint advertises infinite completion credits,
-        # so the user logic must keep its reads in flight within it. A host may split every read on each
-        # 64-byte read-completion boundary, so each read reserves a header per 64-byte block it spans.
+        # so the user logic must keep its reads in flight within it.
+        # - Bytes: the reads in flight never exceed 15,872 bytes.
+        # - Headers: a host may split every read on each 64-byte read-completion boundary. Without
+        #   straddling, a 64-byte completion takes 3 RC beats (12 ns) and the Gen3 x8 link delivers one every
+        #   10.7 ns, so the block's queue grows and each read must reserve a header per 64-byte block it spans
+        #   (the guides' RCB_FC method; 64 headers: 4 KiB in flight). With RC straddling, every completion of
+        #   whole 64-byte blocks leaves the block in fewer cycles than the link takes to deliver it (a 64-byte
+        #   one in 2.5 beats, 10 ns) and the depacketizer takes a beat every cycle, so the block holds no
+        #   queue of completions and reserving headers is not needed: the bytes bound the reads in flight
+        #   (doc/read_latency.md gives the arithmetic and what the host-profile matrix measures).
         self.completion_space_bytes   = 15872
-        self.completion_space_headers = 64
+        self.completion_space_headers = None if rc_straddle else 64
         self.max_payload_size = Signal(16)
         self.config           = {}
         self.external_hard_ip = False
@@ -231,15 +249,6 @@ class V7Gen3PCIEPHY(LiteXModule):
                 **{f"{d}_{n}_a": a[n] for d, n in [("o", "s_axis_rq_tdata"), ("o", "s_axis_rq_tkeep"),
                     ("o", "s_axis_rq_tlast"), ("i", "s_axis_rq_tready"), ("o", "s_axis_rq_tuser"),
                     ("o", "s_axis_rq_tvalid")]}),
-            Instance("m_axis_rc_adapt", p_DATA_WIDTH=dw, p_KEEP_WIDTH=dw//8,
-                i_user_clk=user_clk, i_user_reset=user_reset,
-                o_m_axis_rc_tdata=rc_tdata, o_m_axis_rc_tkeep=m_axis_rc.be,
-                o_m_axis_rc_tlast=m_axis_rc_tlast, i_m_axis_rc_tready=Replicate(m_axis_rc.ready, 4),
-                o_m_axis_rc_tuser=m_axis_rc_tuser, o_m_axis_rc_tvalid=m_axis_rc.valid,
-                # The 7-series RC tuser is 75 bits, the adapter's port 85 (UltraScale+ width).
-                i_m_axis_rc_tuser_a=Cat(a["m_axis_rc_tuser"], Constant(0, 10)),
-                **{f"{d}_{n}_a": a[n] for d, n in [("i", "m_axis_rc_tdata"), ("i", "m_axis_rc_tkeep"),
-                    ("i", "m_axis_rc_tlast"), ("o", "m_axis_rc_tready"), ("i", "m_axis_rc_tvalid")]}),
             Instance("m_axis_cq_adapt", p_DATA_WIDTH=dw, p_KEEP_WIDTH=dw//8,
                 i_user_clk=user_clk, i_user_reset=user_reset,
                 o_m_axis_cq_tdata=m_axis_cq.dat, o_m_axis_cq_tkeep=m_axis_cq.be,
@@ -257,6 +266,28 @@ class V7Gen3PCIEPHY(LiteXModule):
                     ("o", "s_axis_cc_tlast"), ("i", "s_axis_cc_tready"), ("o", "s_axis_cc_tuser"),
                     ("o", "s_axis_cc_tvalid")]}),
         ]
+        if rc_straddle:
+            # Straddled RC: hostlink's depacketizer reads the descriptors itself (rc_straddle.py).
+            self.rc_depacketizer = rc_depacketizer = ClockDomainsRenamer("pcie")(RCStraddleDepacketizer())
+            self.comb += [
+                rc_depacketizer.tdata.eq(a["m_axis_rc_tdata"]),
+                rc_depacketizer.tkeep.eq(a["m_axis_rc_tkeep"]),
+                rc_depacketizer.tuser.eq(a["m_axis_rc_tuser"]),
+                rc_depacketizer.tvalid.eq(a["m_axis_rc_tvalid"]),
+                a["m_axis_rc_tready"].eq(Replicate(rc_depacketizer.tready, 4)),
+                rc_depacketizer.source.connect(self.completion_source),
+            ]
+        else:
+            self.specials += \
+                Instance("m_axis_rc_adapt", p_DATA_WIDTH=dw, p_KEEP_WIDTH=dw//8,
+                    i_user_clk=user_clk, i_user_reset=user_reset,
+                    o_m_axis_rc_tdata=rc_tdata, o_m_axis_rc_tkeep=m_axis_rc.be,
+                    o_m_axis_rc_tlast=m_axis_rc_tlast, i_m_axis_rc_tready=Replicate(m_axis_rc.ready, 4),
+                    o_m_axis_rc_tuser=m_axis_rc_tuser, o_m_axis_rc_tvalid=m_axis_rc.valid,
+                    # The 7-series RC tuser is 75 bits, the adapter's port 85 (UltraScale+ width).
+                    i_m_axis_rc_tuser_a=Cat(a["m_axis_rc_tuser"], Constant(0, 10)),
+                    **{f"{d}_{n}_a": a[n] for d, n in [("i", "m_axis_rc_tdata"), ("i", "m_axis_rc_tkeep"),
+                        ("i", "m_axis_rc_tlast"), ("o", "m_axis_rc_tready"), ("i", "m_axis_rc_tvalid")]})
         # LitePCIe's RQ adapter copies the TLP's 10-bit length into the descriptor's 11-bit dword count, so a
         # 4096-byte read (length 0, meaning 1024 DWs) would leave as a 0-DW request: set the count's bit 10.
         # The descriptor's first beat holds the whole dword count (bits 74:64) at 128 and 256 bits.
@@ -268,27 +299,30 @@ class V7Gen3PCIEPHY(LiteXModule):
             self.sync.pcie += If(a["s_axis_rq_tvalid"] & a["s_axis_rq_tready"],
                 rq_first.eq(a["s_axis_rq_tlast"]))
             self.comb += If(rq_first & (a["s_axis_rq_tdata"][64:75] == 0), rq_tdata[74].eq(1))
-        # LitePCIe's RC adapter writes EP = 0 into the TLP header it rebuilds and passes the descriptor's
-        # Poisoned bit on tuser[1] only: put it back into the header's EP bit (DW0 bit 14), so that the
-        # completion depacketizer treats a poisoned completion as an error.
-        # Likewise the descriptor's error code (DW0 bits 15:12), which the adapter drops: any code but
-        # 0000 (normal) and 0001 (poisoned) ends the request, among them 1001, the block's own completion
-        # timeout (PG023), whose descriptor carries no status: the rebuilt header then gets Completer Abort
-        # (status 100), so that the read ends with `err`.
-        rc_first = Signal(reset=1)
-        rc_error = Signal()
-        self.sync.pcie += If(m_axis_rc.valid & m_axis_rc.ready, rc_first.eq(m_axis_rc_tlast))
-        self.comb += [
-            rc_error.eq(a["m_axis_rc_tdata"][12:16] > 1),
-            m_axis_rc.dat.eq(rc_tdata),
-            If(rc_first & m_axis_rc_tuser[1], m_axis_rc.dat[14].eq(1)),
-            If(rc_first & rc_error & (rc_tdata[32 + 13:32 + 16] == 0), m_axis_rc.dat[32 + 15].eq(1)),
-        ]
+        if not rc_straddle:
+            # LitePCIe's RC adapter writes EP = 0 into the TLP header it rebuilds and passes the descriptor's
+            # Poisoned bit on tuser[1] only: put it back into the header's EP bit (DW0 bit 14), so that the
+            # completion depacketizer treats a poisoned completion as an error.
+            # Likewise the descriptor's error code (DW0 bits 15:12), which the adapter drops: any code but
+            # 0000 (normal) and 0001 (poisoned) ends the request, among them 1001, the block's own completion
+            # timeout (PG023), whose descriptor carries no status: the rebuilt header then gets Completer Abort
+            # (status 100), so that the read ends with `err`.
+            rc_first = Signal(reset=1)
+            rc_error = Signal()
+            self.sync.pcie += If(m_axis_rc.valid & m_axis_rc.ready, rc_first.eq(m_axis_rc_tlast))
+            self.comb += [
+                rc_error.eq(a["m_axis_rc_tdata"][12:16] > 1),
+                m_axis_rc.dat.eq(rc_tdata),
+                If(rc_first & m_axis_rc_tuser[1], m_axis_rc.dat[14].eq(1)),
+                If(rc_first & rc_error & (rc_tdata[32 + 13:32 + 16] == 0), m_axis_rc.dat[32 + 15].eq(1)),
+            ]
+            self.comb += [
+                m_axis_rc.first.eq(m_axis_rc_tuser[14]),
+                m_axis_rc.last.eq(m_axis_rc_tlast),
+            ]
         self.comb += [
             m_axis_cq.first.eq(m_axis_cq_tuser[14]),
             m_axis_cq.last.eq(m_axis_cq_tlast),
-            m_axis_rc.first.eq(m_axis_rc_tuser[14]),
-            m_axis_rc.last.eq(m_axis_rc_tlast),
         ]
 
         # MSI (pcie domain) ------------------------------------------------------------------------
@@ -305,25 +339,33 @@ class V7Gen3PCIEPHY(LiteXModule):
             granted.eq(1 << msi_mmenable[:3]),
             vector.eq(Mux(cfg_msi.dat < granted, cfg_msi.dat, granted - 1)),
         ]
+        # The MSI is taken from the stream when it is issued, not when the block reports it sent: LitePCIe's
+        # MSI core merges the events of its sources into the MSI it offers until it is taken, so events that
+        # came while the block was sending one must make the next one (else an interrupt-driven driver could
+        # miss them). A refused MSI is issued again from `issued`.
+        issued = Signal(5)
         self.msi_fsm = msi_fsm = ClockDomainsRenamer("pcie")(FSM(reset_state="IDLE"))
         msi_fsm.act("IDLE",
             If(cfg_msi.valid,
+                cfg_msi.ready.eq(1),
                 If(msi_enable[0],
                     msi_int.eq(1 << vector),
+                    NextValue(issued, vector),
                     NextState("WAIT"),
-                ).Else(
-                    # MSI off: the DMA's interrupt status registers still record the event.
-                    cfg_msi.ready.eq(1),
                 )
+                # MSI off: the DMA's interrupt status registers still record the event.
             )
         )
         msi_fsm.act("WAIT",
             If(msi_sent,
-                cfg_msi.ready.eq(1),
                 NextState("IDLE"),
             ).Elif(msi_fail,
-                NextState("IDLE"),
+                NextState("RETRY"),
             )
+        )
+        msi_fsm.act("RETRY",
+            msi_int.eq(1 << issued),
+            NextState("WAIT"),
         )
         self.comb += self.msi_failed.eq(msi_fsm.ongoing("WAIT") & msi_fail)
 
@@ -595,7 +637,7 @@ class V7Gen3PCIEPHY(LiteXModule):
             "PL_LINK_CAP_MAX_LINK_SPEED"   : SPEEDS[self.speed],
             "axisten_if_width"             : f"{self.pcie_data_width}_bit",
             "axisten_freq"                 : 250,
-            "AXISTEN_IF_RC_STRADDLE"       : "false",
+            "AXISTEN_IF_RC_STRADDLE"       : "true" if self.rc_straddle else "false",
             # LitePCIe chooses the tags of its read requests. Corundum's pcie3_7x setup notes that the
             # IP's client-tag option appears inverted; "false" there gives user-chosen tags.
             "axisten_if_enable_client_tag" : "false",
@@ -630,7 +672,10 @@ class V7Gen3PCIEPHY(LiteXModule):
 
     def add_adapter_sources(self, platform):
         platform.add_source(os.path.join(US_ADAPTERS, "axis_iff.v"))
-        for name in ["s_axis_rq_adapt", "m_axis_rc_adapt", "m_axis_cq_adapt", "s_axis_cc_adapt"]:
+        names = ["s_axis_rq_adapt", "m_axis_cq_adapt", "s_axis_cc_adapt"]
+        if not self.rc_straddle:
+            names.append("m_axis_rc_adapt")
+        for name in names:
             platform.add_source(os.path.join(US_ADAPTERS, f"{name}_{self.pcie_data_width}b.v"))
 
     def use_external_hard_ip(self, hard_ip_path, hard_ip_filename):

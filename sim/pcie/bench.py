@@ -132,6 +132,7 @@ class Bench:
                 data_width    = cfg["data_width"],
                 user_clk_freq = cfg["user_clk_hz"],
                 backpressure  = profile.backpressure,
+                rc_straddle   = cfg.get("rc_straddle", False),
                 seed          = profile.seed,
             )
             if cfg.get("block_completion_headers") is not None:
@@ -523,7 +524,11 @@ async def dma_bench(dut):
         "bad": bench.rc.bad_reads, "most_blocks_owed": bench.rc.most_blocks_owed}
     if hasattr(bench.dev, "rx_cpl_drops"):
         results["completion_space"] = {"headers": bench.dev.cplh_limit, "most_headers_held": bench.dev.most_cplh_used,
-            "dropped": bench.dev.rx_cpl_drops}
+            "dropped": bench.dev.rx_cpl_drops,
+            # Straddled RC (VC709): no headers reserved; the user logic takes a beat every cycle but where
+            # one beat ends two completions (`rc_wait_cycles`: cycles a beat waited on the user logic).
+            "rc_straddle": bool(config.get("rc_straddle")),
+            "rc_wait_cycles": getattr(bench.dev, "rc_wait_cycles", None)}
     results["host_writes"] = {"bad": bench.rc.bad_writes}
     with open(config["results"], "w") as f:
         json.dump(results, f, indent=2)

@@ -15,7 +15,7 @@ import threading
 import time
 
 from hostlink import REPO, BUILD_ROOT
-from hostlink.sim.pcie.soc import get_board, generate_sim_soc, STUBS
+from hostlink.sim.pcie.soc import get_board, generate_sim_soc, STUBS, HARD_BLOCK_JSON
 from hostlink.sim.pcie.host import HostProfile
 from hostlink.sim.pcie.stream_profile import check_stream_names
 from hostlink.sim.build_lock import held
@@ -98,8 +98,9 @@ def _build_model(board, name, soc_dir, dma_channels, verbose, with_dram, profile
     sources_stamp = os.path.join(soc_dir, "sources.digest")
     verilog  = os.path.join(soc_dir, "gateware", "sim_top.v")
     csr_json = os.path.join(soc_dir, "csr.json")
+    hard_block_json = os.path.join(soc_dir, HARD_BLOCK_JSON)
     if not (os.path.exists(sources_stamp) and open(sources_stamp).read() == sources
-            and os.path.exists(verilog) and os.path.exists(csr_json)):
+            and os.path.exists(verilog) and os.path.exists(csr_json) and os.path.exists(hard_block_json)):
         say(f"generating the {name} SoC's Verilog and CSR map in {soc_dir} (under a minute)")
         verilog, csr_json = generate_sim_soc(board, dma_channels, soc_dir, with_dram=with_dram)
         with open(sources_stamp, "w") as f:
@@ -122,7 +123,10 @@ def _build_model(board, name, soc_dir, dma_channels, verbose, with_dram, profile
             public_signals=public_signals)
         with open(stamp, "w") as f:
             f.write(digest)
-    return {"board": board, "model_dir": model_dir, "csr_json": csr_json, "soc_dir": soc_dir, "verilog": verilog}
+    with open(hard_block_json) as f:
+        hard_block = json.load(f)
+    return {"board": board, "model_dir": model_dir, "csr_json": csr_json, "soc_dir": soc_dir, "verilog": verilog,
+        "hard_block": hard_block}
 
 
 def bench_config(board, model, profile, with_dram=False):
@@ -138,6 +142,7 @@ def bench_config(board, model, profile, with_dram=False):
         "sys_clock":         board.sys_clock,
         "dram_clk_hz":       board.dram_clk_hz() if with_dram else None,
         "csr_json":          model["csr_json"],
+        "rc_straddle":       model["hard_block"]["rc_straddle"],
         "host":              profile.as_dict(),
     }
 

@@ -16,6 +16,7 @@ and RX aligner, the endpoint, the DMA and its buffering. What changes:
 """
 
 import os
+import json
 import logging
 import contextlib
 from dataclasses import dataclass
@@ -197,12 +198,21 @@ def _sim_board(board):
 BOARDS = {name: _sim_board(registry.BOARDS[name]) for name in registry.PCIE_BOARDS}
 
 
+def rc_straddle(board):
+    """Whether the board's SoC takes straddled completions from its hard block (the target's RC_STRADDLE)."""
+    board = board if isinstance(board, str) else board.name
+    return bool(getattr(registry.BOARDS[board].target(), "RC_STRADDLE", False))
+
+
 def get_board(name):
     if name not in BOARDS:
         raise ValueError(f"board must be one of {', '.join(sorted(BOARDS))}, not {name!r}")
     return BOARDS[name]
 
 # Generation ---------------------------------------------------------------------------------------
+
+HARD_BLOCK_JSON = "hard_block.json"   # Settings of the SoC's hard block that its model takes (generate_sim_soc).
+
 
 def generate_sim_soc(board, dma_channels, output_dir, with_dram=False):
     """Elaborate the simulated SoC: Verilog and csr.json in `output_dir`. Returns (verilog, csr.json)."""
@@ -225,4 +235,7 @@ def generate_sim_soc(board, dma_channels, output_dir, with_dram=False):
             builder.build(build_name="sim_top", run=False)
         finally:
             root.handlers[:] = saved_handlers
+    # What the hard block's model must match in the generated SoC.
+    with open(os.path.join(output_dir, HARD_BLOCK_JSON), "w") as f:
+        json.dump({"rc_straddle": bool(getattr(soc.pcie_phy, "rc_straddle", False))}, f)
     return os.path.join(builder.gateware_dir, "sim_top.v"), os.path.join(output_dir, "csr.json")

@@ -83,7 +83,7 @@ class _Clock(Clock):
 
 def make_v7gen3_device(dut, prefix=HARD_BLOCK_PREFIX, *, link_speed=3, link_width=8, data_width=256,
         device_speed=3, device_width=8, user_clk_freq=250e6, bar0_size=0x100000, msi_vectors=1,
-        max_payload_size=512, backpressure=0.0, seed=1):
+        max_payload_size=512, backpressure=0.0, rc_straddle=False, seed=1):
     """`pcie3_7x` user-interface model bound to the top-level ports `<prefix>_<port>` of the DUT.
 
     `device_speed`/`device_width` are the block's configuration (Gen3 x8 for 256 bits at 250 MHz),
@@ -107,7 +107,7 @@ def make_v7gen3_device(dut, prefix=HARD_BLOCK_PREFIX, *, link_speed=3, link_widt
                     pcie_link_width    = device_width,
                     user_clk_frequency = user_clk_freq,
                     alignment          = "dword",
-                    rc_straddle        = False,
+                    rc_straddle        = rc_straddle,
                     max_payload_size   = max_payload_size,
                     enable_client_tag  = True,
                     pf0_msi_enable     = True,
@@ -144,6 +144,7 @@ def make_v7gen3_device(dut, prefix=HARD_BLOCK_PREFIX, *, link_speed=3, link_widt
             self.error_reports  = {"cfg_err_uncor_in": 0}
             self.rx_cpl_bytes   = 0      # Completion payload bytes accepted by the user logic.
             self.rx_cpl_last_ns = None   # When the last of them was accepted.
+            self.rc_wait_cycles = 0      # Cycles an RC beat waited on the user logic (tvalid, not tready).
             if backpressure:
                 import random
                 rng = random.Random(seed)
@@ -253,20 +254,38 @@ def make_v7gen3_device(dut, prefix=HARD_BLOCK_PREFIX, *, link_speed=3, link_widt
 
         async def _run_rc_count(self):
             # Counted where the user logic accepts the beats (tvalid and tready at a clock edge): the
-            # descriptor's dword count on the first beat, booked when the last one is accepted.
-            bus, first, pending = self._rc, True, 0
+            # descriptor's dword count at the completion's start, booked at its end. Straddled, a beat may
+            # end the completion in progress and start one at DW0 (none in progress, lower half used) and
+            # one at DW4 (is_sof_0 / is_sof_1; is_eof_0 / is_eof_1 end them in that order).
+            bus, active = self._rc, None
             while True:
                 await RisingEdge(self.user_clk)
                 try:
-                    if not (int(bus.tvalid.value) and int(bus.tready.value)):
+                    if not int(bus.tvalid.value):
                         continue
-                    if first:
-                        pending = ((int(bus.tdata.value) >> 32) & 0x7ff) * 4
-                    first = bool(int(bus.tlast.value))
+                    if not int(bus.tready.value):
+                        self.rc_wait_cycles += 1
+                        continue
+                    tdata, tuser = int(bus.tdata.value), int(bus.tuser.value)
+                    keep, last = int(bus.tkeep.value), int(bus.tlast.value)
                 except ValueError:
                     continue
-                if first:
+                def dword_count(dw):
+                    return ((tdata >> (32*(dw + 1))) & 0x7ff) * 4
+                if self.rc_straddle:
+                    starts = []
+                    if tuser >> 32 & 1:
+                        starts.append(4 if active is not None or not keep & 1 else 0)
+                    if tuser >> 33 & 1:
+                        starts.append(4)
+                    ends = (tuser >> 34 & 1) + (tuser >> 38 & 1)
+                else:
+                    starts = [0] if active is None else []
+                    ends = last
+                completions = ([] if active is None else [active]) + [dword_count(dw) for dw in starts]
+                for pending in completions[:ends]:
                     self.rx_cpl_bytes  += pending
                     self.rx_cpl_last_ns = get_sim_time("ns")
+                active = completions[ends] if len(completions) > ends else None
 
     return V7Gen3PcieDevice()
