@@ -186,11 +186,11 @@ def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
-    from hostlink.sim.uml.run import run_driver_sim, DriverSimError, SIM_DMA_RING, SIM_DMA_TEST_SKIP_LOOPS
+    from hostlink.sim.uml.run import run_driver_sim, DriverSimError, sim_dma_ring, SIM_DMA_TEST_SKIP_LOOPS
     try:
         board    = get_board(args.board)
         profile  = profile_from_args(args, board)
-        commands = [command] if command else default_commands(args.dma_check, SIM_DMA_RING,
+        commands = [command] if command else default_commands(args.dma_check, sim_dma_ring(board),
             SIM_DMA_TEST_SKIP_LOOPS, with_dram=args.with_dram)
         with interrupted_by_signals():
             result = run_driver_sim(board.name, commands, args.command_timeout, profile,
@@ -205,7 +205,7 @@ def main(argv=None):
         print(f"sim.py driver: {error}: the simulation and the User-Mode Linux kernel were ended",
               file=sys.stderr)
         return 128 + error.signum
-    rows, ok = evaluate(result, commands, SIM_DMA_RING, SIM_DMA_TEST_SKIP_LOOPS)
+    rows, ok = evaluate(result, commands, sim_dma_ring(board), SIM_DMA_TEST_SKIP_LOOPS)
     problems = kernel_problems(result["dmesg"])
     ok = ok and not problems and result["dmesg"] is not None
     for row in rows:
@@ -236,7 +236,7 @@ def main(argv=None):
     print(f"shared folder: {result['run_dir']}/shared")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"board": board.name, "with_dram": args.with_dram, "dma_ring": SIM_DMA_RING,
+            json.dump({"board": board.name, "with_dram": args.with_dram, "dma_ring": sim_dma_ring(board),
                        "dma_test_skip_loops": SIM_DMA_TEST_SKIP_LOOPS, "host": profile.as_dict(),
                        "steps": rows, "kernel_warnings": problems, "bench": bench, "passed": ok}, f, indent=2)
         print(f"results written to {args.json}")

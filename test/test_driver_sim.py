@@ -22,7 +22,7 @@ import time
 import pytest
 
 from hostlink.sim.driver import parse_dma_test, parse_status, kernel_problems, evaluate, main as driver_main
-from hostlink.sim.uml.run import SIM_DMA_RING, SIM_DMA_TEST_SKIP_LOOPS, UML_KERNEL, set_dma_ring, \
+from hostlink.sim.uml.run import SIM_DMA_RING, SIM_DMA_TEST_SKIP_LOOPS, UML_KERNEL, set_dma_ring, sim_dma_ring, \
     set_dma_test_skip, DriverSimError
 from hostlink.sim.uml.vhost_user import GuestMemory, VirtQueue, VRING_DESC_F_NEXT, VRING_DESC_F_WRITE
 
@@ -94,6 +94,12 @@ def test_set_dma_ring(tmp_path):
     config.write_text("#define DMA_BUFFER_COUNT 256\n")
     with pytest.raises(DriverSimError, match="expected one '#define DMA_BUFFER_SIZE'"):
         set_dma_ring(str(config), SIM_DMA_RING)
+
+def test_a_gen3_boards_ring_covers_its_faster_stream():
+    # Half a ring ahead of the DMA: 128 KiB on the Gen2 boards, 256 KiB on the VC709 (7.2 GB/s host to FPGA).
+    for board, size in [("zc706", 4096), ("kc705", 4096), ("vc709", 8192)]:
+        ring = sim_dma_ring(board)
+        assert ring["DMA_BUFFER_SIZE"] == size and ring["DMA_BUFFER_COUNT"] == 64, board
 
 def test_set_dma_test_skip(tmp_path):
     util = tmp_path / "litepcie_util.c"
@@ -196,10 +202,12 @@ UML_TOOLS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file_
 @needs_kernel
 def test_one_corrupted_word_fails_dma_test(tmp_path):
     # Past the unchecked loops of the ring: in dma_test's checked phase.
-    skipped = SIM_DMA_TEST_SKIP_LOOPS * SIM_DMA_RING["DMA_BUFFER_COUNT"] * SIM_DMA_RING["DMA_BUFFER_SIZE"]
+    ring = sim_dma_ring("zc706")
+    skipped = SIM_DMA_TEST_SKIP_LOOPS * ring["DMA_BUFFER_COUNT"] * ring["DMA_BUFFER_SIZE"]
     code, result = _run(tmp_path, "zc706", "--inject-fault", str(skipped + (256 << 10)),
-        "--", "python3", os.path.join(UML_TOOLS, "dma_test_until.py"), str(1 << 20), str(skipped // 4096),
-        "4096", "--", "litepcie_util", "dma_test")
+        "--", "python3", os.path.join(UML_TOOLS, "dma_test_until.py"), str(1 << 20),
+        str(skipped // ring["DMA_BUFFER_SIZE"]), str(ring["DMA_BUFFER_SIZE"]),
+        "--", "litepcie_util", "dma_test")
     assert result["bench"]["faults_injected"] == 1
     step = next(s for s in result["steps"] if "dma_test" in s["command"])
     assert step["errors"] >= 1 and not step["passed"]

@@ -76,12 +76,30 @@ def test_csr_map_has_phy_and_dma_registers(default_build):
     assert soc.pcie_phy.data_width == 256 and soc.pcie_phy.nlanes == 8
 
 @pytest.mark.slow
-def test_reads_in_flight_within_the_completion_headers(default_build):
-    """64 headers of 64 bytes bound the reads in flight to 4 KiB whatever the 32 tags allow; LitePCIe's
-    reader FIFO is sized on that (4 x 8 reads of 512 bytes), not on the tags (4 x 32)."""
+def test_reads_in_flight_fill_the_completion_bytes(default_build):
+    """With RC straddling no completion headers are reserved: the block's 15,872 bytes bound the reads in
+    flight (32 tags of 512 bytes would be 16 KiB). LitePCIe's reader FIFO is sized on that, rounded up to a
+    power of two (4 x 32 reads of 512 bytes)."""
     soc = default_build[0]
+    assert soc.pcie_phy.rc_straddle
+    assert soc.pcie_endpoint.reads_in_flight_bytes == 15872
+    assert soc.pcie_dma0.reader.data_fifo.depth*32 == 4*32*512
+
+
+def test_without_rc_straddling_the_headers_bound_the_reads(tmp_path):
+    """One completion per RC beat (LitePCIe's RC adapter): 64 headers of 64 bytes bound the reads in flight to
+    4 KiB whatever the 32 tags allow, and the reader FIFO is sized on that (4 x 8 reads of 512 bytes)."""
+    soc, _ = elaborate(vc709.BaseSoC, tmp_path, rc_straddle=False)
+    assert soc.pcie_phy.completion_source is None
     assert soc.pcie_endpoint.reads_in_flight_bytes == 4096
     assert soc.pcie_dma0.reader.data_fifo.depth*32 == 4*8*512
+
+
+def test_rc_straddling_needs_the_256_bit_interface_in_the_blocks_clock():
+    from types import SimpleNamespace
+    pads = SimpleNamespace(tx_p=Signal(8))
+    with pytest.raises(ValueError, match="RC straddling needs the 256-bit interface at the block's clock"):
+        V7Gen3PCIEPHY(vc709_platform.Platform(), pads, cd="sys", rc_straddle=True)
 
 
 def test_eight_channels_elaborate(tmp_path):
@@ -99,9 +117,11 @@ def test_generated_tcl_configures_pcie3_7x(default_build):
                     "pf0_bar0_size {1}", "pf0_bar0_scale {Megabytes}", "PF0_INTERRUPT_PIN {NONE}",
                     "pcie_blk_locn {X0Y1}"]:
         assert f"CONFIG.{setting}" in tcl, setting
-    for adapter in ["axis_iff.v", "s_axis_rq_adapt_256b.v", "m_axis_rc_adapt_256b.v",
-                    "m_axis_cq_adapt_256b.v", "s_axis_cc_adapt_256b.v"]:
+    for adapter in ["axis_iff.v", "s_axis_rq_adapt_256b.v", "m_axis_cq_adapt_256b.v", "s_axis_cc_adapt_256b.v"]:
         assert adapter in tcl
+    # Straddled completions go to hostlink's depacketizer, not LitePCIe's RC adapter.
+    assert "CONFIG.AXISTEN_IF_RC_STRADDLE {true}" in tcl
+    assert "m_axis_rc_adapt_256b.v" not in tcl
     with open(os.path.join(str(output_dir), "gateware", "vc709.v")) as f:
         verilog = f.read()
     assert verilog.count("pcie3_7x_0 pcie3_7x_0(") == 1

@@ -29,6 +29,7 @@ import tempfile
 from hostlink.sim.build_lock import held
 from hostlink.sim.pcie.run import REPO, BUILD_ROOT, bench_config, build_model, copy_memory_inits, run_bench
 from hostlink.sim.pcie.soc import get_board
+from hostlink.targets import boards as registry
 from hostlink.toolchain import verilator_env
 
 UML_DIR    = os.path.join(BUILD_ROOT, "uml")
@@ -36,13 +37,24 @@ UML_KERNEL = os.path.join(UML_DIR, "linux")
 UML_TREE   = os.path.join(UML_DIR, "linux-source-6.1")
 
 # The simulated SoC's ring: 64 buffers of 4 KiB (a page, for zero-copy mmap), an MSI every 8 (8 MSIs a
-# loop, as LitePCIe's defaults). The driver lets the software run at most half a ring ahead of the DMA
-# or behind it: 128 KiB here, 75 us of the ZC706's loopback and 19 us of the VC709's in simulated time,
-# well over the kernel's answer to an MSI (three BAR reads: about 0.6 us simulated on average, 3 us at
-# most on the VC709, 2.4 and 12 us on the ZC706). A 16 x 4 KiB ring (8 and 2 us) lost buffers.
+# loop, as LitePCIe's defaults; the board's driver keeps LitePCIe's 256 x 8 KiB). The driver lets the
+# software run at most half a ring ahead of the DMA or behind it: 128 KiB here, 75 us of the ZC706's
+# loopback in simulated time, well over the kernel's answer to an MSI (three BAR reads: about 0.6 us
+# simulated on average, 3 us at most on the VC709, 2.4 and 12 us on the ZC706). A 16 x 4 KiB ring (8 and
+# 2 us) lost buffers.
 SIM_DMA_RING = {"DMA_BUFFER_COUNT": 64, "DMA_BUFFER_SIZE": 4096, "DMA_BUFFER_PER_IRQ": 8}
+# A Gen3 x8 board streams host to FPGA at 7.2 GB/s: 128 KiB last 18 us there, and the simulated
+# machine's interrupt-driven host-to-FPGA runs (hostlink_bench -c irq) then saw the DMA read buffers not
+# yet written. Its ring has 8 KiB buffers (LitePCIe's size): 256 KiB ahead, 36 us.
+SIM_DMA_RING_GEN3 = dict(SIM_DMA_RING, DMA_BUFFER_SIZE=8192)
 
-# litepcie_util dma_test checks data only after 128 loops of the ring (32 MiB here, 256 MiB with
+
+def sim_dma_ring(board):
+    """The DMA ring of the board's simulated SoC (its driver's and tools' config.h)."""
+    board = board if isinstance(board, str) else board.name
+    return SIM_DMA_RING_GEN3 if registry.BOARDS[board].pcie.gen >= 3 else SIM_DMA_RING
+
+# litepcie_util dma_test checks data only after 128 loops of the ring (32 or 64 MiB here, 256 MiB with
 # LitePCIe's defaults: hours of simulation). The simulated SoC's copy skips this many loops instead.
 SIM_DMA_TEST_SKIP_LOOPS = 4
 
@@ -90,8 +102,10 @@ def _make(what, args, log):
         raise DriverSimError(f"building the {what} failed (make {' '.join(args)}): {proc.stdout[-2000:]}")
 
 
-def build_uml_driver(board, dma_channels, soc_dir, build_root=BUILD_ROOT, ring=SIM_DMA_RING, with_dram=False):
-    """The simulated SoC's driver built for User-Mode Linux, cached; returns its directory."""
+def build_uml_driver(board, dma_channels, soc_dir, build_root=BUILD_ROOT, ring=None, with_dram=False):
+    """The simulated SoC's driver built for User-Mode Linux, cached; returns its directory. `ring`: the
+    board's sim_dma_ring() unless given."""
+    ring = sim_dma_ring(board) if ring is None else ring
     if not (os.path.isfile(UML_KERNEL) and os.path.isfile(os.path.join(UML_TREE, "Module.symvers"))):
         raise DriverSimError(f"no User-Mode Linux kernel in {UML_DIR}: build it with `make uml-kernel` "
                              f"(about 5 minutes on 2 cores)")
