@@ -144,7 +144,7 @@ needs_kernel = pytest.mark.skipif(not os.path.isfile(UML_KERNEL),
     reason="no User-Mode Linux kernel: `make uml-kernel`")
 
 # Short: every mode x completion with 1 and 2 channels in loopback, and with 1 channel in each other
-# direction; 8 KiB transfers (one buffer of the simulated SoC's ring), 4 per channel and stream.
+# direction; 8 KiB transfers (two buffers of the simulated SoC's ring, one on the VC709), 4 per channel and stream.
 SHORT = ["sh", "-c",
     "hostlink_bench -m zero-copy,copy,double -c irq,poll -n 1,2 -d loopback -s 8K -t 4 -j loopback.json; "
     "a=$?; hostlink_bench -m zero-copy,copy,double -c irq,poll -d h2c,c2h,both -s 8K -t 4 -j directions.json; "

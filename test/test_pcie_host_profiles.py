@@ -17,7 +17,7 @@ import pytest
 
 from hostlink.sim.dma import board_profile_defaults
 from hostlink.sim.pcie.host import host_profile
-from hostlink.sim.pcie.soc import get_board, rc_straddle
+from hostlink.sim.pcie.soc import get_board
 from hostlink.targets import boards as registry
 
 pytestmark = pytest.mark.sim
@@ -103,8 +103,8 @@ def test_completions_the_block_loses_are_errors(board):
     Where the SoC reserves headers, a block with 2 of them loses 64-byte completions that arrive faster than
     the user logic takes them. A straddled VC709 takes every completion as it arrives and its block never
     holds a queue: only a block with no room at all (0 headers) loses completions there."""
-    from hostlink.sim.pcie.run import run_jobs
-    headers = 0 if rc_straddle(board) else 2
+    from hostlink.sim.pcie.run import build_model, run_jobs
+    headers = 0 if build_model(board, dma_channels=1)["hard_block"]["rc_straddle"] else 2
     profile = host_profile("worst", seed=1, **board_profile_defaults(get_board(board)))
     jobs = [{"kind": "h2c", "size": 65536, "channels": [0], "descriptor_size": 16384}]
     run = run_jobs(board, jobs, profile, dma_channels=1, block_completion_headers=headers)

@@ -22,9 +22,10 @@ or 7 DWs. A beat needs up to four output beats:
 - Y alone: Y starts and ends in this beat (a header-only or 1-DW completion).
 
 The beat is taken (`tready`) with its last output beat, so a beat with more than one waits a cycle for each
-extra. That only happens with completions of 0, 1, 9, 17... DWs: a host splits reads on 64-byte boundaries, so
-all but the first and last piece of a read carry 16 DWs per boundary crossed, and every completion of 16 n DWs
-takes one input beat per output beat.
+extra. A completion of 16 n DWs (whole 64-byte blocks) never needs a flush, wherever it starts, and no beat
+holding one waits: what a host sends, which splits reads on 64-byte boundaries, but for the first and last piece
+of an unaligned read. A beat waits where a completion of 8 n + 1 to 8 n + 5 DWs ends (its flush), or where it ends
+two completions (a short one and one of 0 or 1 DW).
 
 RC descriptor (PG023, the same on UltraScale, PG156): DW0 lower address [11:0], error code [15:12], byte count
 [28:16]; DW1 dword count [10:0], completion status [13:11], poisoned [14], requester ID [31:16]; DW2 tag [7:0],

@@ -198,12 +198,6 @@ def _sim_board(board):
 BOARDS = {name: _sim_board(registry.BOARDS[name]) for name in registry.PCIE_BOARDS}
 
 
-def rc_straddle(board):
-    """Whether the board's SoC takes straddled completions from its hard block (the target's RC_STRADDLE)."""
-    board = board if isinstance(board, str) else board.name
-    return bool(getattr(registry.BOARDS[board].target(), "RC_STRADDLE", False))
-
-
 def get_board(name):
     if name not in BOARDS:
         raise ValueError(f"board must be one of {', '.join(sorted(BOARDS))}, not {name!r}")
