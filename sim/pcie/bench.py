@@ -157,7 +157,9 @@ class Bench:
         # cocotbext's enumeration leaves it at its reset value.
         await self.function.set_readrq(mps_code(self.profile.max_read_request))
         await self.function.alloc_irq_vectors(1, 1)
+        self.msi_times = []      # When each MSI reached the host (ns).
         async def on_msi():
+            self.msi_times.append(get_sim_time("ns"))
             self.msis += 1
             self.msi_event.set()
         self.function.request_irq(0, on_msi)
@@ -409,6 +411,11 @@ class Bench:
         # MSIs, as the driver's handler sees them.
         await self.wait_msis(msis_before + expected_msis)
         msis = self.msis - msis_before
+        # FPGA to host: how long before the last data landed the last MSI reached the host (> 0: the MSI
+        # overtook the writes it reports; an interrupt-driven host may then read a buffer not yet whole).
+        msi_ahead_ns = None
+        if kind != "h2c" and msis and t_end is not None:
+            msi_ahead_ns = round(t_end - self.msi_times[-1], 3)
         vector = await drv.service_irq()
 
         # Check data.
@@ -454,6 +461,7 @@ class Bench:
                 "timed_out":     timed_out,
                 "msis":          msis,
                 "msis_expected": expected_msis,
+                "msi_ahead_of_data_ns": msi_ahead_ns,
             })
             if kind == "bidir":
                 break
