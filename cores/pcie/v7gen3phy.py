@@ -205,13 +205,13 @@ class V7Gen3PCIEPHY(LiteXModule):
 
         # RX (host -> FPGA) CDC / data width conversion --------------------------------------------
         self.cq_datapath = PHYRXDatapath(data_width, pcie_data_width, cd)
-        self.rc_datapath = PHYRXDatapath(data_width, pcie_data_width, cd)
-        self.comb += [
-            self.cq_datapath.source.connect(self.req_source),
-            self.rc_datapath.source.connect(self.cmp_source),
-        ]
+        self.comb += self.cq_datapath.source.connect(self.req_source)
         m_axis_cq = self.cq_datapath.sink
-        m_axis_rc = self.rc_datapath.sink
+        if not rc_straddle:
+            # Straddled completions bypass it: they leave depacketized, in the block's clock (below).
+            self.rc_datapath = PHYRXDatapath(data_width, pcie_data_width, cd)
+            self.comb += self.rc_datapath.source.connect(self.cmp_source)
+            m_axis_rc = self.rc_datapath.sink
 
         # MSI CDC (FPGA -> host) -------------------------------------------------------------------
         if cd == "pcie":
