@@ -22,7 +22,8 @@ status register of that channel every DMA_BUFFER_PER_IRQ buffers. What changes:
   may time.
 - A polled direction's refresh (its loop status read and the counters' update) holds the device's
   spinlock: any opener of the channel may refresh, and two refreshes at once would tear the 64-bit
-  counts.
+  counts. A loop status whose buffer index is past the ring (the all-ones of a failed read: device
+  gone, link down) changes no count: the call fails with -EIO.
 - A non-blocking write() returned -EAGAIN when the DMA had read every buffer written (the ring empty)
   and went on when it was full: now -EAGAIN when the ring is full (half of it ahead of the DMA).
 - The MSI enable register is read, modified and written under the device's spinlock: channels started
@@ -51,19 +52,25 @@ def _refresh(direction):
     """The MSI handler's update of one direction's counters from its loop status, as a function."""
     reg = direction.upper()
     return (
-        f"static void hostlink_{direction}_refresh(struct litepcie_device *s, struct litepcie_chan *chan)\n"
+        f"static int hostlink_{direction}_refresh(struct litepcie_device *s, struct litepcie_chan *chan)\n"
         f"{{\n"
         f"\tuint32_t loop_status;\n"
         f"\n"
         f"\t/* Any opener of the channel may refresh: the read and the counters' update as one. */\n"
         f"\tspin_lock(&s->lock);\n"
         f"\tloop_status = litepcie_readl(s, chan->dma.base + PCIE_DMA_{reg}_TABLE_LOOP_STATUS_OFFSET);\n"
+        f"\t/* A read that failed (device gone, link down) gives all-ones: no buffer index. */\n"
+        f"\tif ((loop_status & 0xffff) >= DMA_BUFFER_COUNT) {{\n"
+        f"\t\tspin_unlock(&s->lock);\n"
+        f"\t\treturn -EIO;\n"
+        f"\t}}\n"
         f"\tchan->dma.{direction}_hw_count &= ((~(DMA_BUFFER_COUNT - 1) << 16) & 0xffffffffffff0000);\n"
         f"\tchan->dma.{direction}_hw_count |= (loop_status >> 16) * DMA_BUFFER_COUNT + (loop_status & 0xffff);\n"
         f"\tif (chan->dma.{direction}_hw_count_last > chan->dma.{direction}_hw_count)\n"
         f"\t\tchan->dma.{direction}_hw_count += (1 << (ilog2(DMA_BUFFER_COUNT) + 16));\n"
         f"\tchan->dma.{direction}_hw_count_last = chan->dma.{direction}_hw_count;\n"
         f"\tspin_unlock(&s->lock);\n"
+        f"\treturn 0;\n"
         f"}}\n\n")
 
 
@@ -147,16 +154,16 @@ POLLING_PATCHES = [
     ("main.c", "read(): a polled writer refreshes and does not sleep",
      "\tif (file->f_flags & O_NONBLOCK) {\n"
      "\t\tif (chan->dma.writer_hw_count == chan->dma.writer_sw_count)\n",
-     "\tif (chan->dma.writer_poll && chan->dma.writer_enable) /* hostlink */\n"
-     "\t\thostlink_writer_refresh(s, chan);\n"
+     "\tif (chan->dma.writer_poll && chan->dma.writer_enable && hostlink_writer_refresh(s, chan)) /* hostlink */\n"
+     "\t\treturn -EIO;\n"
      "\tif ((file->f_flags & O_NONBLOCK) || chan->dma.writer_poll) {\n"
      "\t\tif (chan->dma.writer_hw_count == chan->dma.writer_sw_count)\n"),
 
     ("main.c", "write(): a polled reader refreshes and does not sleep; -EAGAIN when the ring is full",
      "\tif (file->f_flags & O_NONBLOCK) {\n"
      "\t\tif (chan->dma.reader_hw_count == chan->dma.reader_sw_count)\n",
-     "\tif (chan->dma.reader_poll && chan->dma.reader_enable) /* hostlink */\n"
-     "\t\thostlink_reader_refresh(s, chan);\n"
+     "\tif (chan->dma.reader_poll && chan->dma.reader_enable && hostlink_reader_refresh(s, chan)) /* hostlink */\n"
+     "\t\treturn -EIO;\n"
      "\tif ((file->f_flags & O_NONBLOCK) || chan->dma.reader_poll) {\n"
      "\t\t/* hostlink: full, not empty (LitePCIe returned -EAGAIN when every buffer was read). */\n"
      "\t\tif ((chan->dma.reader_sw_count - chan->dma.reader_hw_count) >= DMA_BUFFER_COUNT/2)\n"),
@@ -173,14 +180,18 @@ POLLING_PATCHES = [
 
     ("main.c", "DMA_WRITER: a polled writer's counters are read from the DMA",
      "\t\tm.hw_count = chan->dma.writer_hw_count;\n",
-     "\t\tif (chan->dma.writer_poll && chan->dma.writer_enable) /* hostlink */\n"
-     "\t\t\thostlink_writer_refresh(dev, chan);\n"
+     "\t\tif (chan->dma.writer_poll && chan->dma.writer_enable && hostlink_writer_refresh(dev, chan)) { /* hostlink */\n"
+     "\t\t\tret = -EIO;\n"
+     "\t\t\tbreak;\n"
+     "\t\t}\n"
      "\t\tm.hw_count = chan->dma.writer_hw_count;\n"),
 
     ("main.c", "DMA_READER: a polled reader's counters are read from the DMA",
      "\t\tm.hw_count = chan->dma.reader_hw_count;\n",
-     "\t\tif (chan->dma.reader_poll && chan->dma.reader_enable) /* hostlink */\n"
-     "\t\t\thostlink_reader_refresh(dev, chan);\n"
+     "\t\tif (chan->dma.reader_poll && chan->dma.reader_enable && hostlink_reader_refresh(dev, chan)) { /* hostlink */\n"
+     "\t\t\tret = -EIO;\n"
+     "\t\t\tbreak;\n"
+     "\t\t}\n"
      "\t\tm.hw_count = chan->dma.reader_hw_count;\n"),
 
     ("main.c", "ioctls DMA_POLL and CYCLES",

@@ -38,6 +38,7 @@ from hostlink.cores.pcie.dma_pattern import DMAPatternGenerator, DMAPatternCheck
 from hostlink.cores.pcie.endpoint import PCIeEndpoint
 from hostlink.cores.pcie.faults import PCIeFaults
 from hostlink.cores.pcie.splitter import litepcie_with_descriptor_splitter
+from hostlink.cores.pcie.write_fence import WriteFence
 from hostlink.cores.dram.integration import board_dram_clk_freq, board_dram_phy, add_dram
 
 # Within the PCIe specification's completion timeout ranges (50 us to 50 ms; 10 ms is in range B).
@@ -77,6 +78,10 @@ def add_pcie(soc, phy, ndmas, name="pcie", max_pending_requests=8, address_width
     soc.add_module(name=f"{name}_msi", module=msi)
     soc.comb += msi.source.connect(phy.msi)
 
+    # Writers tell the host of a buffer once its writes are in the hard block (write_fence.py).
+    fence = WriteFence(phy)
+    soc.add_module(name=f"{name}_write_fence", module=fence)
+
     msis = {}
     refused = []
     # LitePCIe sizes each DMA reader's data FIFO for 4 x `max_pending_requests` reads of the largest size.
@@ -98,7 +103,8 @@ def add_pcie(soc, phy, ndmas, name="pcie", max_pending_requests=8, address_width
             finally:
                 endpoint.max_pending_requests = max_pending_requests
         soc.add_module(name=f"{name}_dma{i}", module=dma)
-        msis[f"{name.upper()}_DMA{i}_WRITER"] = dma.writer.irq
+        msis[f"{name.upper()}_DMA{i}_WRITER"] = fence.add_writer(dma.writer.port.source, dma.writer.irq,
+            dma.writer.table.loop_status)
         msis[f"{name.upper()}_DMA{i}_READER"] = dma.reader.irq
         endpoint.crossbar.guard.add_reader(dma.reader.port.channel, dma.reader.enable)
         refused += [dma.reader.splitter.refused, dma.writer.splitter.refused]

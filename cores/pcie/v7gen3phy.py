@@ -58,6 +58,9 @@ _WIDTHS_AT_250MHZ = {
     ("gen3", 1): 64, ("gen3", 2): 64, ("gen3", 4): 128, ("gen3", 8): 256,
 }
 
+RQ_MEMORY_WRITE = 0b0001    # Request type of a memory write in an RQ descriptor (DW2 bits 14:11).
+WRITE_SEQ_NUM   = 1         # Sequence number the writes carry on RQ; reads carry 0.
+
 # The LitePCIe Linux driver matches the UltraScale Gen3 device IDs (0x8030 + lanes): the user interface is
 # the same, so the driver is too.
 XILINX_VENDOR_ID = 0x10ee
@@ -292,13 +295,41 @@ class V7Gen3PCIEPHY(LiteXModule):
         # 4096-byte read (length 0, meaning 1024 DWs) would leave as a 0-DW request: set the count's bit 10.
         # The descriptor's first beat holds the whole dword count (bits 74:64) at 128 and 256 bits.
         # At 64 bits reads stop at 2048 bytes (max_request_limit) and need no fix.
-        rq_tdata = Signal(dw)
+        rq_tdata  = Signal(dw)
+        rq_accept = Signal()
+        rq_first  = Signal(reset=1)
         self.comb += rq_tdata.eq(a["s_axis_rq_tdata"])
+        self.comb += rq_accept.eq(a["s_axis_rq_tvalid"] & a["s_axis_rq_tready"])
+        self.sync.pcie += If(rq_accept, rq_first.eq(a["s_axis_rq_tlast"]))
         if dw >= 128:
-            rq_first = Signal(reset=1)
-            self.sync.pcie += If(a["s_axis_rq_tvalid"] & a["s_axis_rq_tready"],
-                rq_first.eq(a["s_axis_rq_tlast"]))
             self.comb += If(rq_first & (a["s_axis_rq_tdata"][64:75] == 0), rq_tdata[74].eq(1))
+
+        # Write hand-off (hostlink.cores.pcie.write_fence): `write_taken` pulses once per memory write the
+        # block has taken. At 128 and 256 bits a write carries sequence number 1 (reads 0) in the first
+        # beat's tuser[27:24], and the block gives it back on pcie_rq_seq_num once the TLP is so far down
+        # its transmit pipeline that nothing it sends later can pass it (PG023). At 64 bits the request
+        # type is in the second beat, too late for the sequence number: the write's last beat accepted.
+        self.write_taken        = Signal()
+        self.write_taken_domain = "sys" if cd == "pcie" else "pcie"   # cd "pcie": sys runs on its clock.
+        rq_tuser       = Signal(60)
+        rq_seq_num     = Signal(4)
+        rq_seq_num_vld = Signal()
+        self.comb += rq_tuser.eq(a["s_axis_rq_tuser"])
+        if dw >= 128:
+            self.comb += [
+                If(rq_first & (a["s_axis_rq_tdata"][75:79] == RQ_MEMORY_WRITE),
+                    rq_tuser[24:28].eq(WRITE_SEQ_NUM)),
+                self.write_taken.eq(rq_seq_num_vld & (rq_seq_num == WRITE_SEQ_NUM)),
+            ]
+        else:
+            rq_second = Signal()
+            rq_write  = Signal()
+            self.sync.pcie += If(rq_accept,
+                rq_second.eq(rq_first & ~a["s_axis_rq_tlast"]),
+                If(rq_second, rq_write.eq(a["s_axis_rq_tdata"][11:15] == RQ_MEMORY_WRITE)),
+            )
+            self.comb += self.write_taken.eq(rq_accept & a["s_axis_rq_tlast"] &
+                Mux(rq_second, a["s_axis_rq_tdata"][11:15] == RQ_MEMORY_WRITE, rq_write))
         if not rc_straddle:
             # LitePCIe's RC adapter writes EP = 0 into the TLP header it rebuilds and passes the descriptor's
             # Poisoned bit on tuser[1] only: put it back into the header's EP bit (DW0 bit 14), so that the
@@ -436,10 +467,10 @@ class V7Gen3PCIEPHY(LiteXModule):
             i_s_axis_rq_tkeep               = a["s_axis_rq_tkeep"],
             i_s_axis_rq_tlast               = a["s_axis_rq_tlast"],
             o_s_axis_rq_tready              = a["s_axis_rq_tready"],
-            i_s_axis_rq_tuser               = a["s_axis_rq_tuser"],
+            i_s_axis_rq_tuser               = rq_tuser,
             i_s_axis_rq_tvalid              = a["s_axis_rq_tvalid"],
-            o_pcie_rq_seq_num               = Open(4),
-            o_pcie_rq_seq_num_vld           = Open(),
+            o_pcie_rq_seq_num               = rq_seq_num,
+            o_pcie_rq_seq_num_vld           = rq_seq_num_vld,
             o_pcie_rq_tag                   = Open(6),
             o_pcie_rq_tag_vld               = Open(),
             o_pcie_tfc_nph_av               = Open(2),

@@ -15,7 +15,9 @@ block's AXI4-Stream user interface and configuration ports:
   ends the TLP. tready falls when the block's transmit buffer (a few TLPs) is full, or at random when the
   host profile asks for back-pressure.
 - `cfg_interrupt*`: the user raises cfg_interrupt with cfg_interrupt_di; the block answers cfg_interrupt_rdy
-  for one cycle and sends the MSI memory write programmed in its MSI capability. The block has no way to
+  for one cycle and sends the MSI memory write programmed in its MSI capability, behind the TLPs it has
+  already taken from s_axis_tx (an assumption: PG054 does not say; posted requests keep their order on
+  the link, and a block that queued its MSI ahead would need a fence no user logic can build). It has no way to
   refuse an MSI (no `..._fail`): it grants it when it can. `hold_msis(count, cycles)` makes the model
   keep the next `count` requests waiting `cycles` before granting them, as a busy block does.
 - Completion space: the block advertises infinite completion credits and holds completions for the user
@@ -154,10 +156,13 @@ class S7PcieDevice(Device):
         self.default_function = lambda: S7PcieFunction(vendor_id=vendor_id, device_id=device_id,
             bar0_size=bar0_size, max_payload_size=max_payload_size)
         self.make_function()
+        # TLPs the block makes itself (MSIs, configuration completions) leave behind the user's TLPs it has
+        # already taken: one transmit queue, in order (hostlink.cores.pcie.write_fence relies on it).
+        self.functions[0].upstream_tx_handler = self._send_own_tlp
 
         self.rx_queue   = deque()   # TLPs for the user, as lists of DWORDs with their BAR hit.
         self.rx_event   = Event()
-        self.tx_queue   = Queue(maxsize=tx_buffer_tlps)
+        self.tx_queue   = Queue()   # The user's TLPs (at most tx_buffer_tlps) and the block's own.
 
         self.msi_sent   = 0
         self.msi_holds  = []        # Cycles to hold each of the next MSI requests before granting it.
@@ -354,7 +359,7 @@ class S7PcieDevice(Device):
         driven = 0
         dwords = []
         while True:
-            ready = not self.tx_queue.full()
+            ready = self.tx_queue.qsize() < self.tx_buffer_tlps
             if ready and self.tx_backpressure_probability:
                 ready = self.rng.random() >= self.tx_backpressure_probability
             if int(ready) != driven:
@@ -376,6 +381,9 @@ class S7PcieDevice(Device):
                     tlp = Tlp.unpack(bytearray(raw))
                     self.log.debug("TLP from the user side: %r", tlp)
                     self.tx_queue.put_nowait(tlp)
+
+    async def _send_own_tlp(self, tlp):
+        self.tx_queue.put_nowait(tlp)
 
     async def _run_tx_send(self):
         while True:

@@ -122,6 +122,9 @@ def make_v7gen3_device(dut, prefix=HARD_BLOCK_PREFIX, *, link_speed=3, link_widt
                     cq_bus             = AxiStreamBus.from_prefix(dut, f"{prefix}_m_axis_cq"),
                     cc_bus             = AxiStreamBus.from_prefix(dut, f"{prefix}_s_axis_cc"),
 
+                    pcie_rq_seq_num        = port("pcie_rq_seq_num"),
+                    pcie_rq_seq_num_vld    = port("pcie_rq_seq_num_vld"),
+
                     cfg_phy_link_down      = port("cfg_phy_link_down"),
                     cfg_negotiated_width   = port("cfg_negotiated_width"),
                     cfg_current_speed      = port("cfg_current_speed"),

@@ -1,0 +1,234 @@
+# This file is part of hostlink.
+# Copyright (c) 2026 hostlink developers
+# SPDX-License-Identifier: BSD-2-Clause
+
+"""The write fence (cores/pcie/write_fence.py) in migen's simulator.
+
+Held events are released only once the block has taken every write issued before them, in order, merged but
+never lost, and soon; a writer's interrupt and loop status wait for its writes; the S7 hand-off point counts
+memory writes on `s_axis_tx` and nothing else. The host-profile matrix checks the whole SoC on every board
+(test_pcie_host_profiles.py: the last MSI reaches the host after the data).
+"""
+
+import random
+
+import pytest
+
+from migen import *
+
+from litex.soc.interconnect import stream
+from litex.soc.interconnect.csr import CSRStatus, CSRField
+
+from hostlink.cores.pcie.write_fence import COUNT_WIDTH, HeldEvents, WriteFence, take_csr_status
+
+MASK = 2**COUNT_WIDTH - 1
+
+# Held events --------------------------------------------------------------------------------------
+
+class _HeldBench(Module):
+    def __init__(self):
+        self.issued = Signal(COUNT_WIDTH)
+        self.taken  = Signal(COUNT_WIDTH)
+        self.submodules.held = HeldEvents(self.issued, self.taken, value_width=16)
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_held_events_wait_for_their_writes_keep_order_and_lose_none(seed):
+    """Random events while writes are issued and taken (the counters wrap several times): each release comes
+    only once `taken` has reached the target of the events it carries, releases keep the events' order,
+    the last event is always released, and none waits long once its writes are in."""
+    rng   = random.Random(seed)
+    bench = _HeldBench()
+    events, releases = [], []   # (cycle, value, target), (cycle, value, taken)
+    cycles = 3000
+
+    def stimulus():
+        issued = taken = 0
+        value  = 0
+        for cycle in range(cycles):
+            if rng.random() < 0.4:
+                issued += 1
+            outstanding = issued - taken
+            if outstanding and rng.random() < 0.35:
+                taken += rng.randint(1, outstanding)
+            if cycle > cycles - 200:      # Quiet end: every write goes in.
+                taken = issued
+            yield bench.issued.eq(issued & MASK)
+            yield bench.taken.eq(taken & MASK)
+            event = cycle < cycles - 200 and rng.random() < 0.15
+            if event:
+                value += 1
+            yield bench.held.event.eq(event)
+            yield bench.held.value.eq(value)
+            yield
+            if event:
+                events.append((cycle, value, issued))
+            if (yield bench.held.release):
+                releases.append((cycle, (yield bench.held.released_value), taken))
+
+    run_simulation(bench, [stimulus()])
+    assert events and releases
+    values = [v for _, v, _ in releases]
+    assert values == sorted(values) and len(set(values)) == len(values)
+    assert values[-1] == events[-1][1]
+    targets = {v: t for _, v, t in events}
+    for _, value, taken in releases:
+        # Every event up to this value had all its writes taken.
+        assert all(taken >= targets[v] for v in targets if v <= value), (value, taken)
+    assert len(releases) >= len(events)//4
+
+def test_a_held_event_is_released_as_soon_as_its_writes_are_taken():
+    bench = _HeldBench()
+    trace = []
+
+    def stimulus():
+        yield bench.issued.eq(5)
+        yield bench.taken.eq(2)
+        yield bench.held.event.eq(1)
+        yield bench.held.value.eq(7)
+        yield
+        yield bench.held.event.eq(0)
+        for taken in [2, 3, 4, 5, 5]:
+            yield bench.taken.eq(taken)
+            yield
+            trace.append((taken, (yield bench.held.release)))
+
+    run_simulation(bench, [stimulus()])
+    assert trace == [(2, 0), (3, 0), (4, 0), (5, 1), (5, 0)]
+
+def test_counts_compare_across_the_wrap():
+    """A target just below the wrap is reached by a count just above it."""
+    bench = _HeldBench()
+    seen = []
+
+    def stimulus():
+        yield bench.issued.eq(MASK)
+        yield bench.taken.eq(MASK - 3)
+        yield bench.held.event.eq(1)
+        yield
+        yield bench.held.event.eq(0)
+        for taken in [MASK - 1, 0, 1]:
+            yield bench.taken.eq(taken)
+            yield
+            seen.append((yield bench.held.release))
+
+    run_simulation(bench, [stimulus()])
+    assert seen == [0, 1, 0]
+
+# Writer fence -------------------------------------------------------------------------------------
+
+class _FakePHY:
+    def __init__(self):
+        self.write_taken        = Signal()
+        self.write_taken_domain = "sys"
+
+class _WriterBench(Module):
+    """One writer: its request stream, interrupt and a loop-status CSR shaped like LitePCIe's."""
+    def __init__(self):
+        self.phy     = _FakePHY()
+        self.request = stream.Endpoint([("dat", 8)])
+        self.irq     = Signal()
+        self.index   = Signal(16)
+        self.loop_status = CSRStatus(fields=[
+            CSRField("index", size=16),
+            CSRField("count", size=16),
+        ])
+        self.comb += self.loop_status.fields.index.eq(self.index)
+        self.submodules.fence = WriteFence(self.phy)
+        self.fenced_irq = self.fence.add_writer(self.request, self.irq, self.loop_status)
+        self.loop_status.finalize(8, "big")
+        self.submodules += self.loop_status
+
+def test_a_writer_tells_of_a_buffer_only_once_its_writes_are_taken():
+    """Three write requests, the third the buffer's last (interrupt, then the loop status moves on): the
+    interrupt and the new status wait until the block has taken all three."""
+    bench = _WriterBench()
+    trace = []
+
+    def stimulus():
+        for beat in range(3):
+            yield bench.request.valid.eq(1)
+            yield bench.request.ready.eq(1)
+            yield bench.request.last.eq(1)
+            yield bench.irq.eq(beat == 2)
+            yield
+        yield bench.request.valid.eq(0)
+        yield bench.irq.eq(0)
+        yield bench.index.eq(1)
+        for cycle in range(12):
+            yield bench.phy.write_taken.eq(cycle in (3, 6, 9))
+            yield
+            trace.append(((yield bench.fenced_irq), (yield bench.loop_status.status)))
+
+    run_simulation(bench, [stimulus()])
+    irqs   = [cycle for cycle, (irq, _) in enumerate(trace) if irq]
+    status = [s for _, s in trace]
+    assert len(irqs) == 1 and irqs[0] >= 10, trace
+    first_new = status.index(1)
+    assert first_new >= 10 and all(s == 1 for s in status[first_new:]), trace
+
+def test_the_loop_status_csr_must_be_driven_by_fields():
+    with pytest.raises(RuntimeError, match="no fields driving its status"):
+        take_csr_status(CSRStatus(32, name="status"))
+
+# S7 hand-off point --------------------------------------------------------------------------------
+
+class _S7TX:
+    def __init__(self, data_width):
+        self.source = stream.Endpoint([("dat", data_width), ("be", data_width//8)])
+
+class _S7PHY:
+    def __init__(self, data_width):
+        self.tx_datapath = _S7TX(data_width)
+
+def _tlp_beats(dw0, dwords, data_width):
+    """Beats (dat, last) of a TLP of `dwords` DWORDs whose first DWORD is `dw0`."""
+    per_beat = data_width // 32
+    words = [dw0] + [0xdead0000 + i for i in range(1, dwords)]
+    beats = []
+    for start in range(0, len(words), per_beat):
+        dat = 0
+        for i, w in enumerate(words[start:start + per_beat]):
+            dat |= w << (32*i)
+        beats.append((dat, start + per_beat >= len(words)))
+    return beats
+
+MWR32 = 0x40000000 | 64     # Fmt 010 (3 DWs, data), Type 0: memory write of 64 DWs.
+MWR64 = 0x60000000 | 64     # Fmt 011 (4 DWs, data).
+MRD32 = 0x00000000 | 128    # Fmt 000: memory read.
+CPLD  = 0x4a000000 | 1      # Fmt 010, Type 01010: completion with data.
+# A completion whose payload's first DWORD looks like a memory write must not count: only first beats do.
+TLPS = [(MWR32, 3 + 64), (MRD32, 3), (CPLD, 3 + 1), (MWR64, 4 + 1), (CPLD, 3 + 8), (MWR32, 3 + 1)]
+
+@pytest.mark.parametrize("data_width", [64, 128])
+def test_s7_handoff_counts_memory_writes_only(data_width):
+    rng   = random.Random(data_width)
+    phy   = _S7PHY(data_width)
+    fence = WriteFence(phy)
+    tx    = phy.tx_datapath.source
+    beats = [b for dw0, n in TLPS for b in _tlp_beats(dw0, n, data_width)]
+    # A DWORD 0 of a memory write inside a completion's payload, at a beat boundary.
+    beats += _tlp_beats(CPLD, 3 + 2*data_width//32, data_width)
+    beats[-1] = (beats[-1][0] & ~0xffffffff | MWR32, True)
+    taken = []
+
+    def stimulus():
+        for dat, last in beats:
+            yield tx.valid.eq(1)
+            yield tx.dat.eq(dat)
+            yield tx.last.eq(last)
+            while True:
+                ready = rng.random() < 0.7
+                yield tx.ready.eq(ready)
+                yield
+                if ready:
+                    break
+            yield tx.valid.eq(0)
+            if rng.random() < 0.3:
+                yield
+        yield tx.ready.eq(0)
+        for _ in range(8):
+            yield
+        taken.append((yield fence.taken))
+
+    run_simulation(fence, [stimulus()], clocks={"sys": 10, "pcie": 8})
+    assert taken == [3]
