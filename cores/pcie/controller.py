@@ -186,10 +186,48 @@ class TLPController(LiteXModule):
         self.specials += mem, wport, rport
 
         tags     = 2**tag_bits
-        written  = Array(Signal(ring_bits + 1, name=f"written{i}") for i in range(tags))  # Beats in.
-        complete = Array(Signal(name=f"complete{i}") for i in range(tags))                 # Last beat in.
         cmp_tag  = Signal(tag_bits)
         ours     = Signal()
+        head     = issued.source
+        # Each tag's progress, in distributed RAM with one write per cycle (registers with a multiplexer per
+        # tag and per writer cost about 40 LUTs a tag): `count`, the beats the tag has received since
+        # reset (modular), with `done` (its read has ended: last beat in, or failed) and `failed` (delivered
+        # with err). `start` holds `count` as it was when the tag's request left, so the beats in are
+        # count - start, and the flags count only once a beat is in (or the read failed): a request just
+        # issued reads as not done and not failed without a write at issue. The filling after reset writes
+        # count 1, done, over start 0: every tag then reads as ended, so a completion for it is a stray.
+        count_bits = ring_bits + 1
+        progress   = Record([("count", count_bits), ("done", 1), ("failed", 1)])
+        prog_mem   = Memory(len(progress), tags, init=[1 | 1 << count_bits]*tags)   # As after the filling.
+        prog_wport = prog_mem.get_port(write_capable=True)
+        prog_cmp   = prog_mem.get_port(async_read=True)   # At the completion's tag.
+        prog_head  = prog_mem.get_port(async_read=True)   # At the head request's tag.
+        prog_free  = prog_mem.get_port(async_read=True)   # At the tag being issued.
+        start_mem   = Memory(count_bits, tags)
+        start_wport = start_mem.get_port(write_capable=True)
+        start_cmp   = start_mem.get_port(async_read=True)
+        start_head  = start_mem.get_port(async_read=True)
+        self.specials += prog_mem, prog_wport, prog_cmp, prog_head, prog_free
+        self.specials += start_mem, start_wport, start_cmp, start_head
+        at_cmp, at_head, at_free = Record(progress.layout), Record(progress.layout), Record(progress.layout)
+        written_cmp  = Signal(count_bits)   # Beats in, of the completion's tag...
+        written_head = Signal(count_bits)   # ...and of the head request's.
+        complete_cmp  = Signal()
+        complete_head = Signal()
+        failed_head   = Signal()
+        self.comb += [
+            prog_cmp.adr.eq(cmp_tag),   at_cmp.raw_bits().eq(prog_cmp.dat_r),   start_cmp.adr.eq(cmp_tag),
+            prog_head.adr.eq(head.tag), at_head.raw_bits().eq(prog_head.dat_r), start_head.adr.eq(head.tag),
+            prog_free.adr.eq(free_tags.source.tag), at_free.raw_bits().eq(prog_free.dat_r),
+            written_cmp.eq(at_cmp.count - start_cmp.dat_r),
+            written_head.eq(at_head.count - start_head.dat_r),
+            complete_cmp.eq(at_cmp.done & (written_cmp != 0)),
+            complete_head.eq(at_head.done & (written_head != 0)),
+            failed_head.eq(at_head.failed & (written_head != 0)),
+            start_wport.adr.eq(Mux(filling, fill_count, free_tags.source.tag)),
+            start_wport.dat_w.eq(Mux(filling, 0, at_free.count)),
+            start_wport.we.eq(filling | issue),
+        ]
         # Each tag's place in the ring, written when its request leaves (distributed RAM).
         base_mem   = Memory(ring_bits, tags)
         base_wport = base_mem.get_port(write_capable=True)
@@ -220,15 +258,14 @@ class TLPController(LiteXModule):
             cmp_tag.eq(cmp_in.tag[:tag_bits]),
             ours.eq(cmp_in.tag[tag_bits:] == 0),
             cmp_in.ready.eq(1),   # Room is guaranteed: a read only leaves with room for its data.
-            wport.adr.eq(base_rport.dat_r + written[cmp_tag][:ring_bits]),
+            wport.adr.eq(base_rport.dat_r + written_cmp[:ring_bits]),
             wport.dat_w.eq(Cat(*[getattr(cmp_in, name) for name, _ in layout])),
             wport.we.eq(accept),   # Not one of our tags: dropped.
             ends.eq(accept & cmp_in.last & cmp_in.end),
         ]
         if not completion_checks:
-            self.comb += accept.eq(cmp_in.valid & ours)
+            self.comb += accept.eq(cmp_in.valid & ours & ~filling)
         else:
-            pending  = Array(Signal(name=f"pending{i}") for i in range(tags))   # Issued, not ended.
             stray    = Signal()
             foreign  = Signal()   # For another requester: not ours, whatever its tag.
             overflow = Signal()
@@ -237,10 +274,11 @@ class TLPController(LiteXModule):
             if check_requester_id:
                 self.comb += foreign.eq(cmp_in.req_id != self.requester_id)
             self.comb += [
-                stray.eq(~ours | ~pending[cmp_tag] | foreign),
+                # Not outstanding: its read has ended (or its tag was never issued).
+                stray.eq(~ours | complete_cmp | foreign | filling),
                 # The beats a read reserved are all in: this one has nowhere to go without overwriting
                 # the next read's.
-                overflow.eq(~stray & (written[cmp_tag] >= words_rport.dat_r)),
+                overflow.eq(~stray & (written_cmp >= words_rport.dat_r)),
                 # Only a successful completion carries data (PCIe 2.2.9): `err` with data is the EP bit.
                 status.eq(  ~stray & cmp_in.err & (cmp_in.len == 0)),
                 poisoned.eq(~stray & cmp_in.err & (cmp_in.len != 0)),
@@ -250,15 +288,6 @@ class TLPController(LiteXModule):
                 ).Elif(cmp_in.valid & (overflow | status),
                     fail.eq(1),
                     fail_tag.eq(cmp_tag),
-                ),
-            ]
-            self.sync += [
-                If(issue, pending[free_tags.source.tag].eq(1)),
-                If(ends, pending[cmp_tag].eq(0)),
-                If(fail,
-                    pending[fail_tag].eq(0),
-                    written[fail_tag].eq(words_rport.dat_r),   # Its remaining beats go out, with err.
-                    complete[fail_tag].eq(1),
                 ),
             ]
 
@@ -276,20 +305,36 @@ class TLPController(LiteXModule):
                 self.timeout_event.eq(timed_out),
                 self.unexpected_event.eq(cmp_in.valid & ((stray & cmp_in.first) | overflow)),
             ]
-        self.sync += If(accept,
-            written[cmp_tag].eq(written[cmp_tag] + 1),
-            If(cmp_in.last & cmp_in.end,
-                complete[cmp_tag].eq(1)
-            )
-        )
-        failed = Array(Signal(name=f"failed{i}") for i in range(tags))   # Delivered with err.
-        self.sync += If(fail, failed[fail_tag].eq(1))
+        # One write per cycle: the filling, a failed read (never with an accepted beat: a beat that fails its
+        # read is not accepted, and a timeout fails only in a cycle without a beat), or an accepted beat.
+        # A failed read has all its beats in (its remaining ones go out, with err), and is done.
+        # A poisoned completion's read is delivered with err from the first beat not yet delivered (its
+        # beats before it arrived in address order, good), but goes on to its end, keeping its tag until
+        # then: a later completion of it must not land in a read that reuses the tag.
+        poisoned_beat = Signal()
         if completion_checks:
-            # A poisoned completion's read is delivered with err from the first beat not yet delivered (its
-            # beats before it arrived in address order, good), but goes on to its end, keeping its tag
-            # until then: a later completion of it must not land in a read that reuses the tag. (A timeout
-            # never coincides with a completion beat.)
-            self.sync += If(cmp_in.valid & poisoned, failed[cmp_tag].eq(1))
+            self.comb += poisoned_beat.eq(cmp_in.valid & poisoned)
+        fail_start = Signal(count_bits)
+        fail_count = Signal(count_bits)
+        next_count = Signal(count_bits)
+        self.comb += [
+            fail_start.eq(Mux(timed_out, start_head.dat_r, start_cmp.dat_r)),   # fail_tag's start.
+            fail_count.eq(fail_start + words_rport.dat_r),
+            next_count.eq(at_cmp.count + 1),
+            prog_wport.we.eq(filling | fail | accept),
+            If(filling,
+                prog_wport.adr.eq(fill_count),
+                prog_wport.dat_w.eq(Cat(Constant(1, count_bits), Constant(1, 1), Constant(0, 1))),
+            ).Elif(fail,
+                prog_wport.adr.eq(fail_tag),
+                prog_wport.dat_w.eq(Cat(fail_count, Constant(1, 1), Constant(1, 1))),
+            ).Else(
+                prog_wport.adr.eq(cmp_tag),
+                prog_wport.dat_w.eq(Cat(next_count,
+                    (cmp_in.last & cmp_in.end) | (at_cmp.done   & (written_cmp != 0)),
+                    poisoned_beat              | (at_cmp.failed & (written_cmp != 0)))),
+            ),
+        ]
 
         # Completions out, in request order --------------------------------------------------------
         # The head request's beats are read as soon as they are written. The beat read with its tag
@@ -297,7 +342,6 @@ class TLPController(LiteXModule):
         # consecutive requests stream without a bubble. Reads land one cycle later in a small FIFO;
         # a read is only issued with room for it there.
         out_depth = 4
-        head      = issued.source
         read_ptr  = Signal(ring_bits + 1)
         head_written  = Signal(ring_bits + 1)
         head_complete = Signal()
@@ -315,8 +359,8 @@ class TLPController(LiteXModule):
         read_valid = Signal()
         read_meta  = Record(meta_layout)
         self.comb += [
-            head_written.eq(written[head.tag]),
-            head_complete.eq(complete[head.tag]),
+            head_written.eq(written_head),
+            head_complete.eq(complete_head),
             readable.eq(head.valid & (read_ptr != head_written) & ~hold_last),
             final.eq(head_complete & (read_ptr + 1 == head_written)),
             do_read.eq(readable & (out_fifo.level + read_valid < out_depth)),
@@ -333,7 +377,7 @@ class TLPController(LiteXModule):
             read_meta.free_tag.eq(head.tag),
             read_meta.free_words.eq(head.words),
             read_meta.final.eq(final),
-            read_meta.failed.eq(failed[head.tag]),
+            read_meta.failed.eq(failed_head),
             read_meta.head_first.eq(read_ptr == 0),
         ]
         read_data = Record(layout)
@@ -384,11 +428,6 @@ class TLPController(LiteXModule):
                 free_tags.sink.tag.eq(out_fifo.source.free_tag),
             ),
         ]
-        self.sync += If(delivered,
-            written[out_fifo.source.free_tag].eq(0),
-            complete[out_fifo.source.free_tag].eq(0),
-            failed[out_fifo.source.free_tag].eq(0),
-        )
         self.sync += free.eq(free + Mux(delivered, out_fifo.source.free_words, 0) - Mux(issue, req_words, 0))
 
         # Reads in flight ----------------------------------------------------------------------------
@@ -406,7 +445,7 @@ class TLPController(LiteXModule):
             # spare one); a failed request all those it has not received.
             self.comb += [
                 If(fail | ends,
-                    received.eq(words_rport.dat_r - written[acct_tag])
+                    received.eq(words_rport.dat_r - Mux(timed_out, written_head, written_cmp))
                 ).Elif(accept,
                     received.eq(1)
                 ),
@@ -434,7 +473,13 @@ class TLPController(LiteXModule):
             cpl_dws      = Signal(11)
             cpl_headers  = Signal(hdr_bits)
             hdr_returned = Signal(hdr_bits)            # Headers given back this cycle.
-            hdr_taken    = Array(Signal(hdr_bits, name=f"hdr_taken{i}") for i in range(tags))
+            # Each tag's headers given back so far (distributed RAM, read and written at acct_tag; the
+            # filling after reset clears it).
+            taken_mem    = Memory(hdr_bits, tags)
+            taken_wport  = taken_mem.get_port(write_capable=True)
+            taken_rport  = taken_mem.get_port(async_read=True)
+            self.specials += taken_mem, taken_wport, taken_rport
+            hdr_taken    = Signal(hdr_bits)
             # Each tag's reservation, written when its request leaves (distributed RAM).
             hdr_mem      = Memory(hdr_bits, tags)
             hdr_wport    = hdr_mem.get_port(write_capable=True)
@@ -450,20 +495,25 @@ class TLPController(LiteXModule):
                 hdr_rport.adr.eq(acct_tag),
                 cpl_dws.eq(Mux(cmp_in.len == 0, 1024, cmp_in.len)),
                 cpl_headers.eq((cmp_in.adr[2:2 + rcb_shift] + cpl_dws + (rcb_dws - 1)) >> rcb_shift),
+                taken_rport.adr.eq(acct_tag),
+                hdr_taken.eq(taken_rport.dat_r),
                 If(fail | ends,
-                    If(hdr_rport.dat_r > hdr_taken[acct_tag],
-                        hdr_returned.eq(hdr_rport.dat_r - hdr_taken[acct_tag])
+                    If(hdr_rport.dat_r > hdr_taken,
+                        hdr_returned.eq(hdr_rport.dat_r - hdr_taken)
                     )
                 ).Elif(accept & cmp_in.last,
                     hdr_returned.eq(cpl_headers)
                 ),
             ]
-            self.sync += [
-                headers.eq(headers + Mux(issue, req_headers, 0) - hdr_returned),
-                If(fail | ends,
-                    hdr_taken[acct_tag].eq(0)
+            self.sync += headers.eq(headers + Mux(issue, req_headers, 0) - hdr_returned)
+            self.comb += [
+                taken_wport.adr.eq(Mux(filling, fill_count, acct_tag)),
+                If(filling | fail | ends,
+                    taken_wport.we.eq(1),
+                    taken_wport.dat_w.eq(0),
                 ).Elif(accept & cmp_in.last,
-                    hdr_taken[acct_tag].eq(hdr_taken[acct_tag] + cpl_headers)
+                    taken_wport.we.eq(1),
+                    taken_wport.dat_w.eq(hdr_taken + cpl_headers),
                 ),
             ]
 
