@@ -90,13 +90,13 @@ class BaseSoC(PCIeDMASoC):
             allowed_lanes        = self.LANES,
             allowed_data_widths  = self.DATA_WIDTHS,
             dma_channels         = dma_channels,
-            # 1 us of read latency at 7.3 GB/s is ~7 KiB: 32 reads of 512 B in flight (5-bit tags,
-            # no extended tags).
-            max_pending_requests = 32,
+            # 2 us of read latency at 7.3 GB/s is ~15 KiB: 64 reads of 256 B in flight (Extended Tag, used
+            # only once the host enables it; 32 before).
+            max_pending_requests = 64,
             bar0_size            = 0x100000,
             ident                = f"hostlink VC709 PCIe Gen3 x{lanes} DMA SoC",
             # The DMA side of the PHY's streams is the block's own clock domain (see _CRG).
-            pcie_phy_kwargs      = dict(speed="gen3", cd="pcie", rc_straddle=rc_straddle),
+            pcie_phy_kwargs      = dict(speed="gen3", cd="pcie", rc_straddle=rc_straddle, extended_tags=True),
             dram_platform        = vc709_platform,
             **kwargs)
         # The Gen3 block next to the edge connector's GTH quads 114/115 (read at finalization).

@@ -2,7 +2,8 @@
 # Copyright (c) 2026 hostlink developers
 # SPDX-License-Identifier: BSD-2-Clause
 
-"""The write fence (cores/pcie/write_fence.py) in migen's simulator.
+"""The write fence (cores/pcie/write_fence.py) and the interrupt serializer (irq_serializer.py) in migen's
+simulator.
 
 Held events are released only once the block has taken every write issued before them, in order, merged but
 never lost, and soon; a writer's interrupt and loop status wait for its writes; the S7 hand-off point counts
@@ -232,3 +233,21 @@ def test_s7_handoff_counts_memory_writes_only(data_width):
 
     run_simulation(fence, [stimulus()], clocks={"sys": 10, "pcie": 8})
     assert taken == [3]
+
+# Interrupt serializer -----------------------------------------------------------------------------
+
+def test_interrupts_of_one_cycle_leave_one_per_cycle_lowest_first():
+    from hostlink.cores.pcie.irq_serializer import IRQSerializer
+    dut = IRQSerializer(4)
+    out = []
+
+    def stimulus():
+        for irqs in [0b1011, 0, 0b0100, 0, 0, 0, 0]:
+            yield dut.irqs_in.eq(irqs)
+            yield
+            out.append((yield dut.irqs_out))
+
+    run_simulation(dut, [stimulus()])
+    # Each cycle's output is read after the edge: the input then is the next cycle's.
+    assert [o for o in out if o] == [0b0001, 0b0010, 0b0100, 0b1000]
+    assert all(bin(o).count("1") <= 1 for o in out)

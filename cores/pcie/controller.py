@@ -118,6 +118,14 @@ class TLPController(LiteXModule):
         self.issued = issued = stream.SyncFIFO([("tag", tag_bits), ("channel", 8), ("user_id", 8),
             ("base", ring_bits), ("words", ring_bits + 1)], max_pending_requests, buffered=True)
 
+        # Tags over 31 only while the host allows them (Extended Tag Field Enable, PCIe 7.5.3.4): a free tag
+        # over 31 at the head of the FIFO then goes back to its tail.
+        self.extended_tags = Signal(reset=1)   # i
+        head_usable = Signal(reset=1)
+        recycle     = Signal()
+        if max_pending_requests > 32:
+            self.comb += head_usable.eq(self.extended_tags | (free_tags.source.tag < 32))
+
         fill_count = Signal(tag_bits + 1)
         filling    = Signal()
         self.comb += filling.eq(fill_count != max_pending_requests)
@@ -137,7 +145,8 @@ class TLPController(LiteXModule):
         self.comb += [
             req_dws.eq(Mux(req_in.len[:10] == 0, 1024, req_in.len[:10])),
             req_words.eq((req_in.adr[2:2 + dw_shift] + req_dws + (2**dw_shift - 1)) >> dw_shift),
-            can_read.eq(free_tags.source.valid & issued.sink.ready & ~filling & (free >= req_words) & room_in_flight & room_headers),
+            can_read.eq(free_tags.source.valid & head_usable & issued.sink.ready & ~filling & (free >= req_words) &
+                room_in_flight & room_headers),
             pass_req.eq(req_in.we | can_read),
             req_in.connect(req_out, omit={"valid", "ready", "tag"}),
             req_out.valid.eq(req_in.valid & pass_req),
@@ -152,6 +161,9 @@ class TLPController(LiteXModule):
             If(issue,
                 free_tags.source.ready.eq(1),
                 issued.sink.valid.eq(1),
+            ),
+            If(recycle,
+                free_tags.source.ready.eq(1),
             ),
         ]
         self.sync += If(issue, alloc.eq(alloc + req_words))
@@ -426,7 +438,12 @@ class TLPController(LiteXModule):
             ).Elif(delivered,
                 free_tags.sink.valid.eq(1),
                 free_tags.sink.tag.eq(out_fifo.source.free_tag),
+            ).Elif(recycle,
+                free_tags.sink.valid.eq(1),
+                free_tags.sink.tag.eq(free_tags.source.tag),
             ),
+            # A tag the host does not allow yet goes round, when the FIFO's input is free.
+            recycle.eq(free_tags.source.valid & ~head_usable & ~filling & ~delivered),
         ]
         self.sync += free.eq(free + Mux(delivered, out_fifo.source.free_words, 0) - Mux(issue, req_words, 0))
 

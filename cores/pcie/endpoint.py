@@ -166,6 +166,12 @@ class PCIeEndpoint(LiteXModule):
         )
         if completion_checks:
             self.comb += crossbar.controller.requester_id.eq(phy.id)
+        if max_pending_requests > 32:
+            # Tags over 31 need the host's Extended Tag Field Enable, which the PHY must report.
+            if not getattr(phy, "extended_tags_supported", False):
+                raise ValueError(f"{max_pending_requests} reads in flight need Extended Tag, which this PHY "
+                    f"does not support: at most 32")
+            self.comb += crossbar.controller.extended_tags.eq(phy.extended_tags)
         # Most bytes of reads in flight: the tags' largest reads, within the block's completion space (a
         # header per read completion boundary each read spans).
         headers = crossbar.completion_space_headers

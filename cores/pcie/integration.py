@@ -37,6 +37,7 @@ from hostlink.cores.pcie.cycle_counter import CycleCounter
 from hostlink.cores.pcie.dma_pattern import DMAPatternGenerator, DMAPatternChecker
 from hostlink.cores.pcie.endpoint import PCIeEndpoint
 from hostlink.cores.pcie.faults import PCIeFaults
+from hostlink.cores.pcie.irq_serializer import IRQSerializer
 from hostlink.cores.pcie.splitter import litepcie_with_descriptor_splitter
 from hostlink.cores.pcie.write_fence import WriteFence
 from hostlink.cores.dram.integration import board_dram_clk_freq, board_dram_phy, add_dram
@@ -122,8 +123,12 @@ def add_pcie(soc, phy, ndmas, name="pcie", max_pending_requests=8, address_width
     soc.add_constant("DMA_ADDR_WIDTH", address_width)
 
     # MSI vectors in the order LiteX numbers them (sorted names): the generated driver relies on it.
+    # One event per cycle into the MSI core, so that each makes its own MSI (irq_serializer.py).
+    serializer = IRQSerializer(len(msis))
+    soc.add_module(name=f"{name}_irq_serializer", module=serializer)
+    soc.comb += msi.irqs[:len(msis)].eq(serializer.irqs_out)
     for i, (source, irq) in enumerate(sorted(msis.items())):
-        soc.comb += msi.irqs[i].eq(irq)
+        soc.comb += serializer.irqs_in[i].eq(irq)
         soc.add_constant(source + "_INTERRUPT", i)
 
     # A PHY whose streams are in its own `pcie` domain (VC709) runs the SoC on that clock: no false path then.

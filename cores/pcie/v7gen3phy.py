@@ -70,6 +70,78 @@ def device_id(nlanes):
 
 US_ADAPTERS = os.path.join(os.path.dirname(litepcie.phy.__file__), "xilinx_us")
 
+# Extended Tag watch -------------------------------------------------------------------------------
+
+class ExtendedTagWatch(LiteXModule):
+    """Whether the host has set Extended Tag Field Enable (Device Control bit 8), read from the block's own
+    configuration space through its configuration management port (`cfg_mgmt_*`, PG023): the block reports
+    it nowhere else. The PCI Express capability is found by walking the capability list; Device Control is
+    read again every `period` cycles, since the host writes it after the link is up.
+    """
+    def __init__(self, period=4096):
+        self.addr    = addr    = Signal(19)  # o (DW address, function 0)
+        self.read    = read    = Signal()    # o
+        self.data    = data    = Signal(32)  # i
+        self.done    = done    = Signal()    # i
+        self.enabled = enabled = Signal()    # o
+
+        # # #
+
+        PCIE_CAP_ID  = 0x10
+        CAP_POINTER  = 0x34 >> 2
+        ptr    = Signal(8)
+        hops   = Signal(6)                   # A broken list must not hold the walk forever.
+        devctl = Signal(10)                  # DW address of Device Control, once found.
+        timer  = Signal(max=period + 1)
+        self.fsm = fsm = FSM(reset_state="WAIT")
+        fsm.act("WAIT",
+            NextValue(timer, timer + 1),
+            If(timer == period,
+                NextValue(timer, 0),
+                If(devctl != 0,
+                    NextState("READ_DEVCTL"),
+                ).Else(
+                    NextState("READ_POINTER"),
+                ),
+            ),
+        )
+        fsm.act("READ_POINTER",
+            addr.eq(CAP_POINTER),
+            read.eq(1),
+            If(done,
+                NextValue(ptr, data[2:8] << 2),
+                NextValue(hops, 0),
+                NextState("READ_CAP"),
+            ),
+        )
+        fsm.act("READ_CAP",
+            If(ptr == 0,
+                NextState("WAIT"),
+            ).Else(
+                addr.eq(ptr[2:]),
+                read.eq(1),
+                If(done,
+                    NextValue(hops, hops + 1),
+                    If(data[0:8] == PCIE_CAP_ID,
+                        NextValue(devctl, ptr[2:] + 2),
+                        NextState("READ_DEVCTL"),
+                    ).Elif(hops == 47,
+                        NextState("WAIT"),
+                    ).Else(
+                        NextValue(ptr, data[10:16] << 2),
+                    ),
+                ),
+            ),
+        )
+        fsm.act("READ_DEVCTL",
+            addr.eq(devctl),
+            read.eq(1),
+            If(done,
+                NextValue(enabled, data[8]),
+                NextState("WAIT"),
+            ),
+        )
+
 # V7Gen3PCIEPHY ------------------------------------------------------------------------------------
 
 class V7Gen3PCIEPHY(LiteXModule):
@@ -82,6 +154,7 @@ class V7Gen3PCIEPHY(LiteXModule):
         msi_vectors     = 1,
         max_read_bytes  = 512,
         rc_straddle     = False,
+        extended_tags   = False,
         with_csr        = True,
     ):
         # Parameters -------------------------------------------------------------------------------
@@ -139,6 +212,10 @@ class V7Gen3PCIEPHY(LiteXModule):
         self.data_width       = data_width
         self.pcie_data_width  = pcie_data_width
         self.rc_straddle      = rc_straddle
+        # Extended Tag: the block advertises it, and `extended_tags` (pcie domain) says whether the host
+        # enabled it, so that the SoC uses tags 32-63 only then (PCIe 7.5.3.4).
+        self.extended_tags_supported = extended_tags
+        self.extended_tags    = Signal()
         self.bar0_size        = bar0_size
         self.bar0_mask        = get_bar_mask(bar0_size)
         self.msi_vectors      = msi_vectors
@@ -430,6 +507,27 @@ class V7Gen3PCIEPHY(LiteXModule):
             self.msi_enable.eq(msi_enable_sys[0]),
         ]
 
+        # Extended Tag (pcie domain) --------------------------------------------------------------
+        cfg_mgmt_addr            = Signal(19)
+        cfg_mgmt_write           = Signal()
+        cfg_mgmt_write_data      = Signal(32)
+        cfg_mgmt_byte_enable     = Signal(4, reset=0xf)
+        cfg_mgmt_read            = Signal()
+        cfg_mgmt_read_data       = Signal(32)
+        cfg_mgmt_read_write_done = Signal()
+        if extended_tags:
+            self.tag_watch = tag_watch = ClockDomainsRenamer("pcie")(ExtendedTagWatch())
+            self.comb += [
+                cfg_mgmt_addr.eq(tag_watch.addr),
+                cfg_mgmt_read.eq(tag_watch.read),
+                tag_watch.data.eq(cfg_mgmt_read_data),
+                tag_watch.done.eq(cfg_mgmt_read_write_done),
+            ]
+            if cd == "pcie":
+                self.comb += self.extended_tags.eq(tag_watch.enabled)
+            else:
+                self.specials += MultiReg(tag_watch.enabled, self.extended_tags, cd)
+
         # Hard IP ----------------------------------------------------------------------------------
         self.pcie_phy_params = dict(
             # PCI Express interface.
@@ -528,14 +626,14 @@ class V7Gen3PCIEPHY(LiteXModule):
             o_cfg_vf_tph_requester_enable   = Open(6),
             o_cfg_vf_tph_st_mode            = Open(18),
 
-            # Configuration management: unused, the host configures the function.
-            i_cfg_mgmt_addr                 = 0,
-            i_cfg_mgmt_write                = 0,
-            i_cfg_mgmt_write_data           = 0,
-            i_cfg_mgmt_byte_enable          = 0,
-            i_cfg_mgmt_read                 = 0,
-            o_cfg_mgmt_read_data            = Open(32),
-            o_cfg_mgmt_read_write_done      = Open(),
+            # Configuration management: reads of Device Control (ExtendedTagWatch), no writes.
+            i_cfg_mgmt_addr                 = cfg_mgmt_addr,
+            i_cfg_mgmt_write                = cfg_mgmt_write,
+            i_cfg_mgmt_write_data           = cfg_mgmt_write_data,
+            i_cfg_mgmt_byte_enable          = cfg_mgmt_byte_enable,
+            i_cfg_mgmt_read                 = cfg_mgmt_read,
+            o_cfg_mgmt_read_data            = cfg_mgmt_read_data,
+            o_cfg_mgmt_read_write_done      = cfg_mgmt_read_write_done,
             i_cfg_mgmt_type1_cfg_reg_access = 0,
 
             # Messages, flow control, per-function status: unused.
@@ -682,6 +780,7 @@ class V7Gen3PCIEPHY(LiteXModule):
             "PF0_INTERRUPT_PIN"            : "NONE",
             "PF0_MSI_CAP_MULTIMSGCAP"      : msi_vectors,
             "pf0_dev_cap_max_payload"      : "512_bytes",
+            "extended_tag_field"           : "true" if self.extended_tags_supported else "false",
             "aspm_support"                 : "No_ASPM",
         }
         config.update(self.config)

@@ -30,6 +30,7 @@ import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import RisingEdge, Timer, Event
 from cocotb.utils import get_sim_time
+from cocotbext.pcie.core.caps import PciCapId
 
 from hostlink.sim.pcie.host import HostRootComplex, HostProfile
 from hostlink.sim.pcie.driver import CSRMap, DMADriver, split_descriptors
@@ -156,6 +157,10 @@ class Bench:
         # The OS (or the driver, as Linux's pcie_set_readrq()) programs the device's Max Read Request Size;
         # cocotbext's enumeration leaves it at its reset value.
         await self.function.set_readrq(mps_code(self.profile.max_read_request))
+        # cocotbext's enumeration sets Extended Tag Field Enable where the device supports it, as Linux does.
+        if not self.profile.extended_tag:
+            devctl = await self.function.capability_read_dword(PciCapId.EXP, 0x8)
+            await self.function.capability_write_dword(PciCapId.EXP, 0x8, devctl & ~(1 << 8))
         await self.function.alloc_irq_vectors(1, 1)
         self.msi_times = []      # When each MSI reached the host (ns).
         async def on_msi():

@@ -43,6 +43,9 @@ class HostProfile:
     # pcie3_7x default to no TX back-pressure (hostlink.sim.dma.board_profile_defaults).
     backpressure:        float = 0.02    # Probability that the hard block holds off a beat (tx ready low).
     rx_gaps:             float = 0.05    # Probability of an idle cycle between received beats.
+    # Whether the OS sets Extended Tag Field Enable in the device's control register (Linux does since
+    # 4.13 where the device supports it; a host may leave it clear: the device then uses 32 tags).
+    extended_tag:        bool  = True
     seed:                int   = 1
 
     PROFILES = {}

@@ -108,6 +108,7 @@ def make_v7gen3_device(dut, prefix=HARD_BLOCK_PREFIX, *, link_speed=3, link_widt
                     user_clk_frequency = user_clk_freq,
                     alignment          = "dword",
                     rc_straddle        = rc_straddle,
+                    enable_extended_tag = port("cfg_mgmt_read") is not None,
                     max_payload_size   = max_payload_size,
                     enable_client_tag  = True,
                     pf0_msi_enable     = True,
@@ -130,6 +131,15 @@ def make_v7gen3_device(dut, prefix=HARD_BLOCK_PREFIX, *, link_speed=3, link_widt
                     cfg_current_speed      = port("cfg_current_speed"),
                     cfg_max_payload        = port("cfg_max_payload"),
                     cfg_max_read_req       = port("cfg_max_read_req"),
+
+                    # The SoC reads Device Control (Extended Tag Field Enable) through these.
+                    cfg_mgmt_addr            = port("cfg_mgmt_addr"),
+                    cfg_mgmt_write           = port("cfg_mgmt_write"),
+                    cfg_mgmt_write_data      = port("cfg_mgmt_write_data"),
+                    cfg_mgmt_byte_enable     = port("cfg_mgmt_byte_enable"),
+                    cfg_mgmt_read            = port("cfg_mgmt_read"),
+                    cfg_mgmt_read_data       = port("cfg_mgmt_read_data"),
+                    cfg_mgmt_read_write_done = port("cfg_mgmt_read_write_done"),
 
                     # MSIs: _run_7series_status.
                 )
