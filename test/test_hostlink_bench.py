@@ -60,10 +60,13 @@ def test_generated_driver_polls_without_register_writes(generated):
     assert "!chan_priv->writer" in poll_case and "!chan_priv->reader" in poll_case
     assert re.findall(r"litepcie_writel\((\w+), (\w+),", cycles_case) == [("dev", "CSR_CYCLES_LATCH_ADDR")]
     for direction in ("writer", "reader"):
-        refresh = main_c[main_c.index(f"static void hostlink_{direction}_refresh"):]
+        refresh = main_c[main_c.index(f"static int hostlink_{direction}_refresh"):]
         refresh = refresh[:refresh.index("\n}\n")]
         assert "litepcie_writel" not in refresh
         assert "spin_lock(&s->lock);" in refresh
+        # A failed read's all-ones is refused before any count changes, with the lock given back.
+        refused = refresh[refresh.index("if ((loop_status & 0xffff) >= DMA_BUFFER_COUNT)"):]
+        assert refused.index("spin_unlock(&s->lock);") < refused.index("return -EIO;") < refused.index("_hw_count")
     # The device's spinlock is taken with interrupts on, which is right only while LitePCIe's MSI
     # handler never takes it (it would deadlock on the CPU that holds it).
     handler = main_c[main_c.index("static irqreturn_t litepcie_interrupt("):]
