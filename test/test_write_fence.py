@@ -16,11 +16,12 @@ import random
 import pytest
 
 from migen import *
+from migen.sim import passive
 
 from litex.soc.interconnect import stream
 from litex.soc.interconnect.csr import CSRStatus, CSRField
 
-from hostlink.cores.pcie.write_fence import COUNT_WIDTH, HeldEvents, WriteFence, take_csr_status
+from hostlink.cores.pcie.write_fence import COUNT_WIDTH, QUIET_CYCLES, HeldEvents, WriteFence, take_csr_status
 
 MASK = 2**COUNT_WIDTH - 1
 
@@ -134,8 +135,9 @@ class _WriterBench(Module):
             CSRField("count", size=16),
         ])
         self.comb += self.loop_status.fields.index.eq(self.index)
+        self.enable  = Signal(reset=1)
         self.submodules.fence = WriteFence(self.phy)
-        self.fenced_irq = self.fence.add_writer(self.request, self.irq, self.loop_status)
+        self.fenced_irq = self.fence.add_writer(self.request, self.irq, self.loop_status, self.enable)
         self.loop_status.finalize(8, "big")
         self.submodules += self.loop_status
 
@@ -166,6 +168,65 @@ def test_a_writer_tells_of_a_buffer_only_once_its_writes_are_taken():
     assert len(irqs) == 1 and irqs[0] >= 10, trace
     first_new = status.index(1)
     assert first_new >= 10 and all(s == 1 for s in status[first_new:]), trace
+
+def test_a_write_the_block_never_takes_is_forgotten_once_every_writer_is_off_and_quiet():
+    """A dropped write leaves the block one short: the buffer's interrupt waits. Once the writer is off and
+    the block quiet for QUIET_CYCLES, the fence releases it and starts again from what was taken: the next
+    buffer's interrupt follows its own writes, not one more."""
+    bench = _WriterBench()
+    marks = {}
+    irqs  = []
+
+    def stimulus():
+        def issue(count):
+            for beat in range(count):
+                yield bench.request.valid.eq(1)
+                yield bench.request.ready.eq(1)
+                yield bench.request.last.eq(1)
+                yield bench.irq.eq(beat == count - 1)
+                yield
+            yield bench.request.valid.eq(0)
+            yield bench.irq.eq(0)
+
+        def take(count):
+            for _ in range(count):
+                yield bench.phy.write_taken.eq(1)
+                yield
+            yield bench.phy.write_taken.eq(0)
+
+        yield from issue(2)
+        yield from take(1)                       # The second write is dropped.
+        for _ in range(20):
+            yield
+        marks["held"] = ((yield bench.fence.issued), (yield bench.fence.taken))
+        yield bench.enable.eq(0)
+        for _ in range(QUIET_CYCLES + 10):
+            yield
+        marks["enabled"] = len(irqs_cycles)
+        yield bench.enable.eq(1)
+        yield from issue(2)
+        for _ in range(10):
+            yield
+        marks["taking"] = len(irqs_cycles)
+        yield from take(2)
+        for _ in range(10):
+            yield
+
+    irqs_cycles = []
+
+    @passive
+    def monitor():
+        while True:
+            irqs_cycles.append((yield bench.fenced_irq))
+            yield
+
+    run_simulation(bench, [stimulus(), monitor()])
+    released = [cycle for cycle, irq in enumerate(irqs_cycles) if irq]
+    assert marks["held"] == (2, 1)
+    assert len(released) == 2, released
+    assert QUIET_CYCLES < released[0] < marks["enabled"]
+    assert released[1] > marks["taking"] + 1
+
 
 def test_the_loop_status_csr_must_be_driven_by_fields():
     with pytest.raises(RuntimeError, match="no fields driving its status"):

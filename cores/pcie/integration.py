@@ -105,7 +105,7 @@ def add_pcie(soc, phy, ndmas, name="pcie", max_pending_requests=8, address_width
                 endpoint.max_pending_requests = max_pending_requests
         soc.add_module(name=f"{name}_dma{i}", module=dma)
         msis[f"{name.upper()}_DMA{i}_WRITER"] = fence.add_writer(dma.writer.port.source, dma.writer.irq,
-            dma.writer.table.loop_status)
+            dma.writer.table.loop_status, dma.writer.enable)
         msis[f"{name.upper()}_DMA{i}_READER"] = dma.reader.irq
         endpoint.crossbar.guard.add_reader(dma.reader.port.channel, dma.reader.enable)
         refused += [dma.reader.splitter.refused, dma.writer.splitter.refused]

@@ -28,7 +28,15 @@ it makes afterwards follows them.
 Each held event costs at most the pipeline's depth in time (a few hundred ns), not throughput: writes go
 on meanwhile. Events that come while one is held merge into a second slot, so the host always sees
 progress under continuous traffic.
+
+A write the block drops without taking it (a block that discards requests while the host has turned Bus
+Master Enable off, say) would leave `taken` one short for good, and every later event would wait for one
+more write. So once every writer is disabled and the block has taken nothing for `QUIET_CYCLES`, the fence
+releases what it holds and starts again from what the block took (`issued` = `taken`).
 """
+
+from functools import reduce
+from operator import and_
 
 from migen import *
 from migen.fhdl.structure import _Assign, _Slice
@@ -37,7 +45,9 @@ from migen.genlib.cdc import MultiReg, GrayCounter, GrayDecoder
 from litex.gen import *
 
 # Counter width: write requests between the crossbar and the block stay far below half of 2**10.
-COUNT_WIDTH = 10
+COUNT_WIDTH  = 10
+# Cycles with every writer disabled and no write taken before the fence starts again from `taken`.
+QUIET_CYCLES = 1024
 
 # Helpers ------------------------------------------------------------------------------------------
 
@@ -77,6 +87,7 @@ class HeldEvents(LiteXModule):
         assert len(issued) == len(taken)
         self.event          = Signal()             # i (issued already counts the writes it reports)
         self.value          = Signal(value_width)  # i
+        self.flush          = Signal()             # i (release what is held: no write will be taken)
         self.release        = Signal()             # o (pulse)
         self.released_value = Signal(value_width)  # o (valid with release)
 
@@ -87,7 +98,7 @@ class HeldEvents(LiteXModule):
         b_valid, b_target, b_value = Signal(), Signal(width), Signal(value_width)
 
         self.comb += [
-            self.release.eq(a_valid & reached(taken, a_target)),
+            self.release.eq(a_valid & (reached(taken, a_target) | self.flush)),
             self.released_value.eq(a_value),
         ]
         self.sync += [
@@ -123,7 +134,9 @@ class WriteFence(LiteXModule):
         # # #
 
         self._issue_pulses = []
+        self._enables      = []
         self.issued_next   = Signal(COUNT_WIDTH)
+        self.restart       = Signal()   # Every writer off, the block quiet: start again from `taken`.
 
         # Hand-off point.
         taken = getattr(phy, "write_taken", None)
@@ -159,15 +172,16 @@ class WriteFence(LiteXModule):
             self.comb += decoder.i.eq(gray)
             self.comb += self.taken.eq(decoder.o)
 
-    def add_writer(self, request, irq, loop_status):
+    def add_writer(self, request, irq, loop_status, enable):
         """Fence one LitePCIe DMA writer: `request` its port's request stream (a write request is issued at
-        its last beat), `irq` its interrupt, `loop_status` its table's loop-status CSR. Returns the fenced
-        interrupt; the CSR then shows the fenced loop status."""
+        its last beat), `irq` its interrupt, `loop_status` its table's loop-status CSR, `enable` its enable.
+        Returns the fenced interrupt; the CSR then shows the fenced loop status."""
         self._issue_pulses.append(request.valid & request.ready & request.last)
+        self._enables.append(enable)
 
         held_irq = HeldEvents(self.issued_next, self.taken)
         self.submodules += held_irq
-        self.comb += held_irq.event.eq(irq)
+        self.comb += [held_irq.event.eq(irq), held_irq.flush.eq(self.restart)]
 
         raw       = take_csr_status(loop_status)
         published = Signal(len(raw), reset=raw.reset.value)
@@ -176,6 +190,7 @@ class WriteFence(LiteXModule):
         self.submodules += held_status
         self.sync += last_raw.eq(raw)
         self.comb += [
+            held_status.flush.eq(self.restart),
             held_status.event.eq(raw != last_raw),
             held_status.value.eq(raw),
             loop_status.status.eq(published),
@@ -186,5 +201,21 @@ class WriteFence(LiteXModule):
     def do_finalize(self):
         increment = Signal(bits_for(len(self._issue_pulses)))
         self.comb += increment.eq(sum(self._issue_pulses) if self._issue_pulses else 0)
-        self.comb += self.issued_next.eq(self.issued + increment)
+        # Start again from `taken` once every writer is off and the block has been quiet (see above).
+        all_off    = Signal()
+        last_taken = Signal(COUNT_WIDTH)
+        quiet      = Signal(max=QUIET_CYCLES + 1)
+        self.comb += all_off.eq(reduce(and_, [~e for e in self._enables], 1))
+        self.sync += [
+            last_taken.eq(self.taken),
+            If(~all_off | (self.taken != last_taken),
+                quiet.eq(0),
+            ).Elif(quiet != QUIET_CYCLES,
+                quiet.eq(quiet + 1),
+            ),
+        ]
+        self.comb += [
+            self.restart.eq(quiet == QUIET_CYCLES),
+            self.issued_next.eq(Mux(self.restart, self.taken, self.issued + increment)),
+        ]
         self.sync += self.issued.eq(self.issued_next)
