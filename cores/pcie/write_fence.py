@@ -12,7 +12,7 @@ host could read a buffer whose last bytes were still on their way (the simulatio
 69-276 ns ahead of the last data on every board).
 
 `WriteFence` counts the write requests the DMA writers issue (`issued`) and the write TLPs the hard block
-has taken (`taken`, from the PHY: `write_handoff()`). It holds each writer's interrupt and each change of
+has taken (`taken`, at the hand-off points below). It holds each writer's interrupt and each change of
 its loop status until `taken` reaches what `issued` was when the event happened: every write before the
 event is then in the block, which sends TLPs on in the order it took them, and an MSI or a completion
 it makes afterwards follows them.
