@@ -112,6 +112,17 @@ def test_the_last_msi_reaches_the_host_after_the_data_it_reports(profile_run):
     assert ahead and all(a is not None and a <= 0 for a in ahead), (board, name, ahead)
 
 
+def test_the_last_msi_of_a_read_comes_after_the_host_has_read_the_data(profile_run):
+    """A host that refills a buffer as soon as the reader reports it must not change what the buffer's reads
+    return: the host (which reads memory at the end of its read latency in these profiles) must have read the
+    data of every read before the MSI reporting it arrives (hostlink.cores.pcie.read_fence; before it, the
+    last MSI came a whole read latency, 1-2 us, ahead on every board)."""
+    board, name, profile, run = profile_run
+    assert profile.read_data_at == "completion"
+    ahead = [r["msi_ahead_of_reads_ns"] for r in run["results"] if r["direction"] == "h2c"]
+    assert ahead and all(a is not None and a <= 0 for a in ahead), (board, name, ahead)
+
+
 @pytest.mark.parametrize("board", BOARDS)
 def test_completions_the_block_loses_are_errors(board):
     """A hard block with fewer completion headers than the completions it must hold loses some. Every board's

@@ -429,7 +429,7 @@ class TLPController(LiteXModule):
             )
 
         # A tag and its request's beats of the ring are free again once its last beat has been delivered.
-        delivered = Signal()
+        self.read_delivered = delivered = Signal()   # o (a read's last beat delivered, in request order)
         self.comb += delivered.eq(out_fifo.source.valid & out_fifo.source.ready & out_fifo.source.final)
         self.comb += [
             If(filling,

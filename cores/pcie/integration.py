@@ -39,6 +39,7 @@ from hostlink.cores.pcie.endpoint import PCIeEndpoint
 from hostlink.cores.pcie.faults import PCIeFaults
 from hostlink.cores.pcie.irq_serializer import IRQSerializer
 from hostlink.cores.pcie.splitter import litepcie_with_descriptor_splitter
+from hostlink.cores.pcie.read_fence import ReadFence
 from hostlink.cores.pcie.write_fence import WriteFence
 from hostlink.cores.dram.integration import board_dram_clk_freq, board_dram_phy, add_dram
 
@@ -79,9 +80,12 @@ def add_pcie(soc, phy, ndmas, name="pcie", max_pending_requests=8, address_width
     soc.add_module(name=f"{name}_msi", module=msi)
     soc.comb += msi.source.connect(phy.msi)
 
-    # Writers tell the host of a buffer once its writes are in the hard block (write_fence.py).
+    # Writers tell the host of a buffer once its writes are in the hard block (write_fence.py), readers once
+    # the host has answered its reads (read_fence.py).
     fence = WriteFence(phy)
     soc.add_module(name=f"{name}_write_fence", module=fence)
+    read_fence = ReadFence(endpoint.crossbar.controller)
+    soc.add_module(name=f"{name}_read_fence", module=read_fence)
 
     msis = {}
     refused = []
@@ -106,7 +110,8 @@ def add_pcie(soc, phy, ndmas, name="pcie", max_pending_requests=8, address_width
         soc.add_module(name=f"{name}_dma{i}", module=dma)
         msis[f"{name.upper()}_DMA{i}_WRITER"] = fence.add_writer(dma.writer.port.source, dma.writer.irq,
             dma.writer.table.loop_status, dma.writer.enable)
-        msis[f"{name.upper()}_DMA{i}_READER"] = dma.reader.irq
+        msis[f"{name.upper()}_DMA{i}_READER"] = read_fence.add_reader(dma.reader.port.source, dma.reader.irq,
+            dma.reader.table.loop_status, dma.reader.enable)
         endpoint.crossbar.guard.add_reader(dma.reader.port.channel, dma.reader.enable)
         refused += [dma.reader.splitter.refused, dma.writer.splitter.refused]
 

@@ -421,6 +421,12 @@ class Bench:
         msi_ahead_ns = None
         if kind != "h2c" and msis and t_end is not None:
             msi_ahead_ns = round(t_end - self.msi_times[-1], 3)
+        # Host to FPGA: how long before the host last read memory for the job's reads the last MSI reached
+        # it (> 0: the MSI overtook reads the host had not served; a host that refills a buffer as soon as it
+        # is reported would change what those reads return).
+        msi_ahead_of_reads_ns = None
+        if kind == "h2c" and msis and t_end is not None and self.rc.last_read_data_ns is not None:
+            msi_ahead_of_reads_ns = round(self.rc.last_read_data_ns - self.msi_times[-1], 3)
         vector = await drv.service_irq()
 
         # Check data.
@@ -467,6 +473,7 @@ class Bench:
                 "msis":          msis,
                 "msis_expected": expected_msis,
                 "msi_ahead_of_data_ns": msi_ahead_ns,
+                "msi_ahead_of_reads_ns": msi_ahead_of_reads_ns,
             })
             if kind == "bidir":
                 break

@@ -9,6 +9,12 @@ max payload size. A real root complex takes about a microsecond to fetch the dat
 completions on read-completion-boundary (64-byte) multiples, and interleaves the completions of different
 reads (tags). `HostProfile` sets each of these; `HostRootComplex` applies them.
 
+It reads host memory for a read request at the end of that latency, as it sends the first completion
+(`read_data_at="completion"`, the default): a real root complex may let a later posted write (an MSI) or a
+completion (a loop-status read) pass the read before it has fetched the data (PCIe 2.4.1), so a host that
+refills a buffer on the device's word must not change what the read then returns. "request" reads memory at
+the request's arrival, as cocotbext-pcie does. `last_read_data_ns` is when memory was last read.
+
 It also checks the device: every read over MRRS or across 4 KiB (`bad_reads`), every write over MPS or
 across 4 KiB (`bad_writes`). And it misbehaves on demand, as hosts do (IOMMU faults, AER recovery):
 `arm_fault(kind, low, high)` spoils the next read request within [low, high) (see FAULTS).
@@ -46,6 +52,9 @@ class HostProfile:
     # Whether the OS sets Extended Tag Field Enable in the device's control register (Linux does since
     # 4.13 where the device supports it; a host may leave it clear: the device then uses 32 tags).
     extended_tag:        bool  = True
+    # When the host reads memory for a read request: "completion", at the end of the read latency (the
+    # latest a real host may); "request", at the request's arrival.
+    read_data_at:        str   = "completion"
     seed:                int   = 1
 
     PROFILES = {}
@@ -57,6 +66,8 @@ class HostProfile:
             raise ValueError(f"max read request must be a power of two from 128 to 4096, not {self.max_read_request!r}")
         if self.completion_size not in ("mps", "64"):
             raise ValueError(f"completion size must be 'mps' or '64', not {self.completion_size!r}")
+        if self.read_data_at not in ("completion", "request"):
+            raise ValueError(f"read data must be taken at 'completion' or 'request', not {self.read_data_at!r}")
         if not (0 <= self.backpressure < 1) or not (0 <= self.rx_gaps < 1):
             raise ValueError("back-pressure and gap probabilities must be in [0, 1)")
         if self.read_latency_ns < 0:
@@ -100,9 +111,11 @@ FAULTS = {
 # Root complex -------------------------------------------------------------------------------------
 
 class _PendingRead:
-    def __init__(self, ready_time, completions):
+    def __init__(self, ready_time, completions, address=None, length=0):
         self.ready_time  = ready_time
         self.completions = completions
+        self.address     = address   # Memory still to read (read_data_at="completion"), else None.
+        self.length      = length
 
 
 class HostRootComplex(RootComplex):
@@ -124,6 +137,7 @@ class HostRootComplex(RootComplex):
         self.bad_writes    = 0   # Writes over MPS or across a 4 KiB boundary.
         self.faults_armed  = []  # [kind, low, high]: spoil the next read within [low, high).
         self.faults_done   = []  # (kind, read address) of each fault applied.
+        self.last_read_data_ns = None   # When memory was last read for a read request.
         cocotb.start_soon(self._run_completer())
 
     def arm_fault(self, kind, low, high):
@@ -195,7 +209,12 @@ class HostRootComplex(RootComplex):
         if not self.mem_address_space.find_regions(addr, tlp.length*4) or \
            tlp.length*4 > 0x1000 - (addr & 0xfff):
             return await super().handle_mem_read_tlp(tlp)
-        data = await self.mem_address_space.read(addr, tlp.length*4)
+        late = self.profile.read_data_at == "completion"
+        if late:
+            data = bytes(tlp.length*4)   # Sizes only: the data is read when the first completion leaves.
+        else:
+            data = await self.mem_address_space.read(addr, tlp.length*4)
+            self.last_read_data_ns = get_sim_time("ns")
         completions = self._split(tlp, data)
         if self.faults_armed:
             completions = self._spoil(tlp, completions)
@@ -205,7 +224,9 @@ class HostRootComplex(RootComplex):
         self.most_blocks_owed = max(self.most_blocks_owed, self.blocks_owed)
         self.pending.append(_PendingRead(
             ready_time  = get_sim_time("ns") + self.profile.read_latency_ns,
-            completions = completions))
+            completions = completions,
+            address     = addr if late else None,
+            length      = tlp.length*4))
         self.reads_served += 1
         self.wake.set()
 
@@ -236,6 +257,24 @@ class HostRootComplex(RootComplex):
             addr += cpl_dw*4 - (addr & 3)
         return completions
 
+    async def _fetch(self, read):
+        """Reads memory for `read` now and puts it in its completions, which `_split` (and `_spoil`) sized:
+        each takes the next bytes in address order; a copy made by a fault (owed nothing) the first ones,
+        as the completion it copies; bytes past the read (the "long" fault) stay zero."""
+        data = await self.mem_address_space.read(read.address, read.length)
+        self.last_read_data_ns = get_sim_time("ns")
+        read.address = None
+        offset = 0
+        for cpl in read.completions:
+            size = len(cpl.get_data())
+            if not size:
+                continue
+            start = 0 if cpl.rcb_blocks == 0 else offset
+            chunk = data[start:start + size]
+            cpl.set_data(chunk + bytes(size - len(chunk)))
+            if cpl.rcb_blocks:
+                offset += size
+
     async def _run_completer(self):
         while True:
             if not self.pending:
@@ -251,6 +290,8 @@ class HostRootComplex(RootComplex):
                 continue
             # Completions of one read stay in order; different reads interleave when reordering is on.
             read = self.rng.choice(ready) if self.profile.reorder_completions else ready[0]
+            if read.address is not None:
+                await self._fetch(read)
             cpl  = read.completions.pop(0)
             if not read.completions:
                 self.pending.remove(read)

@@ -2,13 +2,14 @@
 # Copyright (c) 2026 hostlink developers
 # SPDX-License-Identifier: BSD-2-Clause
 
-"""The write fence (cores/pcie/write_fence.py) and the interrupt serializer (irq_serializer.py) in migen's
-simulator.
+"""The DMA fences (cores/pcie/fence.py, write_fence.py, read_fence.py) and the interrupt serializer
+(irq_serializer.py) in migen's simulator.
 
-Held events are released only once the block has taken every write issued before them, in order, merged but
-never lost, and soon; a writer's interrupt and loop status wait for its writes; the S7 hand-off point counts
-memory writes on `s_axis_tx` and nothing else. The host-profile matrix checks the whole SoC on every board
-(test_pcie_host_profiles.py: the last MSI reaches the host after the data).
+Held events are released only once every request issued before them is done, in order, merged but never
+lost, and soon; a writer's interrupt and loop status wait for its writes to be in the block, a reader's for
+its reads to be delivered; the S7 hand-off point counts memory writes on `s_axis_tx` and nothing else. The
+host-profile matrix checks the whole SoC on every board (test_pcie_host_profiles.py: the last MSI reaches
+the host after the data it reports, and after the host has read the data of the reads it reports).
 """
 
 import random
@@ -21,7 +22,9 @@ from migen.sim import passive
 from litex.soc.interconnect import stream
 from litex.soc.interconnect.csr import CSRStatus, CSRField
 
-from hostlink.cores.pcie.write_fence import COUNT_WIDTH, QUIET_CYCLES, HeldEvents, WriteFence, take_csr_status
+from hostlink.cores.pcie.fence import COUNT_WIDTH, QUIET_CYCLES, HeldEvents, take_csr_status
+from hostlink.cores.pcie.read_fence import ReadFence
+from hostlink.cores.pcie.write_fence import WriteFence
 
 MASK = 2**COUNT_WIDTH - 1
 
@@ -227,6 +230,94 @@ def test_a_write_the_block_never_takes_is_forgotten_once_every_writer_is_off_and
     assert QUIET_CYCLES < released[0] < marks["enabled"]
     assert released[1] > marks["taking"] + 1
 
+
+# Read fence ---------------------------------------------------------------------------------------
+
+class _FakeController:
+    def __init__(self):
+        self.read_delivered = Signal()
+
+class _ReaderBench(Module):
+    """One reader: its request stream, interrupt and a loop-status CSR shaped like LitePCIe's."""
+    def __init__(self):
+        self.controller = _FakeController()
+        self.request = stream.Endpoint([("dat", 8)])
+        self.irq     = Signal()
+        self.index   = Signal(16)
+        self.loop_status = CSRStatus(fields=[
+            CSRField("index", size=16),
+            CSRField("count", size=16),
+        ])
+        self.comb += self.loop_status.fields.index.eq(self.index)
+        self.enable  = Signal(reset=1)
+        self.submodules.fence = ReadFence(self.controller)
+        self.fenced_irq = self.fence.add_reader(self.request, self.irq, self.loop_status, self.enable)
+        self.loop_status.finalize(8, "big")
+        self.submodules += self.loop_status
+
+def _run_reader(requests, irq_at, index_at, delivered_at, cycles):
+    """Drives `requests` read requests from cycle 0 (one a cycle), the interrupt with request `irq_at`, the
+    loop-status index to 1 at cycle `index_at`, and a delivery at each cycle of `delivered_at`. Returns the
+    cycles the fenced interrupt pulsed and the loop status seen each cycle."""
+    bench = _ReaderBench()
+    trace = []
+
+    def stimulus():
+        for cycle in range(cycles):
+            issue = cycle < requests
+            yield bench.request.valid.eq(issue)
+            yield bench.request.ready.eq(1)
+            yield bench.request.last.eq(1)
+            yield bench.irq.eq(issue and cycle == irq_at)
+            yield bench.index.eq(int(cycle >= index_at))
+            yield bench.controller.read_delivered.eq(cycle in delivered_at)
+            yield
+            trace.append(((yield bench.fenced_irq), (yield bench.loop_status.status)))
+
+    run_simulation(bench, [stimulus()])
+    return [c for c, (irq, _) in enumerate(trace) if irq], [s for _, s in trace]
+
+def test_a_reader_tells_of_a_buffer_only_once_its_reads_are_delivered():
+    """Three read requests, the third the buffer's last (interrupt, then the loop status moves on): the
+    interrupt and the new status wait until the controller has delivered all three reads."""
+    irqs, status = _run_reader(requests=3, irq_at=2, index_at=3, delivered_at=(20, 40, 60), cycles=80)
+    assert len(irqs) == 1 and irqs[0] >= 60, irqs
+    first_new = status.index(1)
+    assert first_new >= 60 and all(s == 1 for s in status[first_new:]), status
+
+def test_reads_issued_after_a_buffer_do_not_hold_its_interrupt():
+    """The buffer's interrupt comes with its second read; a third read (the next buffer's) is issued after:
+    two deliveries release the interrupt while the third read is still outstanding."""
+    irqs, _ = _run_reader(requests=3, irq_at=1, index_at=100, delivered_at=(20, 40), cycles=80)
+    assert len(irqs) == 1 and 40 <= irqs[0] < 45, irqs
+
+def test_a_reader_interrupt_waits_for_earlier_reads_of_other_readers():
+    """Reads are delivered in request order, whatever their channel: a reader's interrupt waits for every read
+    issued before it, another reader's included (a second reader's requests here)."""
+    bench = _ReaderBench()
+    other_request = stream.Endpoint([("dat", 8)])
+    other_status  = CSRStatus(fields=[CSRField("index", size=16)])
+    bench.fence.add_reader(other_request, Signal(), other_status, Signal(reset=1))
+    other_status.finalize(8, "big")
+    bench.submodules += other_status
+    trace = []
+
+    def stimulus():
+        for cycle in range(60):
+            yield other_request.valid.eq(cycle < 4)      # 4 reads of the other reader first...
+            yield other_request.ready.eq(1)
+            yield other_request.last.eq(1)
+            yield bench.request.valid.eq(cycle == 4)     # ...then this reader's one read, its buffer's last.
+            yield bench.request.ready.eq(1)
+            yield bench.request.last.eq(1)
+            yield bench.irq.eq(cycle == 4)
+            yield bench.controller.read_delivered.eq(cycle in (10, 20, 30, 40, 50))
+            yield
+            trace.append((yield bench.fenced_irq))
+
+    run_simulation(bench, [stimulus()])
+    irqs = [c for c, irq in enumerate(trace) if irq]
+    assert len(irqs) == 1 and irqs[0] >= 50, irqs
 
 def test_the_loop_status_csr_must_be_driven_by_fields():
     with pytest.raises(RuntimeError, match="no fields driving its status"):
