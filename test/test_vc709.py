@@ -377,3 +377,75 @@ def test_phy_reads_up_to_4096_bytes_from_128_bits():
     with pytest.raises(ValueError, match="largest read request must be a power of two from 128 to 2048 "
                                          "bytes at 64 bits, not 4096"):
         V7Gen3PCIEPHY(platform, platform.request("pcie_x1"), data_width=64, max_read_bytes=4096)
+
+# Write hand-off on RQ -----------------------------------------------------------------------------
+
+def _rq_descriptor(request_type):
+    """An RQ descriptor (128 bits) with `request_type` in bits 78:75 and a dword count of 4."""
+    return (request_type << 75) | (4 << 64)
+
+@pytest.mark.parametrize("data_width", [64, 128, 256])
+def test_rq_write_handoff_counts_each_write_once_and_no_read(data_width):
+    """A read then two writes enter RQ, back to back and with the block's tready low now and then: each write
+    is taken once, a read never. At 128 and 256 bits a write leaves with sequence number 1 on its first beat
+    (reads with 0) and is taken when the block gives the number back; at 64 bits (the request type in the
+    second beat) with its last beat."""
+    from hostlink.cores.pcie.v7gen3phy import RQWriteHandoff, RQ_MEMORY_WRITE, WRITE_SEQ_NUM
+    from migen.sim import run_simulation
+    dut  = RQWriteHandoff(data_width)
+    read = 0b0000
+    # Beats of each request: at 64 bits the descriptor takes two beats, then 16 bytes of data take two.
+    def beats(request_type, data_beats):
+        d = _rq_descriptor(request_type)
+        if data_width == 64:
+            return [d & (2**64 - 1), d >> 64] + [0]*data_beats
+        return [d] + [0]*(data_beats if data_width == 128 else min(data_beats, 1))
+    requests = [(read, beats(read, 0)), (RQ_MEMORY_WRITE, beats(RQ_MEMORY_WRITE, 2)),
+                (RQ_MEMORY_WRITE, beats(RQ_MEMORY_WRITE, 2))]
+    stream_beats = [(kind, data, i == len(b) - 1, i == 0) for kind, b in requests for i, data in enumerate(b)]
+    seen = {"taken": 0, "seq": []}
+
+    def driver():
+        ready_pattern = [1, 0, 1, 1, 0]
+        cycle = 0
+        for kind, data, last, first in stream_beats:
+            while True:
+                ready = ready_pattern[cycle % len(ready_pattern)]
+                yield dut.tdata.eq(data)
+                yield dut.tvalid.eq(1)
+                yield dut.tlast.eq(last)
+                yield dut.tready.eq(ready)
+                yield
+                cycle += 1
+                if ready:
+                    break
+        yield dut.tvalid.eq(0)
+        yield dut.tready.eq(0)
+        for _ in range(20):
+            yield
+
+    def block():
+        # The block gives a request's sequence number (its first beat's) back a few cycles later.
+        pending, first = [], True
+        for cycle in range(60):
+            if (yield dut.tvalid) and (yield dut.tready):
+                if first:
+                    seq = ((yield dut.tuser_out) >> 24) & 0xf
+                    seen["seq"].append(seq)
+                    pending.append((cycle + 3, seq))
+                first = bool((yield dut.tlast))
+            due = [p for p in pending if p[0] == cycle]
+            if due and data_width >= 128:
+                pending.remove(due[0])
+                yield dut.seq_num.eq(due[0][1])
+                yield dut.seq_num_vld.eq(1)
+            else:
+                yield dut.seq_num_vld.eq(0)
+            if (yield dut.write_taken):
+                seen["taken"] += 1
+            yield
+
+    run_simulation(dut, [driver(), block()])
+    assert seen["taken"] == 2, seen
+    if data_width >= 128:
+        assert seen["seq"] == [0, WRITE_SEQ_NUM, WRITE_SEQ_NUM], seen

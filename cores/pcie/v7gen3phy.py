@@ -144,6 +144,52 @@ class ExtendedTagWatch(LiteXModule):
 
 # V7Gen3PCIEPHY ------------------------------------------------------------------------------------
 
+class RQWriteHandoff(LiteXModule):
+    """Where a memory write on `pcie3_7x`'s requester interface (RQ) is taken by the block: `write_taken`
+    pulses once per write (in the RQ clock domain; hostlink.cores.pcie.write_fence counts them).
+
+    At 128 and 256 bits the whole descriptor is in a request's first beat: a write leaves with sequence
+    number WRITE_SEQ_NUM in tuser[27:24] (reads with 0), and the block gives it back on `pcie_rq_seq_num` once
+    the TLP is so far down its transmit pipeline that nothing it sends later can pass it (PG023). At 64 bits
+    the request type is in the second beat, too late for the first beat's sequence number: a write is taken
+    with its last beat accepted."""
+    def __init__(self, data_width):
+        self.tdata       = Signal(data_width)   # i (RQ beat, as it enters the block)
+        self.tuser_in    = Signal(60)           # i (the adapter's tuser)
+        self.tvalid      = Signal()             # i
+        self.tready      = Signal()             # i
+        self.tlast       = Signal()             # i
+        self.seq_num     = Signal(4)            # i (pcie_rq_seq_num)
+        self.seq_num_vld = Signal()             # i (pcie_rq_seq_num_vld)
+        self.tuser_out   = Signal(60)           # o (tuser into the block)
+        self.write_taken = Signal()             # o (pulse)
+
+        # # #
+
+        accept = Signal()
+        first  = Signal(reset=1)
+        self.comb += [
+            accept.eq(self.tvalid & self.tready),
+            self.tuser_out.eq(self.tuser_in),
+        ]
+        self.sync += If(accept, first.eq(self.tlast))
+        if data_width >= 128:
+            self.comb += [
+                If(first & (self.tdata[75:79] == RQ_MEMORY_WRITE),
+                    self.tuser_out[24:28].eq(WRITE_SEQ_NUM)),
+                self.write_taken.eq(self.seq_num_vld & (self.seq_num == WRITE_SEQ_NUM)),
+            ]
+        else:
+            second = Signal()   # The beat accepted before this one was a request's first.
+            write  = Signal()   # The request in progress is a write (from its second beat on).
+            self.sync += If(accept,
+                second.eq(first & ~self.tlast),
+                If(second, write.eq(self.tdata[11:15] == RQ_MEMORY_WRITE)),
+            )
+            self.comb += self.write_taken.eq(accept & self.tlast &
+                Mux(second, self.tdata[11:15] == RQ_MEMORY_WRITE, write))
+
+
 class V7Gen3PCIEPHY(LiteXModule):
     endianness    = "little"
     qword_aligned = False
@@ -382,31 +428,22 @@ class V7Gen3PCIEPHY(LiteXModule):
             self.comb += If(rq_first & (a["s_axis_rq_tdata"][64:75] == 0), rq_tdata[74].eq(1))
 
         # Write hand-off (hostlink.cores.pcie.write_fence): `write_taken` pulses once per memory write the
-        # block has taken. At 128 and 256 bits a write carries sequence number 1 (reads 0) in the first
-        # beat's tuser[27:24], and the block gives it back on pcie_rq_seq_num once the TLP is so far down
-        # its transmit pipeline that nothing it sends later can pass it (PG023). At 64 bits the request
-        # type is in the second beat, too late for the sequence number: the write's last beat accepted.
-        self.write_taken        = Signal()
+        # block has taken (RQWriteHandoff).
         self.write_taken_domain = "sys" if cd == "pcie" else "pcie"   # cd "pcie": sys runs on its clock.
-        rq_tuser       = Signal(60)
         rq_seq_num     = Signal(4)
         rq_seq_num_vld = Signal()
-        self.comb += rq_tuser.eq(a["s_axis_rq_tuser"])
-        if dw >= 128:
-            self.comb += [
-                If(rq_first & (a["s_axis_rq_tdata"][75:79] == RQ_MEMORY_WRITE),
-                    rq_tuser[24:28].eq(WRITE_SEQ_NUM)),
-                self.write_taken.eq(rq_seq_num_vld & (rq_seq_num == WRITE_SEQ_NUM)),
-            ]
-        else:
-            rq_second = Signal()
-            rq_write  = Signal()
-            self.sync.pcie += If(rq_accept,
-                rq_second.eq(rq_first & ~a["s_axis_rq_tlast"]),
-                If(rq_second, rq_write.eq(a["s_axis_rq_tdata"][11:15] == RQ_MEMORY_WRITE)),
-            )
-            self.comb += self.write_taken.eq(rq_accept & a["s_axis_rq_tlast"] &
-                Mux(rq_second, a["s_axis_rq_tdata"][11:15] == RQ_MEMORY_WRITE, rq_write))
+        self.rq_handoff = handoff = ClockDomainsRenamer("pcie")(RQWriteHandoff(dw))
+        self.comb += [
+            handoff.tdata.eq(a["s_axis_rq_tdata"]),
+            handoff.tuser_in.eq(a["s_axis_rq_tuser"]),
+            handoff.tvalid.eq(a["s_axis_rq_tvalid"]),
+            handoff.tready.eq(a["s_axis_rq_tready"]),
+            handoff.tlast.eq(a["s_axis_rq_tlast"]),
+            handoff.seq_num.eq(rq_seq_num),
+            handoff.seq_num_vld.eq(rq_seq_num_vld),
+        ]
+        rq_tuser         = handoff.tuser_out
+        self.write_taken = handoff.write_taken
         if not rc_straddle:
             # LitePCIe's RC adapter writes EP = 0 into the TLP header it rebuilds and passes the descriptor's
             # Poisoned bit on tuser[1] only: put it back into the header's EP bit (DW0 bit 14), so that the
