@@ -250,8 +250,10 @@ class _ReaderBench(Module):
         ])
         self.comb += self.loop_status.fields.index.eq(self.index)
         self.enable  = Signal(reset=1)
+        self.table_reset = Signal()
         self.submodules.fence = ReadFence(self.controller)
-        self.fenced_irq = self.fence.add_reader(self.request, self.irq, self.loop_status, self.enable)
+        self.fenced_irq = self.fence.add_reader(self.request, self.irq, self.loop_status, self.enable,
+            self.table_reset)
         self.loop_status.finalize(8, "big")
         self.submodules += self.loop_status
 
@@ -318,6 +320,31 @@ def test_a_reader_interrupt_waits_for_earlier_reads_of_other_readers():
     run_simulation(bench, [stimulus()])
     irqs = [c for c, irq in enumerate(trace) if irq]
     assert len(irqs) == 1 and irqs[0] >= 50, irqs
+
+def test_a_table_reset_shows_the_zeroed_loop_status_at_once_and_drops_what_was_held():
+    """A reader's loop status reaches 3 (its two reads delivered), then moves to 5 with two more reads
+    outstanding (held), then its table is reset (the driver restarting the channel): the status reads 0 two
+    cycles later, not after the reads, and the held 5 is never shown, even once the reads are delivered."""
+    bench = _ReaderBench()
+    trace = []
+
+    def stimulus():
+        for cycle in range(60):
+            yield bench.request.valid.eq(cycle in (0, 1, 12, 13))
+            yield bench.request.ready.eq(1)
+            yield bench.request.last.eq(1)
+            # LitePCIe zeroes the loop status the cycle after the reset.
+            yield bench.index.eq(3 if 3 <= cycle < 15 else 5 if 15 <= cycle < 21 else 0)
+            yield bench.table_reset.eq(cycle == 20)
+            yield bench.controller.read_delivered.eq(cycle in (6, 7, 30, 40))
+            yield
+            trace.append((yield bench.loop_status.status))
+
+    run_simulation(bench, [stimulus()])
+    assert 3 in trace[:20], trace
+    assert 5 not in trace, trace
+    assert all(s == 0 for s in trace[23:]), trace
+
 
 def test_the_loop_status_csr_must_be_driven_by_fields():
     with pytest.raises(RuntimeError, match="no fields driving its status"):

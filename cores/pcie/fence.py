@@ -61,12 +61,14 @@ class HeldEvents(LiteXModule):
 
     Two slots: the oldest held event keeps its target, so it is released within the pipeline's depth;
     events after it merge into the second slot (newest value, newest target), which moves up when the first
-    is released. Events are released in order and none is lost, only merged."""
+    is released. Events are released in order and none is lost, only merged, unless `drop` discards
+    everything held."""
     def __init__(self, issued, taken, value_width=1):
         assert len(issued) == len(taken)
         self.event          = Signal()             # i (issued already counts the requests it reports)
         self.value          = Signal(value_width)  # i
         self.flush          = Signal()             # i (release what is held: nothing more will be taken)
+        self.drop           = Signal()             # i (discard what is held, and an event now)
         self.release        = Signal()             # o (pulse)
         self.released_value = Signal(value_width)  # o (valid with release)
 
@@ -77,11 +79,14 @@ class HeldEvents(LiteXModule):
         b_valid, b_target, b_value = Signal(), Signal(width), Signal(value_width)
 
         self.comb += [
-            self.release.eq(a_valid & (reached(taken, a_target) | self.flush)),
+            self.release.eq(a_valid & (reached(taken, a_target) | self.flush) & ~self.drop),
             self.released_value.eq(a_value),
         ]
         self.sync += [
-            If(self.release,
+            If(self.drop,
+                a_valid.eq(0),
+                b_valid.eq(0),
+            ).Elif(self.release,
                 If(b_valid,
                     a_target.eq(b_target), a_value.eq(b_value),
                     b_valid.eq(self.event), b_target.eq(issued), b_value.eq(self.value),
@@ -119,10 +124,15 @@ class DMAFence(LiteXModule):
         self.issued_next   = Signal(COUNT_WIDTH)
         self.restart       = Signal()   # Every channel off, nothing taken for a while: start again from `taken`.
 
-    def add_channel(self, issue, irq, loop_status, enable):
+    def add_channel(self, issue, irq, loop_status, enable, table_reset=None):
         """Fence one LitePCIe DMA reader or writer: `issue` pulses for each request it issues, `irq` is its
         interrupt, `loop_status` its table's loop-status CSR, `enable` its enable. Returns the fenced
-        interrupt; the CSR then shows the fenced loop status."""
+        interrupt; the CSR then shows the fenced loop status.
+
+        `table_reset` (a pulse: the table's reset, which zeroes the loop status) drops the changes of loop
+        status still held and shows the zeroed status at once: it reports no buffer of the new run, and a
+        held status of the run before, released later, would report buffers the new run has not done (a
+        polling driver restarting a channel would count them)."""
         self._issue_pulses.append(issue)
         self._enables.append(enable)
 
@@ -142,7 +152,15 @@ class DMAFence(LiteXModule):
             held_status.value.eq(raw),
             loop_status.status.eq(published),
         ]
-        self.sync += If(held_status.release, published.eq(held_status.released_value))
+        zeroing = Signal()   # The cycle after a table reset: `raw` holds the zeroed status.
+        if table_reset is not None:
+            self.sync += zeroing.eq(table_reset)
+            self.comb += held_status.drop.eq(table_reset | zeroing)
+        self.sync += If(zeroing,
+            published.eq(raw),
+        ).Elif(held_status.release,
+            published.eq(held_status.released_value),
+        )
         return held_irq.release
 
     def do_finalize(self):

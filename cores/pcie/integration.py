@@ -109,9 +109,9 @@ def add_pcie(soc, phy, ndmas, name="pcie", max_pending_requests=8, address_width
                 endpoint.max_pending_requests = max_pending_requests
         soc.add_module(name=f"{name}_dma{i}", module=dma)
         msis[f"{name.upper()}_DMA{i}_WRITER"] = fence.add_writer(dma.writer.port.source, dma.writer.irq,
-            dma.writer.table.loop_status, dma.writer.enable)
+            dma.writer.table.loop_status, dma.writer.enable, _table_reset(dma.writer.table))
         msis[f"{name.upper()}_DMA{i}_READER"] = read_fence.add_reader(dma.reader.port.source, dma.reader.irq,
-            dma.reader.table.loop_status, dma.reader.enable)
+            dma.reader.table.loop_status, dma.reader.enable, _table_reset(dma.reader.table))
         endpoint.crossbar.guard.add_reader(dma.reader.port.channel, dma.reader.enable)
         refused += [dma.reader.splitter.refused, dma.writer.splitter.refused]
 
@@ -140,6 +140,12 @@ def add_pcie(soc, phy, ndmas, name="pcie", max_pending_requests=8, address_width
     if getattr(phy, "clock_domain", "sys") != "pcie":
         soc.platform.add_false_path_constraints(soc.crg.cd_sys.clk, phy.cd_pcie.clk)
     return endpoint
+
+
+def _table_reset(table):
+    """The pulse that resets LitePCIe's descriptor table `table` (LitePCIeDMAScatterGather), and with it its
+    loop status: a write of 1 to its `reset` CSR."""
+    return table.reset.storage & table.reset.re
 
 
 def _report_errors_to_hard_block(soc, phy, timeout, unexpected):

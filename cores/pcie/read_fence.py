@@ -39,8 +39,10 @@ class ReadFence(DMAFence):
         DMAFence.__init__(self, restart=False)
         self.sync += If(controller.read_delivered, self.taken.eq(self.taken + 1))
 
-    def add_reader(self, request, irq, loop_status, enable):
+    def add_reader(self, request, irq, loop_status, enable, table_reset=None):
         """Fence one LitePCIe DMA reader: `request` its port's request stream (one beat per read request),
-        `irq` its interrupt, `loop_status` its table's loop-status CSR, `enable` its enable. Returns the
-        fenced interrupt; the CSR then shows the fenced loop status."""
-        return self.add_channel(request.valid & request.ready & request.last, irq, loop_status, enable)
+        `irq` its interrupt, `loop_status` its table's loop-status CSR, `enable` its enable, `table_reset` its
+        table's reset pulse (DMAFence.add_channel). Returns the fenced interrupt; the CSR then shows the
+        fenced loop status."""
+        return self.add_channel(request.valid & request.ready & request.last, irq, loop_status, enable,
+            table_reset)
