@@ -28,6 +28,7 @@ import sys
 from migen import *
 from migen.fhdl.verilog import convert
 
+from hostlink import BUILD_ROOT
 from hostlink.cores.udp.common import UDP_DEFAULTS
 
 TX_TARGETS = {"lut4": 200, "ff": 120, "ebr": 0, "fmax_mhz": 125.0}
@@ -184,7 +185,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0],
         formatter_class=argparse.RawDescriptionHelpFormatter, epilog="\n".join(__doc__.strip().splitlines()[2:]))
     parser.add_argument("--json",      metavar="PATH", help="Also write the figures as JSON.")
-    parser.add_argument("--build-dir", default="build/ecp5_area", help="Where the builds go (default: %(default)s).")
+    parser.add_argument("--build-dir", default=None, help="Where the builds go (default: build/reports/ecp5_area in "
+        "the repository, or under $HOSTLINK_BUILD_DIR), whatever the current folder.")
     parser.add_argument("--no-soc",    action="store_true", help="Only the transmitter (seconds instead of minutes).")
     parser.add_argument("--seeds",     default="1", help="nextpnr seeds for the SoCs, comma-separated (default: %(default)s).")
     args = parser.parse_args(argv)
@@ -194,7 +196,7 @@ def main(argv=None):
         parser.error(f"--seeds must be comma-separated integers, not {args.seeds!r}")
 
     from hostlink.toolchain import find_yowasp, use_yowasp_toolchain
-    build_dir = os.path.abspath(args.build_dir)
+    build_dir = os.path.abspath(args.build_dir or os.path.join(BUILD_ROOT, "reports", "ecp5_area"))
     try:
         tools = find_yowasp()
         if not args.no_soc:
