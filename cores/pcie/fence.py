@@ -152,12 +152,13 @@ class DMAFence(LiteXModule):
             held_status.value.eq(raw),
             loop_status.status.eq(published),
         ]
-        zeroing = Signal()   # The cycle after a table reset: `raw` holds the zeroed status.
+        zeroing = Signal()   # The cycle after a table reset, when LitePCIe has zeroed the loop status.
         if table_reset is not None:
             self.sync += zeroing.eq(table_reset)
             self.comb += held_status.drop.eq(table_reset | zeroing)
+        # Zeroed as LitePCIe zeroes it (index 0, count 0): a constant, which maps on the flip-flops' reset.
         self.sync += If(zeroing,
-            published.eq(raw),
+            published.eq(0),
         ).Elif(held_status.release,
             published.eq(held_status.released_value),
         )
