@@ -126,10 +126,10 @@ class _FakePHY:
         self.write_taken        = Signal()
         self.write_taken_domain = "sys"
 
-class _WriterBench(Module):
-    """One writer: its request stream, interrupt and a loop-status CSR shaped like LitePCIe's."""
-    def __init__(self):
-        self.phy     = _FakePHY()
+class _ChannelBench(Module):
+    """One DMA channel fenced by `fence` through its `add` method (add_writer, add_reader): its request
+    stream, interrupt, enable, table reset and a loop-status CSR shaped like LitePCIe's."""
+    def __init__(self, fence, add):
         self.request = stream.Endpoint([("dat", 8)])
         self.irq     = Signal()
         self.index   = Signal(16)
@@ -139,10 +139,17 @@ class _WriterBench(Module):
         ])
         self.comb += self.loop_status.fields.index.eq(self.index)
         self.enable  = Signal(reset=1)
-        self.submodules.fence = WriteFence(self.phy)
-        self.fenced_irq = self.fence.add_writer(self.request, self.irq, self.loop_status, self.enable)
+        self.table_reset = Signal()
+        self.submodules.fence = fence
+        self.fenced_irq = getattr(fence, add)(self.request, self.irq, self.loop_status, self.enable,
+            self.table_reset)
         self.loop_status.finalize(8, "big")
         self.submodules += self.loop_status
+
+class _WriterBench(_ChannelBench):
+    def __init__(self):
+        self.phy = _FakePHY()
+        _ChannelBench.__init__(self, WriteFence(self.phy), "add_writer")
 
 def test_a_writer_tells_of_a_buffer_only_once_its_writes_are_taken():
     """Three write requests, the third the buffer's last (interrupt, then the loop status moves on): the
@@ -237,25 +244,10 @@ class _FakeController:
     def __init__(self):
         self.read_delivered = Signal()
 
-class _ReaderBench(Module):
-    """One reader: its request stream, interrupt and a loop-status CSR shaped like LitePCIe's."""
+class _ReaderBench(_ChannelBench):
     def __init__(self):
         self.controller = _FakeController()
-        self.request = stream.Endpoint([("dat", 8)])
-        self.irq     = Signal()
-        self.index   = Signal(16)
-        self.loop_status = CSRStatus(fields=[
-            CSRField("index", size=16),
-            CSRField("count", size=16),
-        ])
-        self.comb += self.loop_status.fields.index.eq(self.index)
-        self.enable  = Signal(reset=1)
-        self.table_reset = Signal()
-        self.submodules.fence = ReadFence(self.controller)
-        self.fenced_irq = self.fence.add_reader(self.request, self.irq, self.loop_status, self.enable,
-            self.table_reset)
-        self.loop_status.finalize(8, "big")
-        self.submodules += self.loop_status
+        _ChannelBench.__init__(self, ReadFence(self.controller), "add_reader")
 
 def _run_reader(requests, irq_at, index_at, delivered_at, cycles):
     """Drives `requests` read requests from cycle 0 (one a cycle), the interrupt with request `irq_at`, the
