@@ -22,7 +22,7 @@ from migen.sim import passive
 from litex.soc.interconnect import stream
 from litex.soc.interconnect.csr import CSRStatus, CSRField
 
-from hostlink.cores.pcie.fence import COUNT_WIDTH, QUIET_CYCLES, HeldEvents, take_csr_status
+from hostlink.cores.pcie.fence import COUNT_WIDTH, QUIET_CYCLES, HeldEvents, HeldPulses, take_csr_status
 from hostlink.cores.pcie.read_fence import ReadFence
 from hostlink.cores.pcie.write_fence import WriteFence
 
@@ -118,6 +118,65 @@ def test_counts_compare_across_the_wrap():
 
     run_simulation(bench, [stimulus()])
     assert seen == [0, 1, 0]
+
+# Held pulses --------------------------------------------------------------------------------------
+
+class _PulseBench(Module):
+    def __init__(self, depth=8):
+        self.issued = Signal(COUNT_WIDTH)
+        self.taken  = Signal(COUNT_WIDTH)
+        self.submodules.held = HeldPulses(self.issued, self.taken, depth=depth)
+
+def _run_pulses(bench, steps):
+    """`steps`: per cycle (issued, taken, event). Returns the cycles a pulse was released."""
+    releases = []
+
+    def stimulus():
+        for cycle, (issued, taken, event) in enumerate(steps):
+            yield bench.issued.eq(issued & MASK)
+            yield bench.taken.eq(taken & MASK)
+            yield bench.held.event.eq(event)
+            yield
+            if (yield bench.held.release):
+                releases.append(cycle)
+
+    run_simulation(bench, [stimulus()])
+    return releases
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_held_pulses_leave_one_for_one_in_order_each_after_its_requests(seed):
+    """Interrupts a few per round trip (as descriptors come), requests taken in bursts: every pulse is
+    released, one for one, in order, and each only once `taken` has reached its target."""
+    rng = random.Random(seed)
+    steps, targets = [], []
+    issued = taken = 0
+    for cycle in range(3000):
+        if rng.random() < 0.4:
+            issued += 1
+        if issued > taken and rng.random() < 0.3:
+            taken += rng.randint(1, issued - taken)
+        if cycle > 2800:
+            taken = issued
+        event = cycle < 2800 and rng.random() < 0.02 and issued - taken < 200
+        steps.append((issued, taken, event))
+        if event:
+            targets.append((cycle, issued))
+    releases = _run_pulses(_PulseBench(), steps)
+    assert len(releases) == len(targets), (len(releases), len(targets))
+    for (event_cycle, target), released in zip(targets, releases):
+        assert released >= event_cycle
+        assert steps[released][1] >= target, (target, released)
+
+def test_held_pulses_past_the_depth_merge_but_never_leave_early():
+    """Twelve interrupts with nothing taken (depth 8): eight leave one for one, the last four as one, and that
+    one only once the last interrupt's requests are taken."""
+    steps = [(i + 1, 0, 1) for i in range(12)] + [(12, 0, 0)]*10
+    steps += [(12, t, 0) for t in range(1, 13) for _ in range(3)] + [(12, 12, 0)]*20
+    releases = _run_pulses(_PulseBench(depth=8), steps)
+    assert len(releases) == 9, releases
+    last_taken_cycle = next(c for c, (_, taken, _) in enumerate(steps) if taken == 12)
+    assert releases[-1] >= last_taken_cycle, (releases, last_taken_cycle)
+
 
 # Writer fence -------------------------------------------------------------------------------------
 

@@ -11,8 +11,10 @@ the channels issue (`issued`) and those that are done (`taken`, the subclass's h
 order), and holds each channel's interrupt and each change of its loop status until `taken` reaches what
 `issued` was at the event: every request issued before the event is then done.
 
-Each held event costs time, not throughput: requests go on meanwhile. Events that come while one is held
-merge into a second slot, so the host always sees progress under continuous traffic.
+Each held event costs time, not throughput: requests go on meanwhile. Interrupts are held apart, each with
+its own target (`HeldPulses`), so that each still makes its own MSI; changes of loop status that come while
+one is held merge into a second slot (`HeldEvents`: the newest value), so the host always sees progress
+under continuous traffic.
 """
 
 from functools import reduce
@@ -22,6 +24,8 @@ from migen import *
 from migen.fhdl.structure import _Assign, _Slice
 
 from litex.gen import *
+
+from litex.soc.interconnect import stream
 
 # Counter width: requests between a DMA and its hand-off point stay far below half of 2**10.
 COUNT_WIDTH  = 10
@@ -102,6 +106,52 @@ class HeldEvents(LiteXModule):
             )
         ]
 
+# Held Pulses --------------------------------------------------------------------------------------
+
+class HeldPulses(LiteXModule):
+    """Pulses (interrupts), each released once `taken` reaches `issued` as it was at the pulse: in order, one
+    for one while at most `depth` are held.
+
+    Each held pulse keeps its own target, so they leave spaced about as they came: LitePCIe's MSI core
+    sends one MSI for all the pulses that reach it before it has sent the last one, so pulses released
+    together (HeldEvents' merging) would make one MSI for several descriptors. Past `depth`, further pulses
+    merge into one with the newest target until there is room again: never released before their requests,
+    but fewer."""
+    def __init__(self, issued, taken, depth=8):
+        assert len(issued) == len(taken)
+        self.event   = Signal()   # i (issued already counts the requests it reports)
+        self.flush   = Signal()   # i (release what is held, one a cycle: nothing more will be taken)
+        self.release = Signal()   # o (pulse)
+
+        # # #
+
+        width = len(issued)
+        self.queue = queue = stream.SyncFIFO([("target", width)], depth)
+        over_valid  = Signal()        # Pulses merged past `depth`...
+        over_target = Signal(width)   # ...with the newest target.
+        self.comb += [
+            self.release.eq(queue.source.valid & (reached(taken, queue.source.target) | self.flush)),
+            queue.source.ready.eq(self.release),
+            If(over_valid,
+                queue.sink.valid.eq(1),
+                queue.sink.target.eq(over_target),
+            ).Else(
+                queue.sink.valid.eq(self.event),
+                queue.sink.target.eq(issued),
+            ),
+        ]
+        self.sync += If(over_valid,
+            If(queue.sink.ready,
+                over_valid.eq(self.event),     # The merged pulse moved in; a new one waits in its place.
+                over_target.eq(issued),
+            ).Elif(self.event,
+                over_target.eq(issued),        # Merged.
+            )
+        ).Elif(self.event & ~queue.sink.ready,
+            over_valid.eq(1),
+            over_target.eq(issued),
+        )
+
 # DMA Fence ----------------------------------------------------------------------------------------
 
 class DMAFence(LiteXModule):
@@ -136,7 +186,7 @@ class DMAFence(LiteXModule):
         self._issue_pulses.append(issue)
         self._enables.append(enable)
 
-        held_irq = HeldEvents(self.issued_next, self.taken)
+        held_irq = HeldPulses(self.issued_next, self.taken)
         self.submodules += held_irq
         self.comb += [held_irq.event.eq(irq), held_irq.flush.eq(self.restart)]
 
