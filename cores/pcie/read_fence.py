@@ -17,8 +17,8 @@ delivered (`taken`: a read's last beat handed on, answered, failed or timed out)
 order. It holds each reader's interrupt and each change of its loop status until every read issued before
 the event has been delivered: its completions, and so the host's fetch of its data, came before. The counting
 and holding are `DMAFence`'s (fence.py). Every read ends (the controller's completion timeout ends a read
-never answered), so the fence needs no restart; with the timeout off, a read never answered stops its
-channel's delivery, and the events behind it wait with it. Every read through the controller must come
+never answered), so the fence needs no restart; with the timeout off, a read never answered stops the
+controller's delivery (every channel's: it delivers in request order), and the events behind it wait with it. Every read through the controller must come
 from a reader fenced here (true of hostlink's SoCs: only the DMA readers read): a read of another master
 would count as delivered without having been counted as issued, and release later events early.
 
