@@ -397,6 +397,31 @@ def test_a_table_reset_shows_the_zeroed_loop_status_at_once_and_drops_what_was_h
     assert all(s == 0 for s in trace[23:]), trace
 
 
+class _FakePort:
+    def __init__(self, channel, write_only=False, read_only=False):
+        self.channel, self.write_only, self.read_only = channel, write_only, read_only
+
+class _FakeCrossbar:
+    def __init__(self, ports):
+        self.user_masters = ports
+
+def _fence_on(ports, fenced):
+    fence = ReadFence(_FakeController(), _FakeCrossbar(ports))
+    for channel in fenced:
+        status = CSRStatus(fields=[CSRField("index", size=16)], name=f"status{channel}")
+        fence.add_reader(stream.Endpoint([("dat", 8)]), Signal(), status,
+            Signal(reset=1), channel=channel)
+    return fence
+
+def test_a_crossbar_port_that_reads_must_be_a_fenced_reader():
+    """Its reads would count as delivered without having been counted as issued, and release events early:
+    the SoC refuses to build. Write-only ports need no fence."""
+    ports = [_FakePort(0, read_only=True), _FakePort(1, write_only=True)]
+    _fence_on(ports, fenced=[0]).finalize()
+    with pytest.raises(ValueError, match="PCIe crossbar port 2 reads but is not a fenced DMA reader"):
+        _fence_on(ports + [_FakePort(2)], fenced=[0]).finalize()
+
+
 def test_the_loop_status_csr_must_be_driven_by_fields():
     with pytest.raises(RuntimeError, match="no fields driving its status"):
         take_csr_status(CSRStatus(32, name="status"))

@@ -84,7 +84,7 @@ def add_pcie(soc, phy, ndmas, name="pcie", max_pending_requests=8, address_width
     # the host has answered its reads (read_fence.py).
     fence = WriteFence(phy)
     soc.add_module(name=f"{name}_write_fence", module=fence)
-    read_fence = ReadFence(endpoint.crossbar.controller)
+    read_fence = ReadFence(endpoint.crossbar.controller, endpoint.crossbar)
     soc.add_module(name=f"{name}_read_fence", module=read_fence)
 
     msis = {}
@@ -111,7 +111,8 @@ def add_pcie(soc, phy, ndmas, name="pcie", max_pending_requests=8, address_width
         msis[f"{name.upper()}_DMA{i}_WRITER"] = fence.add_writer(dma.writer.port.source, dma.writer.irq,
             dma.writer.table.loop_status, dma.writer.enable, _table_reset(dma.writer.table))
         msis[f"{name.upper()}_DMA{i}_READER"] = read_fence.add_reader(dma.reader.port.source, dma.reader.irq,
-            dma.reader.table.loop_status, dma.reader.enable, _table_reset(dma.reader.table))
+            dma.reader.table.loop_status, dma.reader.enable, _table_reset(dma.reader.table),
+            channel=dma.reader.port.channel)
         endpoint.crossbar.guard.add_reader(dma.reader.port.channel, dma.reader.enable)
         refused += [dma.reader.splitter.refused, dma.writer.splitter.refused]
 
