@@ -163,11 +163,12 @@ class RQWriteHandoff(LiteXModule):
         self.seq_num_vld = Signal()             # i (pcie_rq_seq_num_vld)
         self.tuser_out   = Signal(60)           # o (tuser into the block)
         self.write_taken = Signal()             # o (pulse)
+        self.first       = Signal(reset=1)      # o (the beat on RQ is a request's first)
 
         # # #
 
         accept = Signal()
-        first  = Signal(reset=1)
+        first  = self.first
         self.comb += [
             accept.eq(self.tvalid & self.tready),
             self.tuser_out.eq(self.tuser_in),
@@ -414,19 +415,6 @@ class V7Gen3PCIEPHY(LiteXModule):
                     i_m_axis_rc_tuser_a=Cat(a["m_axis_rc_tuser"], Constant(0, 10)),
                     **{f"{d}_{n}_a": a[n] for d, n in [("i", "m_axis_rc_tdata"), ("i", "m_axis_rc_tkeep"),
                         ("i", "m_axis_rc_tlast"), ("o", "m_axis_rc_tready"), ("i", "m_axis_rc_tvalid")]})
-        # LitePCIe's RQ adapter copies the TLP's 10-bit length into the descriptor's 11-bit dword count, so a
-        # 4096-byte read (length 0, meaning 1024 DWs) would leave as a 0-DW request: set the count's bit 10.
-        # The descriptor's first beat holds the whole dword count (bits 74:64) at 128 and 256 bits.
-        # At 64 bits reads stop at 2048 bytes (max_request_limit) and need no fix.
-        rq_tdata  = Signal(dw)
-        rq_accept = Signal()
-        rq_first  = Signal(reset=1)
-        self.comb += rq_tdata.eq(a["s_axis_rq_tdata"])
-        self.comb += rq_accept.eq(a["s_axis_rq_tvalid"] & a["s_axis_rq_tready"])
-        self.sync.pcie += If(rq_accept, rq_first.eq(a["s_axis_rq_tlast"]))
-        if dw >= 128:
-            self.comb += If(rq_first & (a["s_axis_rq_tdata"][64:75] == 0), rq_tdata[74].eq(1))
-
         # Write hand-off (hostlink.cores.pcie.write_fence): `write_taken` pulses once per memory write the
         # block has taken (RQWriteHandoff).
         self.write_taken_domain = "sys" if cd == "pcie" else "pcie"   # cd "pcie": sys runs on its clock.
@@ -444,6 +432,16 @@ class V7Gen3PCIEPHY(LiteXModule):
         ]
         rq_tuser         = handoff.tuser_out
         self.write_taken = handoff.write_taken
+
+        # LitePCIe's RQ adapter copies the TLP's 10-bit length into the descriptor's 11-bit dword count, so a
+        # 4096-byte read (length 0, meaning 1024 DWs) would leave as a 0-DW request: set the count's bit 10.
+        # The descriptor's first beat holds the whole dword count (bits 74:64) at 128 and 256 bits.
+        # At 64 bits reads stop at 2048 bytes (max_request_limit) and need no fix.
+        rq_tdata  = Signal(dw)
+        self.comb += rq_tdata.eq(a["s_axis_rq_tdata"])
+        if dw >= 128:
+            self.comb += If(handoff.first & (a["s_axis_rq_tdata"][64:75] == 0), rq_tdata[74].eq(1))
+
         if not rc_straddle:
             # LitePCIe's RC adapter writes EP = 0 into the TLP header it rebuilds and passes the descriptor's
             # Poisoned bit on tuser[1] only: put it back into the header's EP bit (DW0 bit 14), so that the
