@@ -15,7 +15,7 @@ import pytest
 
 from migen import *
 
-from hostlink.cores.pcie.tlp import TLPHeaderExtracter, CompletionDepacketizer
+from hostlink.cores.pcie.tlp import TLPHeaderExtracter, CompletionDepacketizer, TLPDepacketizer
 from hostlink.cores.pcie.controller import TLPController
 
 CPLD = 0b10 << 29 | 0b01010 << 24
@@ -117,15 +117,23 @@ def test_depacketizer_payload_and_fields_for_every_length(data_width, valid_prob
         assert out[0]["end"] == (byte_count == 4*len(payload))
 
 
-@pytest.mark.parametrize("data_width, payload_dws", [(256, 64), (256, 128), (128, 64)])
-def test_back_to_back_completions_lose_no_input_cycle(data_width, payload_dws):
+@pytest.mark.parametrize("depacketizer", ["completions", "requests and completions"])
+@pytest.mark.parametrize("data_width, payload_dws", [(256, 64), (256, 128), (128, 64), (128, 16)])
+def test_back_to_back_completions_lose_no_input_cycle(depacketizer, data_width, payload_dws):
     # LitePCIe's extracter and controller spent two cycles per TLP here: the limit of host -> FPGA reads.
+    # At 128 bits, 64-byte completions (16 DWs, what most Intel hosts send) are 5 beats each: a lost cycle
+    # per TLP is slower than a Gen2 x8 link delivers them.
     packets = [beats_of(completion_dws(i, list(range(payload_dws))), data_width) for i in range(16)]
-    dut = CompletionDepacketizer(data_width, endianness="little")
+    if depacketizer == "completions":
+        dut = CompletionDepacketizer(data_width, endianness="little")
+        source = dut.source
+    else:
+        dut = TLPDepacketizer(data_width, endianness="little")
+        source = dut.cmp_source
     stalls, received = [], []
     run_simulation(dut, [
         send(dut.sink, packets, random.Random(1), 1.0, stalls),
-        collect(dut.source, ["dat"], len(packets), random.Random(2), 1.0, received),
+        collect(source, ["dat"], len(packets), random.Random(2), 1.0, received),
     ])
     assert len(received) == 16
     assert stalls == []
@@ -147,6 +155,87 @@ def test_depacketizer_drops_what_is_not_a_completion():
     ])
     assert received[0][0]["tag"] == 5
     assert received[0][0]["dat"] & 0xffffffff == 9
+
+# Host requests and completions on one stream (pcie_7x) ------------------------------------------------
+
+MEM_WR32 = 0b10 << 29
+MEM_RD32 = 0b00 << 29
+MEM_RD64 = 0b01 << 29
+MSG      = 0b01 << 29 | 0b10100 << 24   # A message (routed to the root complex's): not for the user logic.
+
+
+def request_dws(fmt_type, address, payload=(), length=None, requester_id=0x0000, tag=0):
+    """3-DW memory request (or 4-DW, for `MEM_RD64`) header followed by `payload`."""
+    if length is None:
+        length = len(payload)
+    dws = [fmt_type | (length & 0x3ff), requester_id << 16 | tag << 8 | 0xff]
+    dws += [0, address] if fmt_type == MEM_RD64 else [address]
+    return dws + list(payload)
+
+
+@pytest.mark.parametrize("data_width", [128, 256])
+@pytest.mark.parametrize("valid_probability, ready_probability", [(1.0, 1.0), (0.6, 0.7)])
+def test_requests_and_completions_leave_on_their_own_outputs(data_width, valid_probability, ready_probability):
+    rng  = random.Random(data_width + int(10*valid_probability))
+    mask = 0xfff00000   # BAR0 of 1 MiB: the address bits above it are dropped.
+    tlps = []           # (kind, dws, expected)
+    for i in range(40):
+        kind = rng.choice(["write", "read", "completion", "other"])
+        if kind == "write":
+            payload = [rng.getrandbits(32) for _ in range(rng.choice([1, 2, 3, 4, 5, 8, 9]))]
+            address = rng.getrandbits(30) << 2
+            tlps.append(("request", request_dws(MEM_WR32, address, payload, requester_id=0x0100 + i, tag=i),
+                dict(we=1, adr=address & ~mask, len=len(payload), req_id=0x0100 + i, tag=i, payload=payload)))
+        elif kind == "read":
+            address = rng.getrandbits(30) << 2
+            tlps.append(("request", request_dws(MEM_RD32, address, length=1, requester_id=0x0200 + i, tag=i),
+                dict(we=0, adr=address & ~mask, len=1, req_id=0x0200 + i, tag=i, payload=[])))
+        elif kind == "completion":
+            payload = [rng.getrandbits(32) for _ in range(rng.choice([1, 3, 16, 17, 64]))]
+            tlps.append(("completion", completion_dws(i, payload), dict(tag=i, len=len(payload), payload=payload)))
+        else:
+            # A 64-bit read (LitePCIe's BAR0 is 32-bit) and a message: taken and dropped.
+            tlps.append(("other", rng.choice([request_dws(MEM_RD64, 0x1000, length=1), request_dws(MSG, 0)]),
+                None))
+    packets = [beats_of(dws, data_width) for _, dws, _ in tlps]
+    requests    = [e for k, _, e in tlps if k == "request"]
+    completions = [e for k, _, e in tlps if k == "completion"]
+
+    dut = TLPDepacketizer(data_width, endianness="little", address_mask=mask)
+    got_requests, got_completions = [], []
+    run_simulation(dut, [
+        send(dut.sink, packets, random.Random(1), valid_probability),
+        collect(dut.req_source, ["we", "adr", "len", "req_id", "tag", "dat"], len(requests), random.Random(2),
+            ready_probability, got_requests),
+        collect(dut.cmp_source, ["tag", "len", "dat", "err"], len(completions), random.Random(3),
+            ready_probability, got_completions),
+    ])
+
+    n = data_width//32
+    assert len(got_requests) == len(requests) and len(got_completions) == len(completions)
+    for expected, out in zip(requests, got_requests):
+        assert out[0]["first"] and all(not b["first"] for b in out[1:])
+        assert {f: out[0][f] for f in ["we", "adr", "len", "req_id", "tag"]} == \
+            {f: expected[f] for f in ["we", "adr", "len", "req_id", "tag"]}
+        words = [(b["dat"] >> (32*k)) & 0xffffffff for b in out for k in range(n)]
+        assert words[:len(expected["payload"])] == expected["payload"]
+    for expected, out in zip(completions, got_completions):
+        assert [out[0]["tag"], out[0]["len"], out[0]["err"]] == [expected["tag"], expected["len"], 0]
+        words = [(b["dat"] >> (32*k)) & 0xffffffff for b in out for k in range(n)]
+        assert words[:len(expected["payload"])] == expected["payload"]
+
+
+def test_a_poisoned_completion_is_an_error_on_the_combined_stream():
+    poisoned = completion_dws(3, [1, 2, 3, 4])
+    poisoned[0] |= 1 << 14   # EP
+    packets = [beats_of(poisoned, 128), beats_of(completion_dws(4, [5, 6]), 128)]
+    dut = TLPDepacketizer(128, endianness="little")
+    received = []
+    run_simulation(dut, [
+        send(dut.sink, packets, random.Random(1), 1.0),
+        collect(dut.cmp_source, ["tag", "err"], 2, random.Random(2), 1.0, received),
+    ])
+    assert [(p[0]["tag"], p[0]["err"]) for p in received] == [(3, 1), (4, 0)]
 
 # TLP controller -----------------------------------------------------------------------------------
 

@@ -2,11 +2,13 @@
 # Copyright (c) 2026 hostlink developers
 # SPDX-License-Identifier: BSD-2-Clause
 
-"""LitePCIe endpoint with hostlink's completion path (`tlp.CompletionDepacketizer`, `TLPController`).
+"""LitePCIe endpoint with hostlink's receive path (`tlp.TLPDepacketizer` or `tlp.CompletionDepacketizer`,
+`TLPController`).
 
 Same ports as `LitePCIeEndpoint` (`crossbar`, `phy`, `max_pending_requests`), so LitePCIe's Wishbone master,
-MSI and DMA frontends attach to it unchanged. LitePCIe's packetizers and request depacketizer are reused;
-host -> FPGA completions go through hostlink's cores, which accept one beat per cycle across TLPs.
+MSI and DMA frontends attach to it unchanged. LitePCIe's packetizers are reused, and its request depacketizer
+where host requests have their own stream (the VC709's CQ); host -> FPGA completions go through hostlink's
+cores, which accept one beat per cycle across TLPs.
 """
 
 from migen import *
@@ -25,7 +27,7 @@ from litepcie.phy.s7pciephy import S7PCIEPHY
 
 from hostlink.cores.pcie.controller import TLPController
 from hostlink.cores.pcie.faults import ReadFaultGuard
-from hostlink.cores.pcie.tlp import CompletionDepacketizer
+from hostlink.cores.pcie.tlp import CompletionDepacketizer, TLPDepacketizer
 
 # Completion space ---------------------------------------------------------------------------------
 
@@ -95,9 +97,14 @@ class PCIeEndpoint(LiteXModule):
 
         # # #
 
-        if hasattr(phy, "source"):
-            # One stream carries both host requests and completions: LitePCIe's depacketizer splits
-            # them (its extracter keeps its idle cycle per TLP).
+        if hasattr(phy, "source") and phy.data_width in (128, 256):
+            # One stream carries both host requests and completions (pcie_7x).
+            self.depacketizer = depacketizer = TLPDepacketizer(phy.data_width, endianness,
+                address_mask=phy.bar0_mask)
+            self.comb += phy.source.connect(depacketizer.sink)
+            req_source, cmp_source = depacketizer.req_source, depacketizer.cmp_source
+        elif hasattr(phy, "source"):
+            # At 64 bits, LitePCIe's depacketizer splits them (its extracter keeps its idle cycle per TLP).
             self.depacketizer = depacketizer = LitePCIeTLPDepacketizer(phy.data_width, endianness,
                 address_mask=phy.bar0_mask, capabilities=["REQUEST", "COMPLETION"])
             self.comb += phy.source.connect(depacketizer.sink)

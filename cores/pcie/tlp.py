@@ -2,16 +2,19 @@
 # Copyright (c) 2026 hostlink developers
 # SPDX-License-Identifier: BSD-2-Clause
 
-"""TLP stream cores: a completion depacketizer that accepts one beat every cycle, TLP after TLP, and the
-3-DW to 4-DW request header expander in front of the Gen3 PHY's requester adapter (v7gen3phy.py).
+"""TLP stream cores: depacketizers that accept one beat every cycle, TLP after TLP (`TLPDepacketizer` for a
+stream of host requests and completions, as `pcie_7x` delivers them; `CompletionDepacketizer` for a stream of
+completions only), and the 3-DW to 4-DW request header expander in front of the Gen3 PHY's requester adapter
+(v7gen3phy.py).
 
 LitePCIe's header extracter returns to an IDLE state after every TLP, and its TLP controller waits one
 cycle on the first beat of every completion: two idle cycles per TLP. A 256-byte completion is 9 beats on a
 256-bit bus, so host -> FPGA reads lose 2 cycles in 11 (7.11 -> 5.8 GB/s on Gen3 x8 at 250 MHz). The
-depacketizer keeps the same interfaces (LitePCIe's `phy_layout` in, `completion_layout` out) without those
-cycles.
+depacketizers keep the same interfaces (LitePCIe's `phy_layout` in, `request_layout` and `completion_layout`
+out) without those cycles.
 
-The header is 3 or 4 DWs; payload starts at DW3 (3-DW completion header), as in LitePCIe, so each output
+The header is 3 or 4 DWs; payload starts at DW3 (3-DW completion and 32-bit memory request headers, the
+only TLPs with data that reach the user logic), as in LitePCIe, so each output
 beat is the last n-3 DWs of the previous input beat followed by the first 3 DWs of the current one. The
 first beat of a TLP produces no output (its payload waits for the next beat): that is realignment, not a
 lost input cycle. Only a TLP whose payload ends beyond DW2 of its last beat needs one extra output cycle.
@@ -23,8 +26,8 @@ from litex.gen import *
 
 from litex.soc.interconnect import stream
 
-from litepcie.common import phy_layout, completion_layout
-from litepcie.tlp.common import tlp_completion_header, fmt_type_dict, dword_endianness_swap
+from litepcie.common import phy_layout, completion_layout, request_layout
+from litepcie.tlp.common import tlp_common_header, tlp_completion_header, tlp_request_header, fmt_type_dict, dword_endianness_swap
 
 # Header extracter ---------------------------------------------------------------------------------
 
@@ -105,49 +108,100 @@ class TLPHeaderExtracter(LiteXModule):
             )
         ]
 
-# Completion depacketizer --------------------------------------------------------------------------
+# Depacketizers -----------------------------------------------------------------------------------
 
-class CompletionDepacketizer(LiteXModule):
-    """Host -> FPGA completions, from the PHY's completion stream to LitePCIe's `completion_layout`.
+def _connect_completion(source, header, payload, valid):
+    """Drives `source` (LitePCIe's `completion_layout`) from a completion's held `header` and realigned
+    `payload`; returns the statements. `valid`: the extracter has a beat of a completion."""
+    fields = Record(tlp_completion_header.get_layout())
+    return [
+        tlp_completion_header.decode(header, fields),
+        source.valid.eq(valid),
+        source.len.eq(fields.length),
+        source.end.eq(fields.length == fields.byte_count[2:]),
+        source.adr.eq(fields.lower_address),
+        source.req_id.eq(fields.requester_id),
+        source.cmp_id.eq(fields.completer_id),
+        # A poisoned completion's data must not be used either (EP, PCIe 2.2.8.4).
+        source.err.eq((fields.status != 0) | fields.ep),
+        source.tag.eq(fields.tag),
+        source.dat.eq(payload),
+    ]
 
-    Anything that is not a completion (the PHY's completion channel carries none) is dropped.
+
+class TLPDepacketizer(LiteXModule):
+    """Host requests and completions from one TLP stream, as `pcie_7x`'s receive interface carries them.
+
+    The same outputs as LitePCIe's `LitePCIeTLPDepacketizer` with requests and completions (`req_source`:
+    `request_layout`, 32-bit memory reads and writes to BAR0, the address masked by `address_mask`;
+    `cmp_source`: `completion_layout`), without its idle cycle per TLP: a 64-byte completion is 5 beats of
+    128 bits, and LitePCIe's extracter takes 6 cycles for it, slower than a Gen2 x8 link delivers one.
+    Anything else is dropped.
     """
-    def __init__(self, data_width, endianness):
+    def __init__(self, data_width, endianness, address_mask=0, with_requests=True):
         if endianness not in ["big", "little"]:
             raise ValueError(f"endianness must be 'big' or 'little', not {endianness!r}")
-        self.sink   = sink   = stream.Endpoint(phy_layout(data_width))         # i
-        self.source = source = stream.Endpoint(completion_layout(data_width))  # o
+        self.sink       = sink       = stream.Endpoint(phy_layout(data_width))         # i
+        self.cmp_source = cmp_source = stream.Endpoint(completion_layout(data_width))  # o
+        if with_requests:
+            self.req_source = req_source = stream.Endpoint(request_layout(data_width)) # o
 
         # # #
 
         self.extracter = extracter = TLPHeaderExtracter(data_width)
         self.comb += sink.connect(extracter.sink)
+        header = extracter.header
 
-        fields = Record(tlp_completion_header.get_layout())
-        self.comb += tlp_completion_header.decode(extracter.header, fields)
-
+        common = Record(tlp_common_header.get_layout())
+        self.comb += tlp_common_header.decode(header, common)
+        fmt_type = Signal(7)
+        self.comb += fmt_type.eq(Cat(common.type, common.fmt))
         is_completion = Signal()
-        fmt_type = Cat(fields.type, fields.fmt)
+        is_request    = Signal()
         self.comb += is_completion.eq((fmt_type == fmt_type_dict["cpld"]) | (fmt_type == fmt_type_dict["cpl"]))
+        if with_requests:
+            self.comb += is_request.eq(
+                (fmt_type == fmt_type_dict["mem_rd32"]) | (fmt_type == fmt_type_dict["mem_wr32"]))
 
         payload = Signal(data_width)
         self.comb += dword_endianness_swap(src=extracter.source.dat, dst=payload,
             data_width=data_width, endianness=endianness, mode="dat")
+
+        # Each beat goes to the output its TLP's header names; a TLP of any other kind is taken and dropped.
+        ready = Signal()
+        self.comb += extracter.source.ready.eq(ready | ~(is_completion | is_request))
+
+        self.comb += _connect_completion(cmp_source, header, payload, extracter.source.valid & is_completion)
         self.comb += [
-            source.valid.eq(extracter.source.valid & is_completion),
-            extracter.source.ready.eq(source.ready | ~is_completion),
-            source.first.eq(extracter.source.first),
-            source.last.eq(extracter.source.last),
-            source.len.eq(fields.length),
-            source.end.eq(fields.length == fields.byte_count[2:]),
-            source.adr.eq(fields.lower_address),
-            source.req_id.eq(fields.requester_id),
-            source.cmp_id.eq(fields.completer_id),
-            # A poisoned completion's data must not be used either (EP, PCIe 2.2.8.4).
-            source.err.eq((fields.status != 0) | fields.ep),
-            source.tag.eq(fields.tag),
-            source.dat.eq(payload),
+            cmp_source.first.eq(extracter.source.first),
+            cmp_source.last.eq(extracter.source.last),
+            If(is_completion, ready.eq(cmp_source.ready)),
         ]
+
+        if with_requests:
+            fields = Record(tlp_request_header.get_layout())
+            self.comb += [
+                tlp_request_header.decode(header, fields),
+                req_source.valid.eq(extracter.source.valid & is_request),
+                req_source.first.eq(extracter.source.first),
+                req_source.last.eq(extracter.source.last),
+                req_source.we.eq(fmt_type == fmt_type_dict["mem_wr32"]),
+                req_source.adr.eq(fields.address & ~address_mask),
+                req_source.len.eq(fields.length),
+                req_source.req_id.eq(fields.requester_id),
+                req_source.tag.eq(fields.tag),
+                req_source.dat.eq(payload),
+                If(is_request, ready.eq(req_source.ready)),
+            ]
+
+
+class CompletionDepacketizer(TLPDepacketizer):
+    """Host -> FPGA completions, from the PHY's completion stream to LitePCIe's `completion_layout`
+    (`source`). Anything that is not a completion (the PHY's completion channel carries none) is dropped.
+    """
+    def __init__(self, data_width, endianness):
+        TLPDepacketizer.__init__(self, data_width, endianness, with_requests=False)
+        self.source = self.cmp_source
 
 # 3-DW to 4-DW request headers ---------------------------------------------------------------------
 

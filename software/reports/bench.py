@@ -47,7 +47,7 @@ BENCHES = [
     ("kc705", "kc705",          "./sim.py dma --board kc705 --sizes 1M,4M --json {out}/kc705.json", 3,
         "README.md, doc/kc705.md"),
     ("kc705", "kc705_worst",    "./sim.py dma --board kc705 --sizes 1M --profile worst --json {out}/kc705_worst.json", 1,
-        "doc/kc705.md"),
+        "README.md, doc/kc705.md"),
     ("latency", "mrrs256_2us_zc706", "./sim.py dma --board zc706 --sizes 1M --directions h2c --mrrs 256 --read-latency-ns 2000 --json {out}/mrrs256_2us_zc706.json", 1,
         "README.md, doc/read_latency.md, doc/zc706.md"),
     ("latency", "mrrs256_2us_kc705", "./sim.py dma --board kc705 --sizes 1M --directions h2c --mrrs 256 --read-latency-ns 2000 --json {out}/mrrs256_2us_kc705.json", 1,
