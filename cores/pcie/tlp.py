@@ -110,25 +110,6 @@ class TLPHeaderExtracter(LiteXModule):
 
 # Depacketizers -----------------------------------------------------------------------------------
 
-def _connect_completion(source, header, payload, valid):
-    """Drives `source` (LitePCIe's `completion_layout`) from a completion's held `header` and realigned
-    `payload`; returns the statements. `valid`: the extracter has a beat of a completion."""
-    fields = Record(tlp_completion_header.get_layout())
-    return [
-        tlp_completion_header.decode(header, fields),
-        source.valid.eq(valid),
-        source.len.eq(fields.length),
-        source.end.eq(fields.length == fields.byte_count[2:]),
-        source.adr.eq(fields.lower_address),
-        source.req_id.eq(fields.requester_id),
-        source.cmp_id.eq(fields.completer_id),
-        # A poisoned completion's data must not be used either (EP, PCIe 2.2.8.4).
-        source.err.eq((fields.status != 0) | fields.ep),
-        source.tag.eq(fields.tag),
-        source.dat.eq(payload),
-    ]
-
-
 class TLPDepacketizer(LiteXModule):
     """Host requests and completions from one TLP stream, as `pcie_7x`'s receive interface carries them.
 
@@ -171,25 +152,36 @@ class TLPDepacketizer(LiteXModule):
         ready = Signal()
         self.comb += extracter.source.ready.eq(ready | ~(is_completion | is_request))
 
-        self.comb += _connect_completion(cmp_source, header, payload, extracter.source.valid & is_completion)
+        completion = Record(tlp_completion_header.get_layout())
         self.comb += [
+            tlp_completion_header.decode(header, completion),
+            cmp_source.valid.eq(extracter.source.valid & is_completion),
             cmp_source.first.eq(extracter.source.first),
             cmp_source.last.eq(extracter.source.last),
+            cmp_source.len.eq(completion.length),
+            cmp_source.end.eq(completion.length == completion.byte_count[2:]),
+            cmp_source.adr.eq(completion.lower_address),
+            cmp_source.req_id.eq(completion.requester_id),
+            cmp_source.cmp_id.eq(completion.completer_id),
+            # A poisoned completion's data must not be used either (EP, PCIe 2.2.8.4).
+            cmp_source.err.eq((completion.status != 0) | completion.ep),
+            cmp_source.tag.eq(completion.tag),
+            cmp_source.dat.eq(payload),
             If(is_completion, ready.eq(cmp_source.ready)),
         ]
 
         if with_requests:
-            fields = Record(tlp_request_header.get_layout())
+            request = Record(tlp_request_header.get_layout())
             self.comb += [
-                tlp_request_header.decode(header, fields),
+                tlp_request_header.decode(header, request),
                 req_source.valid.eq(extracter.source.valid & is_request),
                 req_source.first.eq(extracter.source.first),
                 req_source.last.eq(extracter.source.last),
-                req_source.we.eq(fmt_type == fmt_type_dict["mem_wr32"]),
-                req_source.adr.eq(fields.address & ~address_mask),
-                req_source.len.eq(fields.length),
-                req_source.req_id.eq(fields.requester_id),
-                req_source.tag.eq(fields.tag),
+                req_source.we.eq(req_source.valid & (fmt_type == fmt_type_dict["mem_wr32"])),
+                req_source.adr.eq(request.address & ~address_mask),
+                req_source.len.eq(request.length),
+                req_source.req_id.eq(request.requester_id),
+                req_source.tag.eq(request.tag),
                 req_source.dat.eq(payload),
                 If(is_request, ready.eq(req_source.ready)),
             ]
