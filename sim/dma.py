@@ -127,6 +127,8 @@ def build_parser():
     host.add_argument("--read-latency-ns", type=finite_float(minimum=0), help="Read request to first completion (default 1000).")
     host.add_argument("--completion-size", choices=["mps", "64"], help="Completion split (default mps).")
     host.add_argument("--no-reorder",      action="store_true", help="Keep completions of different tags in order.")
+    host.add_argument("--no-extended-tag", action="store_true",
+        help="A host that leaves Extended Tag Field Enable clear: the device may use tags 0-31 only.")
     host.add_argument("--backpressure",    type=probability, help="P(hard block holds a TX beat) (default 0.02 on pcie_7x boards, 0 on VC709).")
     host.add_argument("--rx-gaps",         type=probability, help="P(idle cycle between RX beats) (default 0.05).")
     host.add_argument("--seed",            type=int, help="Random seed of the host model (default 1).")
@@ -162,6 +164,7 @@ def profile_from_args(args, board):
         read_latency_ns     = args.read_latency_ns,
         completion_size     = args.completion_size,
         reorder_completions = False if args.no_reorder else None,
+        extended_tag        = False if getattr(args, "no_extended_tag", False) else None,   # `./sim.py dma` only.
         rx_gaps             = args.rx_gaps,
         seed                = args.seed,
         **defaults,
@@ -207,7 +210,8 @@ def format_table(results):
                  f"Gen{host['link_speed']} x{host['link_width']}, MPS {host['max_payload_size']}, "
                  f"MRRS {host['max_read_request']}, read latency {host['read_latency_ns']:.0f} ns, "
                  f"completions {host['completion_size']}, reorder {host['reorder_completions']}, "
-                 f"back-pressure {host['backpressure']}, rx gaps {host['rx_gaps']}")
+                 f"back-pressure {host['backpressure']}, rx gaps {host['rx_gaps']}"
+                 + ("" if host.get("extended_tag", True) else ", Extended Tag off"))
     lines.append("figures in simulated time (cycles at sys_clk)")
     lines.append(f"{'size':>10} {'direction':>9} {'ch':>3} {'bytes':>10} {'cycles':>10} {'GB/s':>7} {'errors':>6} {'MSI':>7}")
     for r in results["results"]:

@@ -463,6 +463,57 @@ def test_controller_streams_consecutive_requests_without_a_bubble():
     assert cycles == list(range(cycles[0], cycles[0] + 8*16))
 
 
+@pytest.mark.parametrize("extended_tags", [0, 1])
+def test_controller_reuses_a_returned_tag_at_once_with_or_without_extended_tag(extended_tags):
+    """64 tags: tags over 31 only while the host enables Extended Tag, and a tag that comes back is free for
+    the next read within a cycle or two, whatever the tags the host does not allow yet."""
+    dut = TLPController(256, 64, 64)
+    usable = 64 if extended_tags else 32
+    log = {"tags": [], "next_read_after": None}
+
+    def bench():
+        yield dut.extended_tags.eq(extended_tags)
+        yield dut.master_out.sink.ready.eq(1)
+        yield dut.master_in.source.ready.eq(1)
+        yield dut.master_in.sink.valid.eq(1)
+        yield dut.master_in.sink.last.eq(1)
+        yield dut.master_in.sink.len.eq(8)   # One beat each.
+        index = 0
+        # Every tag the host allows, in flight, then nothing more.
+        for cycle in range(400):
+            yield dut.master_in.sink.adr.eq(index << 12)
+            yield
+            if (yield dut.master_out.sink.valid) and (yield dut.master_in.sink.ready):
+                log["tags"].append((yield dut.master_out.sink.tag))
+                index += 1
+        assert len(log["tags"]) == usable
+        # The first read is answered: its tag comes back once its beat is delivered, and the next read
+        # leaves with it.
+        first = log["tags"][0]
+        yield dut.master_out.source.valid.eq(1)
+        yield dut.master_out.source.tag.eq(first)
+        yield dut.master_out.source.first.eq(1)
+        yield dut.master_out.source.last.eq(1)
+        yield dut.master_out.source.end.eq(1)
+        yield
+        yield dut.master_out.source.valid.eq(0)
+        delivered = None
+        for cycle in range(100):
+            yield dut.master_in.sink.adr.eq(index << 12)
+            yield
+            if delivered is None and (yield dut.master_in.source.valid):
+                delivered = cycle
+            if (yield dut.master_out.sink.valid) and (yield dut.master_in.sink.ready):
+                log["tags"].append((yield dut.master_out.sink.tag))
+                log["next_read_after"] = cycle - delivered
+                break
+
+    run_simulation(dut, bench())
+    assert sorted(log["tags"][:usable]) == list(range(usable))
+    assert log["tags"][usable] == log["tags"][0]
+    assert log["next_read_after"] is not None and log["next_read_after"] <= 3, log["next_read_after"]
+
+
 # Shared completion buffer --------------------------------------------------------------------------
 
 @pytest.mark.slow

@@ -144,3 +144,11 @@ def test_sim_py_dma_stops_at_its_timeout(tmp_path):
     assert time.monotonic() - start < 60
     assert "sim.py dma: stopped after 2 s of wall-clock time (--timeout)" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_dma_no_extended_tag_makes_a_host_that_leaves_it_clear():
+    from hostlink.sim.pcie.soc import get_board
+    board = get_board("vc709")
+    on  = dma.profile_from_args(dma.build_parser().parse_args([]), board)
+    off = dma.profile_from_args(dma.build_parser().parse_args(["--no-extended-tag"]), board)
+    assert (on.extended_tag, off.extended_tag) == (True, False)

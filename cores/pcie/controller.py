@@ -111,20 +111,37 @@ class TLPController(LiteXModule):
         ring_bits = log2_int(words)
         dw_shift  = log2_int(beat_bytes//4)    # DWs per beat, as a shift.
 
-        # Free tags, filled with every tag after reset; a tag returns when its request is complete.
-        self.free_tags = free_tags = stream.SyncFIFO([("tag", tag_bits)], max_pending_requests, buffered=True)
+        # Free tags, filled with every tag after reset; a tag returns when its request is complete. Tags over
+        # 31 wait in a FIFO of their own, used only while the host allows them (Extended Tag Field Enable,
+        # PCIe 7.5.3.4), so that a tag under 32 never queues behind them.
+        self.free_tags = free_tags = stream.SyncFIFO([("tag", tag_bits)], min(max_pending_requests, 32),
+            buffered=True)
+        free_high_tags = None
+        if max_pending_requests > 32:
+            self.free_high_tags = free_high_tags = stream.SyncFIFO([("tag", tag_bits)],
+                max_pending_requests - 32, buffered=True)
         # Tags in the order their requests left, with their place in the ring: completions are delivered
         # in this order.
         self.issued = issued = stream.SyncFIFO([("tag", tag_bits), ("channel", 8), ("user_id", 8),
             ("base", ring_bits), ("words", ring_bits + 1)], max_pending_requests, buffered=True)
 
-        # Tags over 31 only while the host allows them (Extended Tag Field Enable, PCIe 7.5.3.4): a free tag
-        # over 31 at the head of the FIFO then goes back to its tail.
+        # The next read's tag: under 32 first, over 31 only while the host allows them.
         self.extended_tags = Signal(reset=1)   # i
-        head_usable = Signal(reset=1)
-        recycle     = Signal()
-        if max_pending_requests > 32:
-            self.comb += head_usable.eq(self.extended_tags | (free_tags.source.tag < 32))
+        tag_ready = Signal()                   # A tag is free for the next read.
+        next_tag  = Signal(tag_bits)
+        take_high = Signal()                   # It comes from the tags over 31.
+        self.comb += [
+            tag_ready.eq(free_tags.source.valid),
+            next_tag.eq(free_tags.source.tag),
+        ]
+        if free_high_tags is not None:
+            self.comb += [
+                take_high.eq(~free_tags.source.valid),
+                If(take_high,
+                    tag_ready.eq(self.extended_tags & free_high_tags.source.valid),
+                    next_tag.eq(free_high_tags.source.tag),
+                ),
+            ]
 
         fill_count = Signal(tag_bits + 1)
         filling    = Signal()
@@ -145,25 +162,26 @@ class TLPController(LiteXModule):
         self.comb += [
             req_dws.eq(Mux(req_in.len[:10] == 0, 1024, req_in.len[:10])),
             req_words.eq((req_in.adr[2:2 + dw_shift] + req_dws + (2**dw_shift - 1)) >> dw_shift),
-            can_read.eq(free_tags.source.valid & head_usable & issued.sink.ready & ~filling & (free >= req_words) &
+            can_read.eq(tag_ready & issued.sink.ready & ~filling & (free >= req_words) &
                 room_in_flight & room_headers),
             pass_req.eq(req_in.we | can_read),
             req_in.connect(req_out, omit={"valid", "ready", "tag"}),
             req_out.valid.eq(req_in.valid & pass_req),
             req_in.ready.eq(req_out.ready & pass_req),
-            req_out.tag.eq(Mux(req_in.we, req_in.tag, free_tags.source.tag)),
-            issued.sink.tag.eq(free_tags.source.tag),
+            req_out.tag.eq(Mux(req_in.we, req_in.tag, next_tag)),
+            issued.sink.tag.eq(next_tag),
             issued.sink.channel.eq(req_in.channel),
             issued.sink.user_id.eq(req_in.user_id),
             issued.sink.base.eq(alloc),
             issued.sink.words.eq(req_words),
             issue.eq(req_out.valid & req_out.ready & req_out.last & ~req_in.we),
             If(issue,
-                free_tags.source.ready.eq(1),
                 issued.sink.valid.eq(1),
-            ),
-            If(recycle,
-                free_tags.source.ready.eq(1),
+                If(take_high,
+                    free_high_tags.source.ready.eq(1) if free_high_tags is not None else [],
+                ).Else(
+                    free_tags.source.ready.eq(1),
+                ),
             ),
         ]
         self.sync += If(issue, alloc.eq(alloc + req_words))
@@ -230,13 +248,13 @@ class TLPController(LiteXModule):
         self.comb += [
             prog_cmp.adr.eq(cmp_tag),   at_cmp.raw_bits().eq(prog_cmp.dat_r),   start_cmp.adr.eq(cmp_tag),
             prog_head.adr.eq(head.tag), at_head.raw_bits().eq(prog_head.dat_r), start_head.adr.eq(head.tag),
-            prog_free.adr.eq(free_tags.source.tag), at_free.raw_bits().eq(prog_free.dat_r),
+            prog_free.adr.eq(next_tag), at_free.raw_bits().eq(prog_free.dat_r),
             written_cmp.eq(at_cmp.count - start_cmp.dat_r),
             written_head.eq(at_head.count - start_head.dat_r),
             complete_cmp.eq(at_cmp.done & (written_cmp != 0)),
             complete_head.eq(at_head.done & (written_head != 0)),
             failed_head.eq(at_head.failed & (written_head != 0)),
-            start_wport.adr.eq(Mux(filling, fill_count, free_tags.source.tag)),
+            start_wport.adr.eq(Mux(filling, fill_count, next_tag)),
             start_wport.dat_w.eq(Mux(filling, 0, at_free.count)),
             start_wport.we.eq(filling | issue),
         ]
@@ -246,7 +264,7 @@ class TLPController(LiteXModule):
         base_rport = base_mem.get_port(async_read=True)
         self.specials += base_mem, base_wport, base_rport
         self.comb += [
-            base_wport.adr.eq(free_tags.source.tag),
+            base_wport.adr.eq(next_tag),
             base_wport.dat_w.eq(alloc),
             base_wport.we.eq(issue),
             base_rport.adr.eq(cmp_tag),
@@ -258,7 +276,7 @@ class TLPController(LiteXModule):
         self.specials += words_mem, words_wport, words_rport
         acct_tag = Signal(tag_bits)   # The tag whose beats/headers are given back: a beat's, or a timeout's.
         self.comb += [
-            words_wport.adr.eq(free_tags.source.tag),
+            words_wport.adr.eq(next_tag),
             words_wport.dat_w.eq(req_words),
             words_wport.we.eq(issue),
             words_rport.adr.eq(acct_tag),
@@ -431,20 +449,19 @@ class TLPController(LiteXModule):
         # A tag and its request's beats of the ring are free again once its last beat has been delivered.
         self.read_delivered = delivered = Signal()   # o (a read's last beat delivered, in request order)
         self.comb += delivered.eq(out_fifo.source.valid & out_fifo.source.ready & out_fifo.source.final)
+        returned     = Signal()            # A tag goes (back) to its free FIFO: at reset, or delivered.
+        returned_tag = Signal(tag_bits)
         self.comb += [
-            If(filling,
-                free_tags.sink.valid.eq(1),
-                free_tags.sink.tag.eq(fill_count),
-            ).Elif(delivered,
-                free_tags.sink.valid.eq(1),
-                free_tags.sink.tag.eq(out_fifo.source.free_tag),
-            ).Elif(recycle,
-                free_tags.sink.valid.eq(1),
-                free_tags.sink.tag.eq(free_tags.source.tag),
-            ),
-            # A tag the host does not allow yet goes round, when the FIFO's input is free.
-            recycle.eq(free_tags.source.valid & ~head_usable & ~filling & ~delivered),
+            returned.eq(filling | delivered),
+            returned_tag.eq(Mux(filling, fill_count, out_fifo.source.free_tag)),
+            free_tags.sink.tag.eq(returned_tag),
+            free_tags.sink.valid.eq(returned & (returned_tag < 32)),
         ]
+        if free_high_tags is not None:
+            self.comb += [
+                free_high_tags.sink.tag.eq(returned_tag),
+                free_high_tags.sink.valid.eq(returned & (returned_tag >= 32)),
+            ]
         self.sync += free.eq(free + Mux(delivered, out_fifo.source.free_words, 0) - Mux(issue, req_words, 0))
 
         # Reads in flight ----------------------------------------------------------------------------
@@ -506,7 +523,7 @@ class TLPController(LiteXModule):
                 req_headers.eq((req_in.adr[2:2 + rcb_shift] + req_dws + (rcb_dws - 1)) >> rcb_shift),
                 headers_next.eq(headers + req_headers),
                 room_headers.eq(headers_next <= in_flight_headers),
-                hdr_wport.adr.eq(free_tags.source.tag),
+                hdr_wport.adr.eq(next_tag),
                 hdr_wport.dat_w.eq(req_headers),
                 hdr_wport.we.eq(issue),
                 hdr_rport.adr.eq(acct_tag),
