@@ -175,15 +175,11 @@ class TLPController(LiteXModule):
             issued.sink.base.eq(alloc),
             issued.sink.words.eq(req_words),
             issue.eq(req_out.valid & req_out.ready & req_out.last & ~req_in.we),
-            If(issue,
-                issued.sink.valid.eq(1),
-                If(take_high,
-                    free_high_tags.source.ready.eq(1) if free_high_tags is not None else [],
-                ).Else(
-                    free_tags.source.ready.eq(1),
-                ),
-            ),
+            issued.sink.valid.eq(issue),
+            free_tags.source.ready.eq(issue & ~take_high),
         ]
+        if free_high_tags is not None:
+            self.comb += free_high_tags.source.ready.eq(issue & take_high)
         self.sync += If(issue, alloc.eq(alloc + req_words))
 
         # Fault handling: a read ends (`fail`) on an error completion, a beat past its room or a timeout.

@@ -148,16 +148,22 @@ class TLPDepacketizer(LiteXModule):
         self.comb += dword_endianness_swap(src=extracter.source.dat, dst=payload,
             data_width=data_width, endianness=endianness, mode="dat")
 
-        # Each beat goes to the output its TLP's header names; a TLP of any other kind is taken and dropped.
-        ready = Signal()
-        self.comb += extracter.source.ready.eq(ready | ~(is_completion | is_request))
+        # Each beat goes to the output its TLP's header names, with the payload; a TLP of any other kind is
+        # taken and dropped.
+        outputs = [(cmp_source, is_completion)] + ([(req_source, is_request)] if with_requests else [])
+        self.comb += extracter.source.ready.eq(~(is_completion | is_request))
+        for source, is_kind in outputs:
+            self.comb += [
+                source.valid.eq(extracter.source.valid & is_kind),
+                source.first.eq(extracter.source.first),
+                source.last.eq(extracter.source.last),
+                source.dat.eq(payload),
+                If(is_kind, extracter.source.ready.eq(source.ready)),
+            ]
 
         completion = Record(tlp_completion_header.get_layout())
         self.comb += [
             tlp_completion_header.decode(header, completion),
-            cmp_source.valid.eq(extracter.source.valid & is_completion),
-            cmp_source.first.eq(extracter.source.first),
-            cmp_source.last.eq(extracter.source.last),
             cmp_source.len.eq(completion.length),
             cmp_source.end.eq(completion.length == completion.byte_count[2:]),
             cmp_source.adr.eq(completion.lower_address),
@@ -166,24 +172,17 @@ class TLPDepacketizer(LiteXModule):
             # A poisoned completion's data must not be used either (EP, PCIe 2.2.8.4).
             cmp_source.err.eq((completion.status != 0) | completion.ep),
             cmp_source.tag.eq(completion.tag),
-            cmp_source.dat.eq(payload),
-            If(is_completion, ready.eq(cmp_source.ready)),
         ]
 
         if with_requests:
             request = Record(tlp_request_header.get_layout())
             self.comb += [
                 tlp_request_header.decode(header, request),
-                req_source.valid.eq(extracter.source.valid & is_request),
-                req_source.first.eq(extracter.source.first),
-                req_source.last.eq(extracter.source.last),
                 req_source.we.eq(req_source.valid & (fmt_type == fmt_type_dict["mem_wr32"])),
                 req_source.adr.eq(request.address & ~address_mask),
                 req_source.len.eq(request.length),
                 req_source.req_id.eq(request.requester_id),
                 req_source.tag.eq(request.tag),
-                req_source.dat.eq(payload),
-                If(is_request, ready.eq(req_source.ready)),
             ]
 
 
