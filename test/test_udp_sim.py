@@ -113,6 +113,8 @@ def test_generator_every_packet_received_with_its_pattern(gen):
         assert host["duplicates"] == host["reordered"] == host["gaps"] == host["out_of_range"] == 0
         assert r["core_counters"]["tx_sent"] == GEN_COUNT
         assert r["core_counters"]["tx_refused"] == r["core_counters"]["tx_mismatch"] == 0
+        # A receiver the host's scheduler leaves waiting must not lose frames to a full socket buffer.
+        assert host["receive_buffer_bytes"] >= udp.session.RECEIVE_BUFFER_BYTES
 
 
 @pytest.mark.sim
@@ -295,6 +297,14 @@ def test_namespace_is_deleted_on_error():
     assert name not in netns_names()
 
 # Arguments ----------------------------------------------------------------------------------------
+
+def test_summary_names_the_kernel_counters_that_moved(capsys):
+    row = {"payload": 1472, "sent": 100, "received": 93, "lost": 7, "bad_payload": 0, "cycles_per_packet": 1538.0,
+           "goodput_mbytes_per_s": 119.6, "line_limit_mbytes_per_s": 119.6,
+           "kernel_errors": {"Udp.RcvbufErrors": 7, "Udp.InCsumErrors": 0}}
+    udp.cli.print_summary([row], "colorlight_i5", 125e6, 50e6, "generator")
+    assert "kernel errors at 1472 bytes: Udp.RcvbufErrors 7\n" in capsys.readouterr().out
+
 
 @pytest.mark.parametrize("args, message", [
     (["--payload", "1473"],             "payload size must be in 0..1472 (MTU 1500 - 28), not 1473"),

@@ -120,6 +120,10 @@ def print_summary(results, board, eth_clk_freq, sys_clk_freq, mode):
         cpp    = f"{r['cycles_per_packet']:.1f}" if r["cycles_per_packet"] else "-"
         print(f"{r['payload']:>8} {r['sent']:>8} {r['received']:>8} {r['lost']:>6} {r['bad_payload']:>5} "
               f"{cpp:>11} {r['goodput_mbytes_per_s']:>8.2f} {r['line_limit_mbytes_per_s']:>10.2f} {errors:>14}")
+    for r in results:
+        counted = ", ".join(f"{k} {v}" for k, v in r["kernel_errors"].items() if v)
+        if counted:
+            print(f"kernel errors at {r['payload']} bytes: {counted}")
     if mode == "echo":
         print("(echo mode: the host paces the traffic, so cycles/packet measure the host, not the core)")
 

@@ -19,6 +19,11 @@ from hostlink.sim.udp.tool import start_tool, finish_tool
 TAP_MAC      = "aa:b6:24:69:77:21" # Fixed by LiteX's ethernet simulator module.
 TAP_NAME     = "hltap0"
 CONTROL_PORT = 2430                # serial2tcp, on the namespace's loopback.
+# The generator's receiver asks for this much socket buffer. The simulator writes frames to the TAP
+# whether or not the receiver runs: on a loaded machine (CI's parallel tests) the host's scheduler can
+# leave it waiting long enough to fill the default buffer (about 90 frames of 1472 bytes), and the kernel
+# drops the rest (Udp.RcvbufErrors). 32 MiB holds some 14,000 such frames.
+RECEIVE_BUFFER_BYTES = 32 << 20
 
 # Simulation session -------------------------------------------------------------------------------
 
@@ -205,7 +210,7 @@ def run_generator(sim, netns, tool, args, payload, eth_clk_freq, tmpdir, row_pro
     json_path = os.path.join(tmpdir, f"recv_{payload}.json")
     tool_timeout = args.timeout
     proc = start_tool(netns, [tool, "recv", "--port", args.port, "--expect", args.count,
-                              "--timeout", tool_timeout, "--json", json_path])
+                              "--timeout", tool_timeout, "--rcvbuf", RECEIVE_BUFFER_BYTES, "--json", json_path])
     try:
         start = row_start(sim, netns)
         sim.csr.write("ethphy_control", 1)

@@ -111,7 +111,8 @@ static void usage(FILE *f)
         "  --window W      echo-client: packets in flight (default 8)\n"
         "  --echo-wait S   echo-client: an echo not back after S seconds is lost (default 1)\n"
         "  --no-check      recv: do not check the payload pattern\n"
-        "  --rcvbuf BYTES  recv/echo-client: SO_RCVBUF to request\n"
+        "  --rcvbuf BYTES  recv/echo-client: receive buffer to request (beyond net.core.rmem_max with\n"
+        "                  CAP_NET_ADMIN)\n"
         "  --json PATH     also write the summary as JSON to PATH\n"
         "  --ready-fd FD   write one line to FD once the socket is bound (for scripts)\n"
         "  --quiet         no readable summary on stdout\n",
@@ -335,8 +336,13 @@ static int open_socket(const char *bind_ip, unsigned port, int rcvbuf)
         fprintf(stderr, "hostlink-udp: socket: %s\n", strerror(errno));
         return -1;
     }
-    if (rcvbuf && setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf)) < 0)
-        fprintf(stderr, "hostlink-udp: warning: SO_RCVBUF %d: %s\n", rcvbuf, strerror(errno));
+    if (rcvbuf) {
+        /* SO_RCVBUF is capped at net.core.rmem_max; with CAP_NET_ADMIN, SO_RCVBUFFORCE is not (the
+         * simulation asks for a buffer that outlasts a receiver the host's scheduler leaves waiting). */
+        if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf)) < 0 &&
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf)) < 0)
+            fprintf(stderr, "hostlink-udp: warning: SO_RCVBUF %d: %s\n", rcvbuf, strerror(errno));
+    }
     memset(&sa, 0, sizeof(sa));
     sa.sin_family = AF_INET;
     sa.sin_port   = htons((uint16_t)port);
@@ -423,7 +429,8 @@ static int run_recv(const struct options *o)
     double start, deadline, elapsed;
     uint64_t expected;
     double ratio, goodput;
-    int fd, i, rc;
+    int fd, i, rc, rcvbuf;
+    socklen_t rcvbuf_len = sizeof(rcvbuf);
     FILE *jf;
 
     memset(&st, 0, sizeof(st));
@@ -443,6 +450,9 @@ static int run_recv(const struct options *o)
         free(seen);
         return EXIT_CHECK_FAILED;
     }
+    /* What the kernel granted: the JSON reports it (Linux counts its bookkeeping in it, doubling the request). */
+    if (getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, &rcvbuf_len) < 0)
+        rcvbuf = -1;
     signal_ready(o);
 
     for (i = 0; i < RECV_BATCH; i++) {
@@ -601,6 +611,7 @@ static int run_recv(const struct options *o)
         fprintf(jf, "  \"bad_payload\": %" PRIu64 ",\n", st.bad_payload);
         fprintf(jf, "  \"elapsed_s\": %.6f,\n", elapsed);
         fprintf(jf, "  \"goodput_mbytes_per_s\": %.6f,\n", goodput);
+        fprintf(jf, "  \"receive_buffer_bytes\": %d,\n", rcvbuf);
         fprintf(jf, "  \"timed_out\": %s,\n", st.timed_out ? "true" : "false");
         fprintf(jf, "  \"interrupted\": %s\n", interrupted ? "true" : "false");
         fprintf(jf, "}\n");
