@@ -22,6 +22,7 @@ pytestmark = pytest.mark.sim
 
 BOARDS  = registry.PCIE_BOARDS
 SIZE    = 16384              # Bytes per transfer: several reads in flight when the fault hits.
+STOP_SIZE = 256 << 10        # The transfer stopped mid-way (test_a_channel_stopped_mid_transfer_harms_nothing).
 FLAGGED = ["timeout", "ur", "ca", "poisoned", "long"]   # Faults that end a read: the transfer is flagged.
 DROPPED = ["stray", "foreign"]                          # Faults dropped without harm: the transfer is whole.
 CHANNEL = {"ca": 1}                                     # Faulty channel, when not 0.
@@ -40,9 +41,11 @@ REPORT = {
 
 def _jobs():
     jobs = []
-    for fault in list(FAULTS) + ["descriptors", "msi"]:
+    for fault in list(FAULTS) + ["descriptors", "msi", "stop"]:
         ch = CHANNEL.get(fault, 0)
-        jobs.append({"kind": "fault", "fault": fault, "size": SIZE, "channel": ch, "other": 1 - ch,
+        # Long enough that the stop lands mid-transfer on a Gen3 x8 board too.
+        size = STOP_SIZE if fault == "stop" else SIZE
+        jobs.append({"kind": "fault", "fault": fault, "size": size, "channel": ch, "other": 1 - ch,
                      "fault_offset": 4096, "timeout_ns": 20_000})
     return jobs
 
@@ -128,3 +131,19 @@ def test_refused_msi_is_sent_again_and_counted(fault_run):
         assert row["msi_held"] == 1, row
         assert _counter_changes(board, "msi", row) == {}, row
     assert row["clean"] == [words, 0], row
+
+
+def test_a_channel_stopped_mid_transfer_harms_nothing(fault_run):
+    """The driver's release when dma_test is killed: reader (reads in flight) and writer disabled a quarter
+    into their transfers. The completions of those reads are taken without an error or a word passed on
+    after the stop, the SoC answers the host, and the channel's next transfer is clean."""
+    board, rows = fault_run
+    row, words = rows["stop"], STOP_SIZE//4
+    assert words//4 <= row["stopped_at"] < words, row     # Stopped mid-transfer.
+    assert row["faulty"] == [row["stopped_at"], 0], row    # Not one word after the stop, not one wrong.
+    assert row["scratch"] == 0x5a5a0001, row
+    assert _counter_changes(board, "stop", row) == {}, row
+    assert not any(row["reports"].values()), row
+    assert row["errored"] == row["errored_after_disable"] == 0, row
+    assert row["clean"] == [words, 0] and not any(row["clean_counters"].values()), row
+    assert row["bad_reads"] == row["bad_writes"] == 0, row

@@ -283,6 +283,25 @@ class Bench:
             row["msis"] = self.msis - msis
             row["msi_refused"] = getattr(self.dev, "msi_refused", 0)
             row["msi_held"]    = getattr(self.dev, "msi_held", 0)
+        elif fault == "stop":
+            # The driver's release when its user is killed (rmmod_busy.py does it in ./sim.py driver): the
+            # channel's reader, with reads in flight, and its writer, mid-buffer, are disabled a quarter into
+            # their transfers. The SoC must take the completions of those reads without harm and go on
+            # answering the host.
+            await self._start_h2c(ch, size)
+            dst = self.rc.mem_pool.alloc_region(size + 8192)
+            await drv.program(ch, "c2h", split_descriptors(dst.get_absolute_address(0), size, 65536, 1, wbytes))
+            await drv.start(ch, "h2c")
+            await drv.start(ch, "c2h")
+            await drv.set_generator(ch, True, size)
+            await self._wait(lambda: self._ge(words_of(ch), words//4), 400_000)
+            await drv.stop(ch, "h2c")
+            await drv.stop(ch, "c2h")
+            await drv.set_generator(ch, False)
+            row["stopped_at"] = (await words_of(ch))[0]
+            await Timer(3*job["timeout_ns"], "ns")
+            await drv.write("ctrl_scratch", 0x5a5a0001)
+            row["scratch"] = await drv.read("ctrl_scratch")
         else:
             raise ValueError(f"unknown fault {fault!r}")
 
