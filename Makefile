@@ -18,9 +18,10 @@ PIP     := $(VENV)/bin/pip
 # Debian packages: C toolchain, kernel headers for the generated LitePCIe driver (Debian 12's 6.1 and
 # bookworm-backports' 6.12: the tests build the module against both), the libraries of LiteX's simulated
 # Ethernet (TAP), iproute2 for the network namespaces of ./sim.py udp, the kernel source and its build
-# tools for the User-Mode Linux kernel of ./sim.py driver.
+# tools for the User-Mode Linux kernel of ./sim.py driver, gdb for the kernel's stacks when a run of it
+# hangs (sim/uml/bench.py).
 APT_PACKAGES := build-essential linux-headers-amd64 kmod libevent-dev libjson-c-dev zlib1g-dev \
-                iproute2 python3-venv linux-source-6.1 flex bison bc
+                iproute2 python3-venv linux-source-6.1 flex bison bc gdb
 APT_BACKPORTS_PACKAGES := linux-headers-6.12-amd64
 APT_BACKPORTS_SOURCE   := /etc/apt/sources.list.d/hostlink-bookworm-backports.list
 

@@ -118,21 +118,34 @@ def build_parser():
         help="Debugging: per job, count the cycles each named stream (a prefix of NAME_valid/NAME_ready "
              "in the SoC's Verilog) transfers, stalls and idles; builds a slower model with every signal "
              "visible.")
-    host = p.add_argument_group("host profile (defaults: the board's link, MPS 256, the MRRS its driver sets, 1 us reads)")
+    add_host_profile_arguments(p)
+    return p
+
+
+def add_host_profile_arguments(parser, extended_tag=True):
+    """The host-profile options of ./sim.py dma, on `parser` (also ./sim.py driver's, without
+    --no-extended-tag: its Linux kernel sets the bit itself)."""
+    host = parser.add_argument_group(
+        "host profile (defaults: the board's link, MPS 256, the MRRS its driver sets, 1 us reads)")
     host.add_argument("--profile",   default="default", choices=["default", "worst", "ideal"],
         help="default: completions up to MPS on 64-byte boundaries, reordered, random back-pressure; "
              "worst: 64-byte completions only; ideal: no stalls, in order.")
     host.add_argument("--mps",             type=int,   help="Max payload size in bytes (default 256).")
-    host.add_argument("--mrrs",            type=int,   help="Max read request size in bytes (default: what the board's driver asks for: 4096 on the VC709, 512 on the others).")
-    host.add_argument("--read-latency-ns", type=finite_float(minimum=0), help="Read request to first completion (default 1000).")
+    host.add_argument("--mrrs",            type=int,
+        help="Max read request size in bytes (default: what the board's driver asks for: 4096 on the VC709, "
+             "512 on the others).")
+    host.add_argument("--read-latency-ns", type=finite_float(minimum=0),
+        help="Read request to first completion (default 1000).")
     host.add_argument("--completion-size", choices=["mps", "64"], help="Completion split (default mps).")
     host.add_argument("--no-reorder",      action="store_true", help="Keep completions of different tags in order.")
-    host.add_argument("--no-extended-tag", action="store_true",
-        help="A host that leaves Extended Tag Field Enable clear: the device may use tags 0-31 only.")
-    host.add_argument("--backpressure",    type=probability, help="P(hard block holds a TX beat) (default 0.02 on pcie_7x boards, 0 on VC709).")
+    if extended_tag:
+        host.add_argument("--no-extended-tag", action="store_true",
+            help="A host that leaves Extended Tag Field Enable clear: the device may use tags 0-31 only.")
+    host.add_argument("--backpressure",    type=probability,
+        help="P(hard block holds a TX beat) (default 0.02 on pcie_7x boards, 0 on VC709).")
     host.add_argument("--rx-gaps",         type=probability, help="P(idle cycle between RX beats) (default 0.05).")
     host.add_argument("--seed",            type=int, help="Random seed of the host model (default 1).")
-    return p
+    return host
 
 
 def board_profile_defaults(board):

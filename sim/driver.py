@@ -20,7 +20,8 @@ import signal
 import sys
 import threading
 
-from hostlink.sim.dma import parse_size, profile_from_args
+from hostlink.sim.dma import parse_size, profile_from_args, add_host_profile_arguments
+from hostlink.sim.watchdog import OneLineArgumentParser
 from hostlink.sim.pcie.soc import BOARDS, get_board
 
 # dma_test ---------------------------------------------------------------------------------------
@@ -93,7 +94,7 @@ def kernel_problems(dmesg):
 # Main ---------------------------------------------------------------------------------------------
 
 def build_parser():
-    p = argparse.ArgumentParser(prog="sim.py driver", description=__doc__.strip().splitlines()[0],
+    p = OneLineArgumentParser(prog="sim.py driver", description=__doc__.strip().splitlines()[0],
         epilog="Example: ./sim.py driver --board vc709 -- litepcie_util info")
     p.add_argument("--board",        default="zc706", help=f"Board: {', '.join(sorted(BOARDS))} (default zc706).")
     p.add_argument("--dma-channels", type=int, default=2, help="DMA channels in the SoC (1 to 8; default 2).")
@@ -112,16 +113,7 @@ def build_parser():
         help="Testing the checks: corrupt the 32-bit word the device writes to host memory at this many "
              "bytes into its DMA writes.")
     p.add_argument("--verbose",      action="store_true", help="Show the simulator's output.")
-    host = p.add_argument_group("host profile (as ./sim.py dma)")
-    host.add_argument("--profile",   default="default", choices=["default", "worst", "ideal"])
-    host.add_argument("--mps",             type=int)
-    host.add_argument("--mrrs",            type=int)
-    host.add_argument("--read-latency-ns", type=float)
-    host.add_argument("--completion-size", choices=["mps", "64"])
-    host.add_argument("--no-reorder",      action="store_true")
-    host.add_argument("--backpressure",    type=float)
-    host.add_argument("--rx-gaps",         type=float)
-    host.add_argument("--seed",            type=int)
+    add_host_profile_arguments(p, extended_tag=False)
     p.add_argument("command", nargs=argparse.REMAINDER,
         help="-- CMD ...: run CMD instead of the default tests (the driver's user tools are on PATH).")
     return p
@@ -129,7 +121,9 @@ def build_parser():
 
 def evaluate(result, commands, ring, skip_loops):
     """Per step: passed or not, and for dma_test the bytes checked and errors. Returns (rows, ok)."""
-    ok = not result["bench"]["timed_out"]
+    # A register or configuration read the SoC never answered fails the run, whatever the kernel made of
+    # the all-ones it was given.
+    ok = not result["bench"]["timed_out"] and not result["bench"].get("mmio_read_errors")
     rows = []
     for step in result["steps"]:
         row = dict(step)
@@ -186,7 +180,8 @@ def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
-    from hostlink.sim.uml.run import run_driver_sim, DriverSimError, sim_dma_ring, SIM_DMA_TEST_SKIP_LOOPS
+    from hostlink.sim.uml.run import run_driver_sim, DriverSimError, sim_dma_ring, SIM_DMA_TEST_SKIP_LOOPS, \
+        KERNEL_STUCK_S
     try:
         board    = get_board(args.board)
         profile  = profile_from_args(args, board)
@@ -222,11 +217,17 @@ def main(argv=None):
     bench = result["bench"]
     print(f"simulated {bench['sim_ns'] / 1e6:.1f} ms in {bench['wall_s']} s: {bench['mmio_reads']} BAR reads, "
           f"{bench['mmio_writes']} BAR writes, {bench['msis']} MSIs, {bench['host_reads']['served']} DMA reads")
+    if bench.get("mmio_read_errors"):
+        print(f"{bench['mmio_read_errors']} register or configuration requests the SoC never answered "
+              f"(see {result['sim_log']})")
     if problems:
         print("kernel log problems:\n    " + "\n    ".join(problems))
     if bench["timed_out"] or result["dmesg"] is None or any(r["timed_out"] for r in rows):
         print(f"the run did not end normally; kernel log (console): {result['console_log']}, "
               f"simulation log: {result['sim_log']}")
+        if bench.get("kernel_stuck"):
+            print(f"the machine (kernel or a process) computed for {KERNEL_STUCK_S} s without a register "
+                  f"access and was ended; the kernel's stacks (host threads) then:\n{bench['kernel_stacks']}")
         for path in (result["console_log"], result["sim_log"]):
             try:
                 tail = open(path, errors="replace").read()[-3000:]

@@ -61,6 +61,14 @@ def test_dma_test_that_checked_nothing_fails():
     assert ok and rows[0]["bytes_checked"] == 176 * 4096
 
 
+def test_a_request_the_soc_never_answered_fails_the_run():
+    step = {"name": "cmd0", "command": "litepcie_util info", "exit_status": 0, "timed_out": False, "output": ""}
+    _, ok = evaluate({"bench": {"timed_out": False, "mmio_read_errors": 0}, "steps": [step]}, [], RING, SKIP)
+    assert ok
+    _, ok = evaluate({"bench": {"timed_out": False, "mmio_read_errors": 1}, "steps": [step]}, [], RING, SKIP)
+    assert not ok
+
+
 def test_default_commands_bring_the_dram_up_only_with_a_dram():
     from hostlink.sim.driver import default_commands
     plain = default_commands(1 << 20, SIM_DMA_RING, SIM_DMA_TEST_SKIP_LOOPS)
@@ -148,7 +156,8 @@ def test_missing_kernel_says_which_target_builds_it(monkeypatch, capsys):
 
 def _run(tmp_path, board, *extra):
     path = tmp_path / f"{board}.json"
-    code = driver_main(["--board", board, "--dma-check", "1M", "--json", str(path), *extra])
+    # A run takes minutes; a kernel that spins is ended after KERNEL_STUCK_S, anything else by this limit.
+    code = driver_main(["--board", board, "--dma-check", "1M", "--timeout", "1800", "--json", str(path), *extra])
     with open(path) as f:
         return code, json.load(f)
 
@@ -212,6 +221,21 @@ def test_one_corrupted_word_fails_dma_test(tmp_path):
     step = next(s for s in result["steps"] if "dma_test" in s["command"])
     assert step["errors"] >= 1 and not step["passed"]
     assert code == 1 and not result["passed"]
+
+@pytest.mark.uml
+@needs_kernel
+def test_a_machine_that_computes_without_the_device_is_ended_with_its_stacks(tmp_path, monkeypatch, capsys):
+    """CI once saw rmmod spin in the kernel for an hour, beyond the reach of the command's own time limit.
+    A machine that computes without one register access for KERNEL_STUCK_S is ended then, with the
+    kernel's stacks, not at --timeout: here a shell loop, with the limit at 30 s."""
+    monkeypatch.setattr("hostlink.sim.uml.run.KERNEL_STUCK_S", 30)
+    code, result = _run(tmp_path, "zc706", "--", "sh", "-c", "while :; do :; done")
+    bench = result["bench"]
+    assert bench["kernel_stuck"] and bench["timed_out"]
+    assert bench["wall_s"] < 300, bench["wall_s"]
+    assert "Thread 1" in bench["kernel_stacks"], bench["kernel_stacks"]
+    assert code == 1 and not result["passed"]
+    assert "the machine (kernel or a process) computed for 30 s without a register access" in capsys.readouterr().out
 
 # Interrupted ---------------------------------------------------------------------------------------
 

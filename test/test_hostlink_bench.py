@@ -157,7 +157,8 @@ SHORT = ["sh", "-c",
 def _run(tmp_path, board, command, *extra):
     from hostlink.sim.driver import main as driver_main
     path = tmp_path / f"{board}.json"
-    code = driver_main(["--board", board, "--json", str(path), "--command-timeout", "900", *extra, "--", *command])
+    code = driver_main(["--board", board, "--json", str(path), "--command-timeout", "900", "--timeout", "1800", *extra,
+                        "--", *command])
     with open(path) as f:
         result = json.load(f)
     shared = os.path.join(REPO, "build", "uml", "runs", f"{board}_dma2", "shared")

@@ -51,6 +51,19 @@ def test_dma_refuses_out_of_range_values_on_one_line(capsys, args, message):
     assert err == f"sim.py dma: error: {message}\n"
 
 
+@pytest.mark.parametrize("args,message", [
+    (["--rx-gaps", "2"],          "argument --rx-gaps: probability must be in [0, 1), not '2'"),
+    (["--read-latency-ns=nan"],   "argument --read-latency-ns: must be a finite number"),
+    (["--no-extended-tag"],       "unrecognized arguments: --no-extended-tag"),   # Its kernel sets the bit.
+])
+def test_driver_checks_the_host_profile_as_dma_does(capsys, args, message):
+    with pytest.raises(SystemExit) as e:
+        sim.main(["driver", *args, "--", "true"])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"sim.py driver: error: {message}"), err
+
+
 @pytest.mark.parametrize("value", ["nan", "inf", "-inf", "0"])
 def test_udp_refuses_non_finite_timeout_on_one_line(capsys, value):
     assert sim.main(["udp", f"--timeout={value}"]) == 2

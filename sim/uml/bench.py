@@ -14,6 +14,7 @@ kernel runs, its process id is in the file named by "pid_file".
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -24,6 +25,21 @@ from cocotb.utils import get_sim_time
 
 from hostlink.sim.pcie.bench import Bench
 from hostlink.sim.uml.pcidev import PciDevBridge, HostActivity
+
+
+def kernel_backtrace(pid):
+    """The host stack of each thread of the User-Mode Linux kernel's process (`pid`), by gdb: in this
+    process the kernel runs its code, so a kernel that spins shows where. A line saying why not when gdb
+    is missing or fails."""
+    gdb = shutil.which("gdb")
+    if gdb is None:
+        return "(no gdb on this machine: no stacks)"
+    try:
+        r = subprocess.run([gdb, "-nx", "-batch", "-p", str(pid), "-ex", "thread apply all bt 30"],
+            capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return f"(gdb failed: {error})"
+    return "\n".join(line for line in r.stdout.splitlines() if line.startswith(("#", "Thread")))
 
 
 @cocotb.test()
@@ -52,9 +68,18 @@ async def driver_bench(dut):
     started  = time.monotonic()
     sim_start = get_sim_time("ns")
     timed_out = False
+    stuck     = False
+    stacks    = None
     report = started
+    # A kernel that computes for `stuck_s` of wall-clock time without a single register access is stuck
+    # in a loop (CI once saw rmmod spin for an hour, out of reach of the command's own time limit): the
+    # run is ended then, with the kernel's stacks, rather than at its --timeout.
+    watch = (started, bridge.commands, bridge.held_s)
     while kernel.poll() is None:
         now = time.monotonic()
+        if now - watch[0] >= uml["stuck_s"]:
+            stuck = bridge.commands == watch[1] and bridge.held_s - watch[2] > 0.8 * (now - watch[0])
+            watch = (now, bridge.commands, bridge.held_s)
         if now - report >= 10:
             # Progress in the simulation log, to tell a slow run from a stuck one.
             report = now
@@ -64,8 +89,18 @@ async def driver_bench(dut):
                 (get_sim_time("ns") - sim_start) / 1e6, bridge.mmio_reads, bridge.mmio_writes, bridge.msis,
                 bridge.msi_latency_total_ns / max(bridge.msis, 1), bridge.msi_latency_max_ns,
                 bench.rc.reads_served, bridge.held_s)
-        if now - started > uml["timeout_s"]:
+            serving = bridge.serving_for()
+            if serving is not None and serving[1] >= 10:
+                bench.log.warning("the bridge has been serving the kernel's %s for %.0f s; the block model "
+                    "holds %s TLPs for the SoC and %s from it", *serving,
+                    len(getattr(bench.dev, "rx_queue", ())) if hasattr(bench.dev, "rx_queue") else "?",
+                    bench.dev.tx_queue.qsize() if hasattr(bench.dev, "tx_queue") else "?")
+        if stuck or now - started > uml["timeout_s"]:
             timed_out = True
+            why = (f"the machine computed for {uml['stuck_s']} s without a register access" if stuck else
+                   f"the run's --timeout ({uml['timeout_s']} s) is up")
+            stacks = kernel_backtrace(kernel.pid)
+            bench.log.error("%s; its stacks when it was ended:\n%s", why, stacks)
             os.killpg(kernel.pid, signal.SIGKILL)
             kernel.wait()
             break
@@ -77,6 +112,8 @@ async def driver_bench(dut):
     results = {
         "kernel_exit":   kernel.returncode,
         "timed_out":     timed_out,
+        "kernel_stuck":  stuck,
+        "kernel_stacks": stacks,
         "wall_s":        round(time.monotonic() - started, 1),
         "sim_ns":        get_sim_time("ns") - sim_start,
         "connected":     bridge.backend.connected,

@@ -36,6 +36,8 @@ from hostlink.sim.uml.vhost_user import VhostUserBackend
 
 # virtio_pcidev operations.
 OP_CFG_READ, OP_CFG_WRITE, OP_MMIO_READ, OP_MMIO_WRITE, OP_MMIO_MEMSET, OP_INT, OP_MSI = 1, 2, 3, 4, 5, 6, 7
+OP_NAMES = {OP_CFG_READ: "config read", OP_CFG_WRITE: "config write", OP_MMIO_READ: "register read",
+            OP_MMIO_WRITE: "register write", OP_MMIO_MEMSET: "register memset"}
 MSG = struct.Struct("<BBHIQ")   # op, bar, reserved, size, addr; then data.
 
 MSI_ADDRESS = 0xa0000           # Where virt-pci composes its MSI messages (um_pci_compose_msi_msg).
@@ -146,6 +148,9 @@ class PciDevBridge:
         self.commands  = 0
         self.mmio_reads = self.mmio_writes = 0
         self.read_errors = 0
+        # The command being served: (name, BAR or None, offset, wall-clock start), for the bench's progress
+        # lines (a command the SoC never finishes shows there); None between commands.
+        self.serving   = None
         self.memory_registered = False
         self.running   = True
         # {(bar, offset)}: writes not forwarded to the SoC, counted in `withheld`. The simulated SoC loses
@@ -251,8 +256,22 @@ class PciDevBridge:
     async def _serve(self, head, chain):
         request = self._gather(chain)
         op, bar, _, size, address = MSG.unpack_from(request)
-        data = request[MSG.size:]
         self.commands += 1
+        self.serving = (OP_NAMES.get(op, str(op)), bar, address, time.monotonic())
+        try:
+            return await self._serve_request(op, bar, size, address, request[MSG.size:], chain)
+        finally:
+            self.serving = None
+
+    def serving_for(self):
+        """(what, seconds) of the command being served, or None."""
+        if self.serving is None:
+            return None
+        name, bar, address, start = self.serving
+        where = f"config space 0x{address:x}" if name.startswith("config") else f"BAR{bar} 0x{address:x}"
+        return f"{name} at {where}", time.monotonic() - start
+
+    async def _serve_request(self, op, bar, size, address, data, chain):
         if op == OP_CFG_READ:
             return self._scatter(chain, await self.config_read(address, size))
         if op == OP_CFG_WRITE:
@@ -313,8 +332,20 @@ class PciDevBridge:
             if self._shadowed(dword):
                 words += struct.pack("<I", self._shadow_dword(dword) if dword < BARS_END else 0)
             else:
-                words += bytes(await self.function.config_read(dword, 4))
+                words += bytes(await self._config_access("read", offset, self.function.config_read(dword, 4,
+                    timeout=MMIO_TIMEOUT_US, timeout_unit="us")))
         return bytes(words[offset % 4:offset % 4 + size])
+
+    async def _config_access(self, what, offset, access):
+        """Awaits a configuration request of the root complex, which gives up after MMIO_TIMEOUT_US (a
+        read then returns all-ones, as a real root complex's completion timeout does): counted in
+        read_errors and logged, rather than the kernel's command waiting for ever."""
+        start = get_sim_time("us")
+        result = await access
+        if get_sim_time("us") - start >= MMIO_TIMEOUT_US:
+            self.read_errors += 1
+            self.log.error("configuration %s at 0x%x: no completion in %d us", what, offset, MMIO_TIMEOUT_US)
+        return result
 
     async def config_write(self, offset, data):
         if self._shadowed(offset & ~3):
@@ -323,4 +354,5 @@ class PciDevBridge:
                 dword[offset % 4:offset % 4 + len(data)] = data
                 self._shadow_write(offset & ~3, struct.unpack("<I", bytes(dword[:4]))[0])
             return
-        await self.function.config_write(offset, bytes(data))
+        await self._config_access("write", offset, self.function.config_write(offset, bytes(data),
+            timeout=MMIO_TIMEOUT_US, timeout_unit="us"))

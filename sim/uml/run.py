@@ -36,6 +36,11 @@ UML_DIR    = os.path.join(BUILD_ROOT, "uml")
 UML_KERNEL = os.path.join(UML_DIR, "linux")
 UML_TREE   = os.path.join(UML_DIR, "linux-source-6.1")
 
+# A run is ended, with the kernel's stacks in the simulation log, once the machine (the kernel or one of its
+# processes) has computed for this many seconds of wall-clock time without one register access: it is
+# spinning (sim/uml/bench.py).
+KERNEL_STUCK_S = 300
+
 # The simulated SoC's ring: 64 buffers of 4 KiB (a page, for zero-copy mmap), an MSI every 8 (8 MSIs a
 # loop, as LitePCIe's defaults; the board's driver keeps LitePCIe's 256 x 8 KiB). The driver lets the
 # software run at most half a ring ahead of the DMA or behind it: 128 KiB here, 75 us of the ZC706's
@@ -257,6 +262,7 @@ def _run_driver_sim(board, run_dir, commands, command_timeout_s, profile, dma_ch
             # The kernel's physical memory is a file there, which the bridge maps: memory, not disk.
             "tmpdir":      "/dev/shm" if os.path.isdir("/dev/shm") else run_dir,
             "timeout_s":   timeout_s,
+            "stuck_s":     KERNEL_STUCK_S,
             "fault_at":    fault_at,
             "pid_file":    os.path.join(run_dir, "uml.pid"),
             "command":     [UML_KERNEL, f"mem={mem}", "rootfstype=hostfs", "rootflags=/", "ro",
