@@ -234,6 +234,10 @@ def test_a_machine_that_computes_without_the_device_is_ended_with_its_stacks(tmp
     assert bench["kernel_stuck"] and bench["timed_out"]
     assert bench["wall_s"] < 300, bench["wall_s"]
     assert "Thread 1" in bench["kernel_stacks"], bench["kernel_stacks"]
+    # The kernel's console answered with its blocked tasks (none here: the loop runs), and the process seen
+    # running is the shell's.
+    assert "Show Blocked State" in bench["kernel_stacks"], bench["kernel_stacks"]
+    assert "last process seen running: " in bench["kernel_stacks"], bench["kernel_stacks"]
     assert code == 1 and not result["passed"]
     assert "the machine (kernel or a process) computed for 30 s without a register access" in capsys.readouterr().out
 

@@ -16,6 +16,8 @@ import json
 import os
 import shutil
 import signal
+import socket
+import struct
 import subprocess
 import time
 
@@ -25,6 +27,8 @@ from cocotb.utils import get_sim_time
 
 from hostlink.sim.pcie.bench import Bench
 from hostlink.sim.uml.pcidev import PciDevBridge, HostActivity
+
+MCONSOLE_MAGIC = 0xcafebabe
 
 
 def kernel_backtrace(pid):
@@ -40,6 +44,42 @@ def kernel_backtrace(pid):
     except (OSError, subprocess.TimeoutExpired) as error:
         return f"(gdb failed: {error})"
     return "\n".join(line for line in r.stdout.splitlines() if line.startswith(("#", "Thread")))
+
+
+def mconsole(path, command, timeout_s=10):
+    """The answer of the kernel's management console (User-Mode Linux's mconsole, a unix datagram socket
+    at `path`) to `command`, e.g. "sysrq w" (its output comes back in the answer); a line saying why not
+    when it does not answer. The console answers in the kernel's interrupt context: a kernel that spins
+    with interrupts on still does, one that spins with them off does not."""
+    request = command.encode()
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    try:
+        sock.bind(f"\0hostlink-mconsole-{os.getpid()}")   # Abstract: where the console sends its answer.
+        sock.settimeout(timeout_s)
+        sock.sendto(struct.pack("<III512s", MCONSOLE_MAGIC, 2, len(request), request), path)
+        parts = []
+        while True:
+            reply = sock.recv(12 + 512)
+            _, more, length = struct.unpack_from("<III", reply)
+            parts.append(reply[12:12 + length].decode(errors="replace"))
+            if not more:
+                return "".join(parts)
+    except OSError as error:
+        return f"(the kernel's console did not answer {command!r}: {error})"
+    finally:
+        sock.close()
+
+
+def process_line(pid):
+    """`pid`'s state and command line, from /proc: which of the kernel's processes was running."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            state = f.read().rsplit(")", 1)[1].split()[0]
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            cmdline = f.read().replace(b"\0", b" ").decode(errors="replace").strip()
+    except (OSError, IndexError):
+        return f"{pid} (gone)"
+    return f"{pid} state {state}: {cmdline[:200]}"
 
 
 @cocotb.test()
@@ -101,6 +141,13 @@ async def driver_bench(dut):
                    f"the run's --timeout ({uml['timeout_s']} s) is up")
             stacks = kernel_backtrace(kernel.pid)
             bench.log.error("%s; its stacks when it was ended:\n%s", why, stacks)
+            # Which of the machine's processes was running, and what its tasks were doing: blocked ones
+            # (sysrq w) in the results, all of them (sysrq t) in this log.
+            running = process_line(bridge.host.running_pid) if bridge.host.running_pid else "none seen"
+            blocked = mconsole(uml["mconsole"], "sysrq w")
+            bench.log.error("last process seen running: %s\nblocked tasks (sysrq w):\n%s\nall tasks (sysrq t):\n%s",
+                running, blocked, mconsole(uml["mconsole"], "sysrq t"))
+            stacks = f"{stacks}\nlast process seen running: {running}\nblocked tasks (sysrq w):\n{blocked}"
             os.killpg(kernel.pid, signal.SIGKILL)
             kernel.wait()
             break

@@ -103,6 +103,7 @@ class HostActivity:
         # kernel counts as busy until it has been asleep for `settle_s`.
         self.settle_s  = settle_s
         self.last_busy = 0.0
+        self.running_pid = None   # The last process seen running (diagnostics).
 
     def busy(self):
         now = time.monotonic()
@@ -131,6 +132,7 @@ class HostActivity:
             except (OSError, IndexError):
                 continue
             if state == "R":
+                self.running_pid = pid
                 return True
         return False
 

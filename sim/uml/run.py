@@ -263,6 +263,8 @@ def _run_driver_sim(board, run_dir, commands, command_timeout_s, profile, dma_ch
             "tmpdir":      "/dev/shm" if os.path.isdir("/dev/shm") else run_dir,
             "timeout_s":   timeout_s,
             "stuck_s":     KERNEL_STUCK_S,
+            # The kernel's management console (umid and uml_dir below), for its tasks' stacks on a hang.
+            "mconsole":    os.path.join(run_dir, "uml", "mconsole"),
             "fault_at":    fault_at,
             "pid_file":    os.path.join(run_dir, "uml.pid"),
             "command":     [UML_KERNEL, f"mem={mem}", "rootfstype=hostfs", "rootflags=/", "ro",
@@ -271,7 +273,7 @@ def _run_driver_sim(board, run_dir, commands, command_timeout_s, profile, dma_ch
                             # simulation on a loaded machine is not a dead device (the command's own
                             # timeout ends a hung one, with the logs).
                             f"virt_pci.max_delay_us={min(int(command_timeout_s*1e6), 2**32 - 1)}",
-                            "con0=null,fd:1", "con=null", "loglevel=7"],
+                            "con0=null,fd:1", "con=null", "loglevel=7", f"uml_dir={run_dir}", "umid=uml"],
         },
     })
     config_path = os.path.join(run_dir, "config.json")
