@@ -180,8 +180,7 @@ def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
-    from hostlink.sim.uml.run import run_driver_sim, DriverSimError, sim_dma_ring, SIM_DMA_TEST_SKIP_LOOPS, \
-        KERNEL_STUCK_S
+    from hostlink.sim.uml.run import run_driver_sim, DriverSimError, sim_dma_ring, SIM_DMA_TEST_SKIP_LOOPS
     try:
         board    = get_board(args.board)
         profile  = profile_from_args(args, board)
@@ -225,9 +224,8 @@ def main(argv=None):
     if bench["timed_out"] or result["dmesg"] is None or any(r["timed_out"] for r in rows):
         print(f"the run did not end normally; kernel log (console): {result['console_log']}, "
               f"simulation log: {result['sim_log']}")
-        if bench.get("kernel_stuck"):
-            print(f"the machine (kernel or a process) computed for {KERNEL_STUCK_S} s without a register "
-                  f"access and was ended; the kernel's stacks (host threads) then:\n{bench['kernel_stacks']}")
+        if bench.get("kernel_stacks"):
+            print(f"ended because {bench['ended_because']}; the kernel then:\n{bench['kernel_stacks']}")
         for path in (result["console_log"], result["sim_log"]):
             try:
                 tail = open(path, errors="replace").read()[-3000:]

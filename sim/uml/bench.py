@@ -110,6 +110,7 @@ async def driver_bench(dut):
     timed_out = False
     stuck     = False
     stacks    = None
+    why       = None
     report = started
     # A kernel that computes for `stuck_s` of wall-clock time without a single register access is stuck
     # in a loop (CI once saw rmmod spin for an hour, out of reach of the command's own time limit): the
@@ -160,6 +161,7 @@ async def driver_bench(dut):
         "kernel_exit":   kernel.returncode,
         "timed_out":     timed_out,
         "kernel_stuck":  stuck,
+        "ended_because": why,
         "kernel_stacks": stacks,
         "wall_s":        round(time.monotonic() - started, 1),
         "sim_ns":        get_sim_time("ns") - sim_start,
