@@ -118,11 +118,14 @@ class BaseSoC(SoCCore):
         pcie_phy_cls       = S7PCIEPHY,
         with_dram          = False,
         dram_phy           = None,
+        user_ports         = None,
         **kwargs):
         if not (with_ethernet or with_pcie):
             raise ValueError("the KC705 SoC needs the UDP core, PCIe or both, not neither")
         if with_dram and not with_pcie:
             raise ValueError("--with-dram needs --with-pcie: the DRAM is a source and sink of the PCIe DMA")
+        if user_ports and not with_pcie:
+            raise ValueError("user ports need --with-pcie: they are the PCIe DMA channels' user side")
         if with_pcie:
             check_pcie_parameters(pcie_lanes, pcie_data_width, dma_channels,
                 self.LANES, self.DATA_WIDTHS)
@@ -185,6 +188,7 @@ class BaseSoC(SoCCore):
                 max_pending_requests = 32,
                 bar0_size            = 0x100000,  # LitePCIe's pcie_7x configuration: 1 MiB.
                 dram_channels        = dram_channels,
+                user_ports           = user_ports,
             )
 
 # Build --------------------------------------------------------------------------------------------

@@ -27,6 +27,7 @@ from migen.genlib.cdc import PulseSynchronizer
 from litex.gen import *
 
 from litex.soc.integration.soc_core import SoCMini
+from litex.soc.interconnect import stream
 
 from litepcie.core import LitePCIeMSI
 from litepcie.frontend.dma import LitePCIeDMA
@@ -41,6 +42,7 @@ from hostlink.cores.pcie.irq_serializer import IRQSerializer
 from hostlink.cores.pcie.splitter import litepcie_with_descriptor_splitter
 from hostlink.cores.pcie.read_fence import ReadFence
 from hostlink.cores.pcie.write_fence import WriteFence
+from hostlink.cores.pcie.user_port import UserPort
 from hostlink.cores.dram.integration import board_dram_clk_freq, board_dram_phy, add_dram
 
 # Within the PCIe specification's completion timeout ranges (50 us to 50 ms; 10 ms is in range B).
@@ -175,7 +177,8 @@ def _report_errors_to_hard_block(soc, phy, timeout, unexpected):
 DEFAULT_DMA_CHANNELS = 2
 
 
-def add_pcie_dma(soc, phy, dma_channels, max_pending_requests=8, led_pads=None, dram_channels=None):
+def add_pcie_dma(soc, phy, dma_channels, max_pending_requests=8, led_pads=None, dram_channels=None,
+    user_ports=None):
     """LitePCIe endpoint, scatter-gather DMA channels with internal loopback, MSI, on `phy`.
 
     `max_pending_requests` reads of max-read-request size stay in flight: they must cover the link's
@@ -186,7 +189,16 @@ def add_pcie_dma(soc, phy, dma_channels, max_pending_requests=8, led_pads=None, 
     `led_pads`, when given, show link-up (LED 0) and DMA activity (LED 1).
     `dram_channels` (from add_dram), when given, put a switch between each channel and its patterns, so
     that the host can move that channel's data to and from the board's DRAM instead.
+    `user_ports`, when given, maps channel numbers to the keyword arguments of a UserPort
+    (hostlink.cores.pcie.user_port: `data_width`, `clock_domain`, `fifo_depth`): that channel gets
+    `soc.pcie_dma<i>_user`, whose `source` / `sink` the user's core connects to, and whose `select` CSR
+    gives it the channel's data instead of the patterns (or DRAM).
     """
+    user_ports = dict(user_ports or {})
+    for channel in user_ports:
+        if not isinstance(channel, int) or isinstance(channel, bool) or not 0 <= channel < dma_channels:
+            raise ValueError(f"user port channel must be one of the SoC's DMA channels 0..{dma_channels - 1}, "
+                             f"not {channel!r}")
     add_pcie(soc, phy,
         ndmas                = dma_channels,
         address_width        = 64,  # Host buffers may sit above 4 GiB.
@@ -200,16 +212,20 @@ def add_pcie_dma(soc, phy, dma_channels, max_pending_requests=8, led_pads=None, 
         checker   = DMAPatternChecker(dma.data_width)
         soc.add_module(name=f"pcie_dma{i}_generator", module=generator)
         soc.add_module(name=f"pcie_dma{i}_checker",   module=checker)
+        # The channel's data: to and from the user port when it has one and selects it, else as without.
+        from_dma, to_dma = dma.source, dma.sink
+        if i in user_ports:
+            from_dma, to_dma = _add_user_port(soc, dma, i, user_ports[i])
         if dram_channels is None:
             soc.comb += [
-                generator.source.connect(dma.sink),
-                dma.source.connect(checker.sink),
+                generator.source.connect(to_dma),
+                from_dma.connect(checker.sink),
             ]
         else:
             dram = dram_channels[i]
             soc.comb += [
-                dma.source.connect(dram.from_dma),
-                dram.to_dma.connect(dma.sink),
+                from_dma.connect(dram.from_dma),
+                dram.to_dma.connect(to_dma),
                 generator.source.connect(dram.from_pattern),
                 dram.to_pattern.connect(checker.sink),
             ]
@@ -223,6 +239,28 @@ def add_pcie_dma(soc, phy, dma_channels, max_pending_requests=8, led_pads=None, 
         soc.comb += led_pads[0].eq(phy._link_status.fields.status)
         soc.comb += led_pads[1].eq(dma_active)
 
+def _add_user_port(soc, dma, channel, params):
+    """`soc.pcie_dma<channel>_user`, switched by its `select` CSR between the DMA and the streams it returns
+    (from_dma, to_dma), which carry the channel's data when the user port is not selected."""
+    port = UserPort(dma.data_width, **params)
+    soc.add_module(name=f"pcie_dma{channel}_user", module=port)
+    from_dma = stream.Endpoint([("data", dma.data_width)])
+    to_dma   = stream.Endpoint([("data", dma.data_width)])
+    soc.comb += If(port.select,
+        dma.source.connect(port.dma_sink),
+        port.dma_source.connect(dma.sink),
+    ).Else(
+        dma.source.connect(from_dma),
+        to_dma.connect(dma.sink),
+    )
+    # Each direction's counters restart when the host enables that direction's engine.
+    for enable, clear in [(dma.reader.enable, port.h2c_clear), (dma.writer.enable, port.c2h_clear)]:
+        enabled = Signal()
+        soc.sync += enabled.eq(enable)
+        soc.comb += clear.eq(enable & ~enabled)
+    return from_dma, to_dma
+
+
 def check_pcie_parameters(lanes, data_width, dma_channels, allowed_lanes, allowed_data_widths):
     """Refuse, before anything is built, a PCIe configuration the board or LitePCIe cannot have."""
     check_lanes(lanes, allowed_lanes)
@@ -234,7 +272,8 @@ def add_pcie_endpoint(soc, platform, pcie_phy_cls, lanes, data_width, dma_channe
     max_pending_requests = 8,
     bar0_size            = 0x100000,
     pcie_phy_kwargs      = None,
-    dram_channels        = None):
+    dram_channels        = None,
+    user_ports           = None):
     """`pcie_phy_cls` on the board's `pcie_x<lanes>` pads as `soc.pcie_phy`, and add_pcie_dma().
 
     Shared by PCIeDMASoC and the SoCs that add PCIe to something else (KC705: next to the UDP core).
@@ -249,6 +288,7 @@ def add_pcie_endpoint(soc, platform, pcie_phy_cls, lanes, data_width, dma_channe
         max_pending_requests = max_pending_requests,
         led_pads             = platform.request_all("user_led"),
         dram_channels        = dram_channels,
+        user_ports           = user_ports,
     )
 
 
@@ -267,6 +307,9 @@ class PCIeDMASoC(SoCMini):
     `with_dram` adds the board's DDR3 SODIMM (add_dram) as described by `dram_platform`, the platform
     module's DDRAM_* constants; the CRG then gets `dram_clk_freq` and makes the `dram`/`dram4x` domains.
     `dram_phy(platform, clk_freq) -> (phy, module)` replaces the board's PHY (the simulation's model).
+
+    `user_ports` ({channel: UserPort keyword arguments}) gives those channels a port for the user's own
+    logic (add_pcie_dma), `soc.pcie_dma<i>_user`; a clock domain the ports name must be made by the caller.
     """
     def __init__(self, platform, sys_clk_freq, crg_cls, pcie_phy_cls, lanes, data_width,
         allowed_lanes,
@@ -279,6 +322,7 @@ class PCIeDMASoC(SoCMini):
         with_dram            = False,
         dram_platform        = None,
         dram_phy             = None,
+        user_ports           = None,
         **kwargs):
         check_pcie_parameters(lanes, data_width, dma_channels, allowed_lanes, allowed_data_widths)
         if with_dram and dram_platform is None:
@@ -316,4 +360,5 @@ class PCIeDMASoC(SoCMini):
             bar0_size            = bar0_size,
             pcie_phy_kwargs      = pcie_phy_kwargs,
             dram_channels        = dram_channels,
+            user_ports           = user_ports,
         )

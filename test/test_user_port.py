@@ -1,0 +1,183 @@
+# This file is part of hostlink.
+# Copyright (c) 2026 hostlink developers
+# SPDX-License-Identifier: BSD-2-Clause
+
+"""UserPort (cores/pcie/user_port.py) in migen's simulator: a DMA channel's streams in the user's clock and
+width, byte for byte, with idle cycles on the input and back-pressure on the output, each alone and both,
+in the SoC's clock and in a clock of the user's; widths narrower than, equal to and wider than the DMA's;
+`first`/`last` at buffer bounds; the counters; the parameter checks. Every wait is bounded in cycles, and
+each run ends by checking that nothing more comes out."""
+
+import random
+
+import pytest
+
+from migen import *
+
+from hostlink.cores.pcie.user_port import UserPort
+
+DMA_WIDTH = 128
+# (valid probability at the input, ready probability at the output): idle alone, back-pressure alone, both.
+# The hardest (both) in the quick tier, the others in `slow`.
+FLOWS = [pytest.param(flow, marks=pytest.mark.slow) for flow in [(1.0, 1.0), (0.4, 1.0), (1.0, 0.3)]] + [(0.5, 0.5)]
+MAX_CYCLES = 20000
+
+
+def to_words(data, width):
+    n = width // 8
+    return [int.from_bytes(data[i:i + n], "little") for i in range(0, len(data), n)]
+
+
+def from_words(words, width):
+    return b"".join(w.to_bytes(width // 8, "little") for w in words)
+
+
+def drive(endpoint, words, rng, valid_p, marks):
+    """Send `words` (with `marks[i]` = (first, last)), idle with probability 1 - valid_p; bounded."""
+    for i, word in enumerate(words):
+        while rng.random() > valid_p:
+            yield endpoint.valid.eq(0)
+            yield
+        yield endpoint.valid.eq(1)
+        yield endpoint.data.eq(word)
+        yield endpoint.first.eq(marks[i][0])
+        yield endpoint.last.eq(marks[i][1])
+        yield
+        for _ in range(MAX_CYCLES):
+            if (yield endpoint.ready):
+                break
+            yield
+        else:
+            raise AssertionError(f"input stuck at word {i}")
+    yield endpoint.valid.eq(0)
+
+
+def collect(endpoint, count, rng, ready_p, out, tail=200):
+    """Take `count` words (data, first, last) into `out`, ready with probability ready_p; then `tail` cycles
+    with ready high in which nothing more may come."""
+    cycles = 0
+    while len(out) < count:
+        ready = rng.random() < ready_p
+        yield endpoint.ready.eq(ready)
+        yield
+        if ready and (yield endpoint.valid):
+            out.append(((yield endpoint.data), (yield endpoint.first), (yield endpoint.last)))
+        cycles += 1
+        assert cycles < MAX_CYCLES, f"output stuck after {len(out)} of {count} words"
+    yield endpoint.ready.eq(1)
+    for _ in range(tail):
+        yield
+        assert not (yield endpoint.valid), "a word more than was sent"
+
+
+def buffers(rng, unit, count):
+    """Byte buffers whose lengths are whole numbers of `unit` bytes."""
+    return [bytes(rng.randrange(256) for _ in range(unit * rng.choice([1, 2, 3, 5]))) for _ in range(count)]
+
+
+def marks_of(sizes, word_bytes):
+    marks = []
+    for size in sizes:
+        n = size // word_bytes
+        marks += [(i == 0, i == n - 1) for i in range(n)]
+    return marks
+
+
+def run(port, generators):
+    domains = {"sys": 10} if port.clock_domain == "sys" else {"sys": 10, "user": 13}
+    by_domain = {}
+    for domain, generator in generators:
+        by_domain.setdefault(domain, []).append(generator)
+    run_simulation(port, by_domain, clocks=domains)
+
+
+@pytest.mark.parametrize("flow", FLOWS, ids=["plain", "idle", "backpressure", "both"])
+@pytest.mark.parametrize("width", [32, 128, 256])
+@pytest.mark.parametrize("domain", ["sys", "user"])
+def test_host_to_fpga_bytes_and_buffer_marks(domain, width, flow):
+    rng = random.Random(width * 7 + len(domain))
+    port = UserPort(DMA_WIDTH, width, clock_domain=domain, fifo_depth=8, with_csr=False)
+    unit = max(width, DMA_WIDTH) // 8
+    data = buffers(rng, unit, 6)
+    sizes = [len(b) for b in data]
+    stream_bytes = b"".join(data)
+    out = []
+    run(port, [
+        ("sys",  drive(port.dma_sink, to_words(stream_bytes, DMA_WIDTH), random.Random(1), flow[0],
+                       marks_of(sizes, DMA_WIDTH // 8))),
+        (domain, collect(port.source, len(stream_bytes) * 8 // width, random.Random(2), flow[1], out)),
+    ])
+    assert from_words([w for w, _, _ in out], width) == stream_bytes
+    assert [(f, l) for _, f, l in out] == marks_of(sizes, width // 8)
+
+
+@pytest.mark.parametrize("flow", FLOWS, ids=["plain", "idle", "backpressure", "both"])
+@pytest.mark.parametrize("width", [8, 64, 128, 512])
+@pytest.mark.parametrize("domain", ["sys", "user"])
+def test_fpga_to_host_bytes_and_buffer_marks(domain, width, flow):
+    rng = random.Random(width * 11 + len(domain))
+    port = UserPort(DMA_WIDTH, width, clock_domain=domain, fifo_depth=16, with_csr=False)
+    unit = max(width, DMA_WIDTH) // 8
+    data = buffers(rng, unit, 5)
+    sizes = [len(b) for b in data]
+    stream_bytes = b"".join(data)
+    out = []
+    run(port, [
+        (domain, drive(port.sink, to_words(stream_bytes, width), random.Random(3), flow[0],
+                       marks_of(sizes, width // 8))),
+        ("sys",  collect(port.dma_source, len(stream_bytes) * 8 // DMA_WIDTH, random.Random(4), flow[1], out)),
+    ])
+    assert from_words([w for w, _, _ in out], DMA_WIDTH) == stream_bytes
+    assert [(f, l) for _, f, l in out] == marks_of(sizes, DMA_WIDTH // 8)
+
+
+def test_last_ends_a_dma_word_early():
+    """A core's buffer of 5 words of 32 bits: the DMA gets two words, the second ended by `last` after
+    its first 32 bits."""
+    port = UserPort(DMA_WIDTH, 32, clock_domain="user", fifo_depth=8, with_csr=False)
+    words = [0x11111111, 0x22222222, 0x33333333, 0x44444444, 0x55555555]
+    out = []
+    run(port, [
+        ("user", drive(port.sink, words, random.Random(5), 1.0, [(i == 0, i == 4) for i in range(5)])),
+        ("sys",  collect(port.dma_source, 2, random.Random(6), 1.0, out)),
+    ])
+    assert out[0] == (0x44444444333333332222222211111111, 1, 0)
+    assert (out[1][0] & 0xffffffff, out[1][2]) == (0x55555555, 1)
+
+
+def test_counters_count_words_and_waits_and_clear():
+    port = UserPort(DMA_WIDTH, 64, clock_domain="user", fifo_depth=4, with_csr=False)
+    words = list(range(1, 41))
+    counts = {}
+
+    def host_to_fpga():
+        yield from drive(port.dma_sink, words, random.Random(7), 1.0, [(0, 0)] * len(words))
+        for _ in range(400):
+            yield
+        counts["h2c"] = ((yield port.h2c_words), (yield port.h2c_waits))
+        yield port.h2c_clear.eq(1)
+        yield
+        yield port.h2c_clear.eq(0)
+        yield
+        counts["cleared"] = ((yield port.h2c_words), (yield port.h2c_waits))
+
+    out = []
+    run(port, [("sys", host_to_fpga()),
+               ("user", collect(port.source, 2 * len(words), random.Random(8), 0.2, out, tail=0))])
+    assert counts["h2c"][0] == len(words)
+    assert counts["h2c"][1] > 0             # A 4-word FIFO and a core taking one word in five.
+    assert counts["cleared"] == (0, 0)
+    assert from_words([w for w, _, _ in out], 64) == from_words(words, DMA_WIDTH)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"data_width": 12},  r"whole number of bytes in bits .* not 12"),
+    ({"data_width": 0},   r"whole number of bytes in bits .* not 0"),
+    ({"data_width": "64"}, r"whole number of bytes in bits .* not '64'"),
+    ({"data_width": 96},  r"divide the DMA's 128 bits or be a multiple of them .* not 96"),
+    ({"fifo_depth": 100}, r"power of 2 of at least 4 words, not 100"),
+    ({"fifo_depth": 2},   r"power of 2 of at least 4 words, not 2"),
+])
+def test_bad_parameters_say_what_was_given(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        UserPort(DMA_WIDTH, **kwargs)
