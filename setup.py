@@ -3,12 +3,12 @@
 # Copyright (c) 2026 hostlink developers
 # SPDX-License-Identifier: BSD-2-Clause
 
-# The repository keeps the brief's top-level layout (cores/, targets/, sim/, software/), while the
+# The repository keeps the brief's top-level layout (cores/, targets/, sim/, software/, examples/), while the
 # installed import names stay namespaced: hostlink.cores, hostlink.targets, hostlink.sim, ...
 
 from setuptools import setup, find_packages
 
-TOP_LEVEL = ["cores", "targets", "sim", "software"]
+TOP_LEVEL = ["cores", "targets", "sim", "software", "examples"]
 
 packages    = ["hostlink"]
 package_dir = {"hostlink": "hostlink"}

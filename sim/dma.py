@@ -97,7 +97,7 @@ def build_parser():
     p.add_argument("--plot", metavar="PNG", help="Plot throughput against total bytes moved into PNG.")
     p.add_argument("--sizes",        type=parse_sizes,
         help=f"Transfer sizes, e.g. 4K,64K,1M (default {','.join(DEFAULT_SIZES)}).")
-    p.add_argument("--directions",   default="h2c,c2h,bidir", type=parse_directions,
+    p.add_argument("--directions",   default=None, type=parse_directions,
         help="h2c (host to FPGA), c2h (FPGA to host), bidir (both at once, through the loopback).")
     p.add_argument("--dma-channels", type=int,
         help="DMA channels in the SoC (1 to 8; default 2, or the most channels a --sweep runs).")
@@ -109,6 +109,12 @@ def build_parser():
         help="SoC with the board's DRAM (simulated): adds host -> DRAM and DRAM -> host rows per size.")
     p.add_argument("--dram-address", default=4096, type=parse_size,
         help="DRAM byte address of the DRAM rows' window (default 4K: windows straddle DRAM rows).")
+    p.add_argument("--user-core",    metavar="MODULE:CLASS",
+        help="Put your core (MODULE:CLASS or FILE.py:CLASS, see examples/accelerator.py) on a DMA channel's user "
+             "port and run each size through it, both directions at once, every result checked against the "
+             "core's model (e.g. examples.accelerator:Accelerator).")
+    p.add_argument("--user-channel", type=int, default=0, metavar="N",
+        help="The DMA channel the user core takes (default 0).")
     p.add_argument("--json",         metavar="PATH", help="Write the results as JSON to PATH.")
     p.add_argument("--verbose",      action="store_true", help="Show the simulator's output.")
     p.add_argument("--timeout",      type=finite_float(positive=True), metavar="SECONDS",
@@ -232,6 +238,10 @@ def format_table(results):
         direction = r["direction"] if r.get("target") != "dram" else f"{r['direction']}-dram"
         lines.append(f"{r['size']:>10} {direction:>9} {r['channels']:>3} {r['bytes']:>10} {cycles:>10} "
                      f"{r['gbytes_per_s']:>7.3f} {r['errors']:>6} {r['msis']:>3}/{r['msis_expected']:<3}")
+    for r in results["results"]:
+        if "user_counters" in r:
+            counters = ", ".join(f"{name} {value}" for name, value in r["user_counters"].items())
+            lines.append(f"user port, {r['size']} bytes through {r['user_core']}: {counters}")
     return "\n".join(lines)
 
 def plot_throughput(results, path):
@@ -265,7 +275,8 @@ def plot_throughput(results, path):
 # Main ---------------------------------------------------------------------------------------------
 
 def run(board_name, sizes, directions=DIRECTIONS, dma_channels=2, channels=1, descriptor_size=65536,
-        profile=None, verbose=False, split=False, with_dram=False, dram_address=4096, profile_streams=None):
+        profile=None, verbose=False, split=False, with_dram=False, dram_address=4096, profile_streams=None,
+        user_core=None):
     from hostlink.sim.pcie.run import run_jobs
     board = get_board(board_name)
     check_dma_channels(dma_channels)
@@ -273,11 +284,27 @@ def run(board_name, sizes, directions=DIRECTIONS, dma_channels=2, channels=1, de
         if not 1 <= count <= dma_channels:
             raise ValueError(f"channels running at once must be from 1 to {dma_channels}, not {count!r}")
     profile = profile or host_profile("default", **board_profile_defaults(board))
-    jobs = make_jobs(sizes, directions, channels, descriptor_size, granularity=board.data_width // 8, split=split)
+    if user_core is not None:
+        if not 0 <= user_core["channel"] < dma_channels:
+            raise ValueError(f"user channel must be one of the SoC's DMA channels 0..{dma_channels - 1}, "
+                             f"not {user_core['channel']!r}")
+        from hostlink.cores.pcie.user_core import load_user_core, build_user_core, port_bandwidth_note
+        # A wrong module, class or port: one line, before anything is built.
+        core = build_user_core(load_user_core(user_core["spec"]), board.data_width, board.sys_clk_hz())
+        if not callable(getattr(core, "model", None)):
+            raise ValueError(f"user core {type(core).__name__} has no `model(data, settings)`: the simulation "
+                             f"checks every result against it")
+        note = port_bandwidth_note(core, board.data_width, board.sys_clk_hz())
+        if note:
+            print(f"sim.py dma: {note}", file=sys.stderr)
+        jobs = [dict(job, channels=[user_core["channel"]]) for job in
+                make_jobs(sizes, ["user"], 1, descriptor_size, granularity=board.data_width // 8)]
+    else:
+        jobs = make_jobs(sizes, directions, channels, descriptor_size, granularity=board.data_width // 8, split=split)
     if with_dram:
         jobs += make_dram_jobs(sizes, descriptor_size, board.data_width // 8, dram_address)
     return run_jobs(board.name, jobs, profile, dma_channels=dma_channels, verbose=verbose, with_dram=with_dram,
-        profile_streams=profile_streams)
+        profile_streams=profile_streams, user_core=user_core)
 
 
 def main_latency_sweep(args, parser):
@@ -322,7 +349,8 @@ def main(argv=None):
         profile = profile_from_args(args, board)
         results = run(board.name, args.sizes, args.directions, args.dma_channels, args.channels,
             args.descriptor_size, profile, args.verbose, split=args.split,
-            with_dram=args.with_dram, dram_address=args.dram_address, profile_streams=args.profile_streams)
+            with_dram=args.with_dram, dram_address=args.dram_address, profile_streams=args.profile_streams,
+            user_core={"spec": args.user_core, "channel": args.user_channel} if args.user_core else None)
     except ValueError as error:
         parser.error(str(error))
     print(format_table(results))
@@ -357,6 +385,10 @@ def parse_args(argv):
         parser.error("--sweep and --sweep-latency are two different runs: choose one")
     if (args.latencies or args.mrrs_list) and not args.sweep_latency:
         parser.error("--latencies and --mrrs-list go with --sweep-latency")
+    if args.user_core and (args.directions or args.sweep or args.sweep_latency or args.with_dram or args.channels):
+        parser.error("--user-core runs both directions at once through the core on one channel: "
+                     "no --directions, --channels, --sweep, --sweep-latency or --with-dram with it")
+    args.directions = ["user"] if args.user_core else args.directions or list(DIRECTIONS)
     if args.sweep_latency:
         args.sizes      = args.sizes or [parse_size(LATENCY_SWEEP_SIZE)]
         args.directions = ["h2c"]

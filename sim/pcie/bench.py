@@ -107,6 +107,11 @@ class Bench:
             cocotb.start_soon(Clock(self.dut.sim_dram_clk, dram_period_ps, unit="ps").start())
             self.dut.sim_dram_rst.value   = 1
             self.dut.sim_dram_stuck.value = 0
+        # A user core's own clock (sim/pcie/soc.py).
+        user_core = cfg.get("user_core")
+        if user_core and user_core["clock_port"]:
+            user_period_ps = 2 * round(0.5e12 / user_core["clk_hz"])
+            cocotb.start_soon(Clock(getattr(self.dut, user_core["clock_port"]), user_period_ps, unit="ps").start())
 
         self.rc = HostRootComplex(profile)
         self.rc.max_payload_size      = mps_code(profile.max_payload_size)
@@ -355,7 +360,18 @@ class Bench:
         kind, size, channels = job["kind"], job["size"], job["channels"]
         drv = self.driver
         descriptor_size = job["descriptor_size"]
-        directions = {"h2c": ["h2c"], "c2h": ["c2h"], "bidir": ["h2c", "c2h"]}[kind]
+        # "user": both directions at once through the channel's user core, its results checked against the
+        # core's model.
+        directions = {"h2c": ["h2c"], "c2h": ["c2h"], "bidir": ["h2c", "c2h"], "user": ["h2c", "c2h"]}[kind]
+        user_core = self.config.get("user_core") if kind == "user" else None
+        if kind == "user":
+            if not user_core or channels != [user_core["channel"]]:
+                raise ValueError("a user job runs on the channel of the SoC's user core alone")
+            from hostlink.cores.pcie.user_core import load_user_core
+            model = load_user_core(user_core["spec"]).model
+            for name, value in user_core["settings"].items():
+                await drv.write(f"{user_core['csr_prefix']}_{name}", value)
+            await drv.write(f"pcie_dma{user_core['channel']}_user_select", 1)
 
         # Buffers and descriptors per channel.
         plan = []
@@ -464,12 +480,21 @@ class Bench:
             if kind == "bidir":
                 got = entry["dst"][0:size]
                 errors += sum(1 for a, b in zip(got, entry["data"]) if a != b)
+            if kind == "user":
+                got = entry["dst"][0:size]
+                errors += sum(1 for a, b in zip(got, model(entry["data"], user_core["settings"])) if a != b)
             if "dst" in entry:
                 guard = entry["dst"][size:size + 64]
                 errors += sum(1 for b in guard if b != 0xa5)
             for d in directions:
                 await drv.stop(ch, d)
             await drv.set_loopback(ch, False)
+        user_counters = None
+        if kind == "user":
+            prefix = f"pcie_dma{user_core['channel']}_user"
+            user_counters = {name: await drv.read(f"{prefix}_{name}")
+                             for name in ("h2c_words", "h2c_waits", "c2h_words", "c2h_waits")}
+            await drv.write(f"{prefix}_select", 0)
 
         self.job_bytes = None
         errors += self.rc.bad_reads - bad_before + self.rc.bad_writes - bad_writes_before
@@ -494,7 +519,11 @@ class Bench:
                 "msi_ahead_of_data_ns": msi_ahead_ns,
                 "msi_ahead_of_reads_ns": msi_ahead_of_reads_ns,
             })
-            if kind == "bidir":
+            if user_counters is not None:
+                rows[-1]["user_core"]     = user_core["spec"]
+                rows[-1]["user_counters"] = user_counters
+            if kind in ("bidir", "user"):
+                rows[-1]["direction"] = kind
                 break
         return rows
 

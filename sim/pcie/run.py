@@ -15,7 +15,7 @@ import threading
 import time
 
 from hostlink import REPO, BUILD_ROOT
-from hostlink.sim.pcie.soc import get_board, generate_sim_soc, STUBS, HARD_BLOCK_JSON
+from hostlink.sim.pcie.soc import get_board, generate_sim_soc, STUBS, HARD_BLOCK_JSON, USER_CORE_JSON
 from hostlink.sim.pcie.host import HostProfile
 from hostlink.sim.pcie.stream_profile import check_stream_names
 from hostlink.sim.build_lock import held
@@ -65,13 +65,19 @@ def say(message):
     print(f"sim.py dma: {message}", file=sys.stderr, flush=True)
 
 
-def _gateware_sources_digest(board, dma_channels, with_dram=False):
-    """What the simulated SoC is elaborated from: our gateware and targets, and the pinned libraries."""
+def _gateware_sources_digest(board, dma_channels, with_dram=False, user_core=None):
+    """What the simulated SoC is elaborated from: our gateware and targets, the pinned libraries, and the
+    user core's source file."""
     from importlib.metadata import version
-    digest = hashlib.sha256(f"{board.name}/{dma_channels}/{with_dram}".encode())
+    digest = hashlib.sha256(f"{board.name}/{dma_channels}/{with_dram}/{json.dumps(user_core)}".encode())
     for package in ("litex", "litepcie", "litedram", "migen"):
         digest.update(f"{package}=={version(package)}".encode())
-    for top in ("cores", "targets", os.path.join("sim", "pcie")):
+    if user_core is not None:
+        import inspect
+        from hostlink.cores.pcie.user_core import load_user_core
+        with open(inspect.getsourcefile(load_user_core(user_core["spec"])), "rb") as f:
+            digest.update(f.read())
+    for top in ("cores", "targets", os.path.join("sim", "pcie"), "examples"):
         for folder, _, files in sorted(os.walk(os.path.join(REPO, top))):
             for name in sorted(files):
                 if name.endswith((".py", ".v")):
@@ -80,29 +86,41 @@ def _gateware_sources_digest(board, dma_channels, with_dram=False):
     return digest.hexdigest()[:16]
 
 
+def user_core_tag(user_core):
+    """The part of a model's name that says which user core it carries, on which channel."""
+    module, _, cls = user_core["spec"].rpartition(":")
+    module = os.path.splitext(os.path.basename(module))[0] if module.endswith(".py") else module.rpartition(".")[2]
+    return f"_{module}-{cls}-ch{user_core['channel']}"
+
+
 def build_model(board_name, dma_channels=2, build_root=BUILD_ROOT, verbose=False, with_dram=False,
-        profile_streams=None):
+        profile_streams=None, user_core=None):
     """Generate the SoC and compile its Verilator model; reuse both when nothing they depend on changed.
     With `profile_streams` (names checked against the SoC first) the model is a separate one in which
-    every signal is visible."""
+    every signal is visible. `user_core` ({"spec": "module:Class", "channel": n}) puts a user's core on a
+    channel (a model of its own)."""
     board    = get_board(board_name)
-    name     = f"{board.name}_dma{dma_channels}" + ("_dram" if with_dram else "")
+    name     = f"{board.name}_dma{dma_channels}" + ("_dram" if with_dram else "") + \
+               (user_core_tag(user_core) if user_core else "")
     soc_dir  = os.path.join(build_root, "sim", name)
     # Another run (a second shell, a parallel test worker) may be building the same SoC.
     with held(soc_dir, say):
-        return _build_model(board, name, soc_dir, dma_channels, verbose, with_dram, profile_streams)
+        return _build_model(board, name, soc_dir, dma_channels, verbose, with_dram, profile_streams, user_core)
 
-def _build_model(board, name, soc_dir, dma_channels, verbose, with_dram, profile_streams):
+def _build_model(board, name, soc_dir, dma_channels, verbose, with_dram, profile_streams, user_core=None):
     public_signals = bool(profile_streams)
-    sources  = _gateware_sources_digest(board, dma_channels, with_dram)
+    sources  = _gateware_sources_digest(board, dma_channels, with_dram, user_core)
     sources_stamp = os.path.join(soc_dir, "sources.digest")
     verilog  = os.path.join(soc_dir, "gateware", "sim_top.v")
     csr_json = os.path.join(soc_dir, "csr.json")
     hard_block_json = os.path.join(soc_dir, HARD_BLOCK_JSON)
+    user_core_json  = os.path.join(soc_dir, USER_CORE_JSON)
     if not (os.path.exists(sources_stamp) and open(sources_stamp).read() == sources
-            and os.path.exists(verilog) and os.path.exists(csr_json) and os.path.exists(hard_block_json)):
+            and os.path.exists(verilog) and os.path.exists(csr_json) and os.path.exists(hard_block_json)
+            and os.path.exists(user_core_json)):
         say(f"generating the {name} SoC's Verilog and CSR map in {soc_dir} (under a minute)")
-        verilog, csr_json = generate_sim_soc(board, dma_channels, soc_dir, with_dram=with_dram)
+        verilog, csr_json = generate_sim_soc(board, dma_channels, soc_dir, with_dram=with_dram,
+                                             user_core=user_core)
         with open(sources_stamp, "w") as f:
             f.write(sources)
     if profile_streams:
@@ -125,8 +143,10 @@ def _build_model(board, name, soc_dir, dma_channels, verbose, with_dram, profile
             f.write(digest)
     with open(hard_block_json) as f:
         hard_block = json.load(f)
+    with open(user_core_json) as f:
+        user_core_info = json.load(f)
     return {"board": board, "model_dir": model_dir, "csr_json": csr_json, "soc_dir": soc_dir, "verilog": verilog,
-        "hard_block": hard_block}
+        "hard_block": hard_block, "user_core": user_core_info}
 
 
 def bench_config(board, model, profile, with_dram=False):
@@ -144,6 +164,7 @@ def bench_config(board, model, profile, with_dram=False):
         "csr_json":          model["csr_json"],
         "rc_straddle":       model["hard_block"]["rc_straddle"],
         "host":              profile.as_dict(),
+        "user_core":         model.get("user_core"),
     }
 
 
@@ -173,13 +194,13 @@ def run_bench(test_module, model, test_dir, config_path, log_file):
 
 
 def run_jobs(board_name, jobs, profile, dma_channels=2, build_root=BUILD_ROOT, verbose=False,
-        with_dram=False, profile_streams=None, block_completion_headers=None):
+        with_dram=False, profile_streams=None, block_completion_headers=None, user_core=None):
     """Run `jobs` (see bench.py) on the board's model against `profile`. Returns the bench's results.
     `profile_streams` (stream names, see stream_profile.py) adds each job's stream occupancy.
     `block_completion_headers` gives the hard block's model fewer completion headers than the block has
     (tests: a buffer the SoC overfills, whose losses must show as errors)."""
     model = build_model(board_name, dma_channels, build_root, verbose, with_dram=with_dram,
-        profile_streams=profile_streams)
+        profile_streams=profile_streams, user_core=user_core)
     board = model["board"]
     os.environ.update(verilator_env())
     with tempfile.TemporaryDirectory(prefix="hostlink-sim-") as tmp:

@@ -26,10 +26,12 @@ from migen import *
 from litex.gen import *
 from litex.build.generic_platform import GenericPlatform, Subsignal, Pins
 from litex.build.sim.common import sim_special_overrides
+from migen.genlib.resetsync import AsyncResetSynchronizer
 from litex.soc.integration.builder import Builder
 
 from litepcie.phy.s7pciephy import S7PCIEPHY
 
+from hostlink.cores.pcie.user_core import load_user_core, build_user_core, user_port_params, add_user_core
 from hostlink.sim.pcie.hardblock import expose_hard_block
 from hostlink.targets import boards as registry
 
@@ -133,7 +135,7 @@ def make_sim_platform(board_platform_cls):
 class SimBoard:
     """A board of the registry (hostlink.targets.boards) as the PCIe simulation runs it."""
     name:           str
-    soc_factory:    object   # (dma_channels, with_dram) -> SoC instance
+    soc_factory:    object   # (dma_channels, with_dram, user_core) -> SoC instance
     device:         str      # Device model: "s7" (sim/pcie/s7_device.py) or "us" (cocotbext-pcie's).
     link_speed:     int
     link_width:     int
@@ -165,8 +167,10 @@ SIM_HARD_BLOCKS = {
 }
 
 
-def sim_soc(board, dma_channels, with_dram=False):
-    """The board's PCIe DMA SoC with its clocking and hard block replaced (the board's own BaseSoC)."""
+def sim_soc(board, dma_channels, with_dram=False, user_core=None):
+    """The board's PCIe DMA SoC with its clocking and hard block replaced (the board's own BaseSoC).
+    `user_core` ({"spec": "module:Class", "channel": n}) puts a user's core on that channel's user port, its
+    clock from the top-level port `sim_<domain>_clk` (the bench drives it at the core's `clk_freq`)."""
     from hostlink.sim.pcie.dram import sim_dram_phy
     platform_module = board.platform_module()
     if board.pcie.phy == "pcie3_7x":
@@ -176,15 +180,39 @@ def sim_soc(board, dma_channels, with_dram=False):
     else:
         platform = make_sim_platform(platform_module.Platform)()
         crg_cls, pcie_phy_cls = SimCRG, SimS7PCIEPHY
+    core, user_ports = None, None
+    if user_core is not None:
+        core = build_user_core(load_user_core(user_core["spec"]), board.pcie.data_width, board.pcie_sys_clk_freq())
+        user_ports = {user_core["channel"]: user_port_params(core)}
     # The KC705's UDP core has no model on this side (./sim.py udp simulates it): PCIe alone.
-    return board.pcie_soc(dma_channels, with_dram=with_dram, platform=platform, crg_cls=crg_cls,
-        pcie_phy_cls=pcie_phy_cls, dram_phy=sim_dram_phy(platform_module))
+    soc = board.pcie_soc(dma_channels, with_dram=with_dram, platform=platform, crg_cls=crg_cls,
+        pcie_phy_cls=pcie_phy_cls, dram_phy=sim_dram_phy(platform_module), user_ports=user_ports)
+    if core is not None:
+        if core.clock_domain != "sys":
+            cd = ClockDomain(core.clock_domain)
+            soc.clock_domains += cd
+            platform.add_extension([(f"sim_{core.clock_domain}", 0, Subsignal("clk", Pins(1)))])
+            soc.comb += cd.clk.eq(platform.request(f"sim_{core.clock_domain}").clk)
+            soc.specials += AsyncResetSynchronizer(cd, ResetSignal("sys"))
+        add_user_core(soc, core, user_core["channel"])
+    return soc
+
+
+def user_core_info(soc, user_core):
+    """What the bench needs of the SoC's user core: its clock port and frequency, its CSR prefix, the
+    settings and model of its simulation."""
+    core = soc.user_core
+    return {"spec": user_core["spec"], "channel": user_core["channel"],
+            "clock_port": None if core.clock_domain == "sys" else f"sim_{core.clock_domain}_clk",
+            "clk_hz": core.clk_freq, "data_width": core.data_width, "csr_prefix": "user_core",
+            "settings": dict(getattr(core, "SIM_SETTINGS", {}))}
 
 
 def _sim_board(board):
     pcie = board.pcie
     return SimBoard(board.name,
-        soc_factory   = lambda dma_channels, with_dram=False: sim_soc(board, dma_channels, with_dram),
+        soc_factory   = lambda dma_channels, with_dram=False, user_core=None: sim_soc(board, dma_channels,
+                                                                                       with_dram, user_core),
         link_speed    = pcie.gen,
         link_width    = pcie.lanes,
         data_width    = pcie.data_width,
@@ -206,9 +234,10 @@ def get_board(name):
 # Generation ---------------------------------------------------------------------------------------
 
 HARD_BLOCK_JSON = "hard_block.json"   # Settings of the SoC's hard block that its model takes (generate_sim_soc).
+USER_CORE_JSON  = "user_core.json"    # The SoC's user core, as the bench drives and checks it.
 
 
-def generate_sim_soc(board, dma_channels, output_dir, with_dram=False):
+def generate_sim_soc(board, dma_channels, output_dir, with_dram=False, user_core=None):
     """Elaborate the simulated SoC: Verilog and csr.json in `output_dir`. Returns (verilog, csr.json)."""
     board = get_board(board) if isinstance(board, str) else board
     os.makedirs(output_dir, exist_ok=True)
@@ -219,7 +248,7 @@ def generate_sim_soc(board, dma_channels, output_dir, with_dram=False):
         saved_handlers = root.handlers[:]
         root.handlers[:] = [logging.StreamHandler(log)]
         try:
-            soc = board.soc_factory(dma_channels, with_dram=with_dram)
+            soc = board.soc_factory(dma_channels, with_dram=with_dram, user_core=user_core)
             builder = Builder(soc,
                 output_dir       = output_dir,
                 compile_software = False,
@@ -232,4 +261,6 @@ def generate_sim_soc(board, dma_channels, output_dir, with_dram=False):
     # What the hard block's model must match in the generated SoC.
     with open(os.path.join(output_dir, HARD_BLOCK_JSON), "w") as f:
         json.dump({"rc_straddle": bool(getattr(soc.pcie_phy, "rc_straddle", False))}, f)
+    with open(os.path.join(output_dir, USER_CORE_JSON), "w") as f:
+        json.dump(user_core_info(soc, user_core) if user_core is not None else None, f)
     return os.path.join(builder.gateware_dir, "sim_top.v"), os.path.join(output_dir, "csr.json")

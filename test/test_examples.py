@@ -1,0 +1,51 @@
+# This file is part of hostlink.
+# Copyright (c) 2026 hostlink developers
+# SPDX-License-Identifier: BSD-2-Clause
+
+"""The example user cores (examples/) alone, in migen's simulator, against their own Python models: every
+word, with idle cycles on the input and back-pressure on the output, each alone and both, with their own
+back-pressure (throttle) on; nothing more comes out than went in."""
+
+import random
+
+import pytest
+
+from migen import *
+
+from hostlink.examples.accelerator import Accelerator
+
+from test_user_port import collect, drive, from_words, to_words
+
+FLOWS = [pytest.param(flow, marks=pytest.mark.slow) for flow in [(1.0, 1.0), (0.4, 1.0), (1.0, 0.3)]] + [(0.5, 0.5)]
+
+
+@pytest.mark.parametrize("throttle", [0, 3])
+@pytest.mark.parametrize("flow", FLOWS, ids=["plain", "idle", "backpressure", "both"])
+def test_accelerator_matches_its_model(flow, throttle):
+    core = Accelerator(dma_data_width=64, sys_clk_freq=100e6, clock_domain="sys")
+    settings = {"a": -7, "b": 0xbeef, "throttle": throttle}
+    rng = random.Random(throttle)
+    data = bytes(rng.randrange(256) for _ in range(core.data_width // 8 * 40))
+    words = to_words(data, core.data_width)
+    out = []
+
+    def program():
+        for name, value in settings.items():
+            yield getattr(core, f"_{name}").storage.eq(value & 0xffff if name != "throttle" else value)
+        for _ in range(4):   # Through the MultiRegs.
+            yield
+
+    def feed():
+        yield from program()
+        yield from drive(core.sink, words, random.Random(10), flow[0], [(i == 0, i == len(words) - 1)
+                                                                       for i in range(len(words))])
+
+    run_simulation(core, [feed(), collect(core.source, len(words), random.Random(11), flow[1], out)])
+    assert from_words([w for w, _, _ in out], core.data_width) == Accelerator.model(data, settings)
+    assert [(f, l) for _, f, l in out] == [(i == 0, i == len(words) - 1) for i in range(len(words))]
+
+
+def test_accelerator_contract():
+    core = Accelerator(dma_data_width=128, sys_clk_freq=150e6)
+    assert (core.data_width, core.clock_domain, core.clk_freq) == (256, "accel", 90e6)
+    assert set(Accelerator.SIM_SETTINGS) == {"a", "b", "throttle"}

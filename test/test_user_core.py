@@ -1,0 +1,136 @@
+# This file is part of hostlink.
+# Copyright (c) 2026 hostlink developers
+# SPDX-License-Identifier: BSD-2-Clause
+
+"""A user's core on a DMA channel (cores/pcie/user_core.py, ./sim.py dma --user-core): finding it, checking
+its ports, every bad input refused with one line (exit 2) before anything is built; and, in simulation,
+the example accelerator on every PCIe board, both directions at once, every result checked against its
+model."""
+
+import json
+import os
+import re
+import textwrap
+
+import pytest
+
+from hostlink import REPO
+from hostlink.cores.pcie.user_core import load_user_core, build_user_core, port_bandwidth_note
+from hostlink.examples.accelerator import Accelerator
+from hostlink.sim.dma import main as dma_main
+from hostlink.targets import boards as registry
+
+ACCELERATOR = "hostlink.examples.accelerator:Accelerator"
+
+
+def test_the_example_loads_by_module_and_by_file():
+    assert load_user_core(ACCELERATOR) is Accelerator
+    by_file = load_user_core(os.path.join(REPO, "examples", "accelerator.py") + ":Accelerator")
+    assert by_file.__name__ == "Accelerator" and callable(by_file.model)
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("accelerator",                       r"MODULE:CLASS or FILE\.py:CLASS, not 'accelerator'"),
+    ("hostlink.examples.accelerator:",    r"MODULE:CLASS or FILE\.py:CLASS"),
+    ("no_such_module_here:Core",          r"user core module no_such_module_here not found"),
+    ("hostlink.examples.accelerator:Nope", r"has no class Nope"),
+    ("/nonexistent/core.py:Core",         r"user core file /nonexistent/core\.py does not exist"),
+])
+def test_bad_specs_say_what_is_wrong(spec, message):
+    with pytest.raises(ValueError, match=message):
+        load_user_core(spec)
+
+
+def _core_file(tmp_path, body):
+    path = tmp_path / "mycore.py"
+    path.write_text(textwrap.dedent('''\
+        from migen import *
+        from litex.soc.interconnect import stream
+        class Core(Module):
+            def __init__(self, dma_data_width, sys_clk_freq):
+                self.data_width, self.clock_domain, self.clk_freq = 64, "sys", sys_clk_freq
+                self.sink   = stream.Endpoint([("data", 64)])
+                self.source = stream.Endpoint([("data", 64)])
+        ''') + textwrap.dedent(body))
+    return f"{path}:Core"
+
+
+@pytest.mark.parametrize("body, message", [
+    ("Core.__init__ = lambda self, *a: setattr(self, 'x', 1)\n",     r"has no `data_width`"),
+    ("_init = Core.__init__\n"
+     "def _bad(self, *a):\n    _init(self, *a); del self.source\nCore.__init__ = _bad\n", r"has no `source`"),
+    ("_init = Core.__init__\n"
+     "def _bad(self, *a):\n    _init(self, *a); self.data_width = 48\nCore.__init__ = _bad\n",
+     r"divide the DMA's 128 bits or be a multiple of them .* not 48"),
+    ("_init = Core.__init__\n"
+     "def _bad(self, *a):\n    _init(self, *a); self.clk_freq = 0\nCore.__init__ = _bad\n", r"clk_freq must be a frequency"),
+    ("_init = Core.__init__\n"
+     "def _bad(self, *a):\n    _init(self, *a); self.clock_domain = 'my clock'\nCore.__init__ = _bad\n",
+     r"clock_domain must be a clock domain's name"),
+])
+def test_a_core_that_breaks_the_contract_is_refused(tmp_path, body, message):
+    cls = load_user_core(_core_file(tmp_path, body))
+    with pytest.raises(ValueError, match=message):
+        build_user_core(cls, 128, 150e6)
+
+
+def test_a_core_built_otherwise_is_refused(tmp_path):
+    cls = load_user_core(_core_file(tmp_path, "Core.__init__ = lambda self: None\n"))
+    with pytest.raises(ValueError, match=r"must be built as Core\(dma_data_width, sys_clk_freq\)"):
+        build_user_core(cls, 128, 150e6)
+
+
+def test_a_narrow_slow_core_says_where_the_channel_will_cap():
+    core = Accelerator(128, 150e6)
+    assert port_bandwidth_note(core, 128, 150e6) is None
+    core.clk_freq = 50e6
+    assert "3.200 GB/s each way, less than the DMA's 2.400" not in port_bandwidth_note(core, 128, 150e6)
+    assert "1.600 GB/s each way, less than the DMA's 2.400" in port_bandwidth_note(core, 128, 150e6)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--user-core", "accelerator"],                       "MODULE:CLASS"),
+    (["--user-core", "no_such_module_here:Core"],          "not found"),
+    (["--user-core", ACCELERATOR, "--directions", "h2c"],  "no --directions"),
+    (["--user-core", ACCELERATOR, "--channels", "2"],      "no --directions, --channels"),
+    (["--user-core", ACCELERATOR, "--user-channel", "2"],  "user channel must be one of the SoC's DMA channels 0..1, not 2"),
+])
+def test_sim_dma_refuses_bad_user_core_input_with_one_line(argv, message, capsys):
+    with pytest.raises(SystemExit) as exit:
+        dma_main(["--board", "zc706", "--sizes", "4K", *argv])
+    assert exit.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert message in err[-1]
+
+
+def test_sim_dma_refuses_a_core_without_a_model(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        dma_main(["--board", "zc706", "--sizes", "4K", "--user-core", _core_file(tmp_path, "")])
+    assert "has no `model(data, settings)`" in capsys.readouterr().err
+
+def test_the_docs_python_example_builds(tmp_path):
+    """The Python example of doc/user_cores.md, run as written, then generated."""
+    from litex.soc.integration.builder import Builder
+    with open(os.path.join(REPO, "doc", "user_cores.md")) as f:
+        code = re.search(r"```python\n(.*?)```", f.read(), re.DOTALL).group(1)
+    scope = {"__name__": "doc_user_cores"}   # migen names signals after their module.
+    exec(code, scope)
+    soc = scope["soc"]
+    Builder(soc, output_dir=str(tmp_path), compile_gateware=False, compile_software=False,
+            csr_json=str(tmp_path / "csr.json")).build(run=False)
+    registers = json.loads((tmp_path / "csr.json").read_text())["csr_registers"]
+    assert {"user_core_a", "user_core_b", "user_core_throttle", "pcie_dma0_user_select"} <= set(registers)
+
+# Simulation ---------------------------------------------------------------------------------------
+
+@pytest.mark.sim
+@pytest.mark.parametrize("board", registry.PCIE_BOARDS)
+def test_the_accelerator_on_every_board(board, tmp_path):
+    path = tmp_path / "user.json"
+    code = dma_main(["--board", board, "--user-core", ACCELERATOR, "--sizes", "64K", "--json", str(path)])
+    rows = json.loads(path.read_text())["results"]
+    assert code == 0
+    assert [(r["direction"], r["errors"], r["timed_out"]) for r in rows] == [("user", 0, False)]
+    counters = rows[0]["user_counters"]
+    words = 64 * 1024 * 8 // registry.BOARDS[board].pcie.data_width
+    assert counters["h2c_words"] == words and counters["c2h_words"] == words
