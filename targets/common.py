@@ -35,6 +35,16 @@ def add_pcie_arguments(parser, sys_clk_freq=None):
         help="Generate the kernel driver and user tools.")
     parser.add_target_argument("--with-dram", action="store_true",
         help="The board's DDR3 SODIMM as a DMA source and sink (doc/dram.md).")
+    parser.add_target_argument("--user-core", metavar="MODULE:CLASS",
+        help="Your core (MODULE:CLASS or FILE.py:CLASS) on a DMA channel's user port, in its own clock from an "
+             "MMCM (doc/user_cores.md; e.g. examples.accelerator:Accelerator).")
+    parser.add_target_argument("--user-channel", default=0, type=int, metavar="N",
+        help="The DMA channel the user core takes (default 0).")
+
+
+def user_core_argument(args):
+    """The SoCs' `user_core` from the command line: None without --user-core."""
+    return {"spec": args.user_core, "channel": args.user_channel} if args.user_core else None
 
 
 def target_argument_parser(platform_cls, description):
@@ -67,6 +77,7 @@ def pcie_target_main(soc_cls, platform_cls, description, sys_clk_freq, argv=None
             sys_clk_freq = args.sys_clk_freq,
             dma_channels = args.dma_channels,
             with_dram    = args.with_dram,
+            user_core    = user_core_argument(args),
             **parser.soc_argdict
         )
     except ValueError as error:

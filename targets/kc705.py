@@ -47,9 +47,10 @@ from hostlink.cores.dram.clocking import S7DRAMClocking
 from hostlink.targets import kc705_platform
 from hostlink.cores.dram.integration import board_dram_clk_freq, board_dram_phy, add_dram
 from hostlink.cores.pcie.integration import DEFAULT_DMA_CHANNELS, check_pcie_parameters, add_pcie_endpoint
+from hostlink.cores.pcie.user_core import prepare_user_core, finish_user_core
 from hostlink.targets.common import add_udp_arguments, udp_soc_kwargs, finish_target, log_to_stdout
 from hostlink.targets.boards import BOARDS
-from hostlink.targets.common import target_argument_parser, add_pcie_arguments
+from hostlink.targets.common import target_argument_parser, add_pcie_arguments, user_core_argument
 
 # One byte per cycle is Gigabit line rate.
 SYS_CLK_FREQ = 125e6
@@ -119,13 +120,18 @@ class BaseSoC(SoCCore):
         with_dram          = False,
         dram_phy           = None,
         user_ports         = None,
+        user_core          = None,
+        user_core_clock    = None,
         **kwargs):
         if not (with_ethernet or with_pcie):
             raise ValueError("the KC705 SoC needs the UDP core, PCIe or both, not neither")
         if with_dram and not with_pcie:
             raise ValueError("--with-dram needs --with-pcie: the DRAM is a source and sink of the PCIe DMA")
-        if user_ports and not with_pcie:
+        if (user_ports or user_core) and not with_pcie:
             raise ValueError("user ports need --with-pcie: they are the PCIe DMA channels' user side")
+        core, core_ports = prepare_user_core(user_core, pcie_data_width, sys_clk_freq)
+        if core_ports:
+            user_ports = {**(user_ports or {}), **core_ports}
         if with_pcie:
             check_pcie_parameters(pcie_lanes, pcie_data_width, dma_channels,
                 self.LANES, self.DATA_WIDTHS)
@@ -190,6 +196,7 @@ class BaseSoC(SoCCore):
                 dram_channels        = dram_channels,
                 user_ports           = user_ports,
             )
+            finish_user_core(self, core, user_core, user_core_clock)
 
 # Build --------------------------------------------------------------------------------------------
 
@@ -221,6 +228,7 @@ def main(argv=None):
             with_pcie     = args.with_pcie,
             dma_channels  = args.dma_channels,
             with_dram     = args.with_dram,
+            user_core     = user_core_argument(args),
             **udp_soc_kwargs(args),
             **parser.soc_argdict
         )

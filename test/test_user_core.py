@@ -20,6 +20,8 @@ from hostlink.examples.accelerator import Accelerator
 from hostlink.sim.dma import main as dma_main
 from hostlink.targets import boards as registry
 
+from helpers import run_target
+
 ACCELERATOR = "hostlink.examples.accelerator:Accelerator"
 
 
@@ -120,6 +122,44 @@ def test_the_docs_python_example_builds(tmp_path):
             csr_json=str(tmp_path / "csr.json")).build(run=False)
     registers = json.loads((tmp_path / "csr.json").read_text())["csr_registers"]
     assert {"user_core_a", "user_core_b", "user_core_throttle", "pcie_dma0_user_select"} <= set(registers)
+
+# Targets ------------------------------------------------------------------------------------------
+
+TARGET_FLAGS = {"zc706": [], "vc709": [], "kc705": ["--with-pcie", "--no-ethernet"]}
+
+
+@pytest.mark.parametrize("board", [pytest.param(b, marks=[] if b == "zc706" else pytest.mark.slow)
+                                   for b in registry.PCIE_BOARDS])
+def test_every_pcie_target_generates_with_a_user_core(board, tmp_path):
+    result = run_target(board, *TARGET_FLAGS[board], "--user-core", "examples.accelerator:Accelerator",
+                        "--user-channel", "1", "--output-dir", str(tmp_path), "--csr-json", str(tmp_path / "csr.json"))
+    assert result.returncode == 0, result.stderr[-2000:]
+    registers = json.loads((tmp_path / "csr.json").read_text())["csr_registers"]
+    assert {"user_core_a", "pcie_dma1_user_select"} <= set(registers)
+    assert "pcie_dma0_user_select" not in registers
+    verilog = open(next((tmp_path / "gateware").glob("*.v"))).read()
+    assert "accel_clk" in verilog   # The core's own clock, from the MMCM on the SoC's.
+
+
+def test_a_clock_no_mmcm_can_make_is_refused_with_one_line(tmp_path):
+    path = _core_file(tmp_path, "_init = Core.__init__\n"
+        "def _fast(self, *a):\n    _init(self, *a); self.clock_domain, self.clk_freq = 'fast', 3e9\n"
+        "Core.__init__ = _fast\n")
+    result = run_target("zc706", "--user-core", path, "--output-dir", str(tmp_path / "out"))
+    assert result.returncode == 2
+    assert "no MMCM setting makes 3000 MHz from the SoC's 150 MHz clock" in result.stderr.strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--user-core", "accelerator"],                                "MODULE:CLASS or FILE.py:CLASS"),
+    (["--user-core", "/nonexistent/core.py:Core"],                  "does not exist"),
+    (["--user-core", "examples.accelerator:Accelerator", "--user-channel", "3"],
+                                                                    "one of the SoC's DMA channels 0..1, not 3"),
+])
+def test_a_target_refuses_a_bad_user_core_with_one_line(argv, message, tmp_path):
+    result = run_target("zc706", *argv, "--output-dir", str(tmp_path))
+    assert result.returncode == 2
+    assert message in result.stderr.strip().splitlines()[-1]
 
 # Simulation ---------------------------------------------------------------------------------------
 

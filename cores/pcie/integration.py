@@ -43,6 +43,7 @@ from hostlink.cores.pcie.splitter import litepcie_with_descriptor_splitter
 from hostlink.cores.pcie.read_fence import ReadFence
 from hostlink.cores.pcie.write_fence import WriteFence
 from hostlink.cores.pcie.user_port import UserPort
+from hostlink.cores.pcie.user_core import prepare_user_core, finish_user_core
 from hostlink.cores.dram.integration import board_dram_clk_freq, board_dram_phy, add_dram
 
 # Within the PCIe specification's completion timeout ranges (50 us to 50 ms; 10 ms is in range B).
@@ -310,6 +311,9 @@ class PCIeDMASoC(SoCMini):
 
     `user_ports` ({channel: UserPort keyword arguments}) gives those channels a port for the user's own
     logic (add_pcie_dma), `soc.pcie_dma<i>_user`; a clock domain the ports name must be made by the caller.
+    `user_core` ({"spec": "module:Class", "channel": n}) puts a user's core (hostlink.cores.pcie.user_core)
+    on a channel's port as `soc.user_core`, in its own clock: an MMCM on the SoC's clock, or
+    `user_core_clock(soc, core)` (the simulation's port).
     """
     def __init__(self, platform, sys_clk_freq, crg_cls, pcie_phy_cls, lanes, data_width,
         allowed_lanes,
@@ -323,8 +327,13 @@ class PCIeDMASoC(SoCMini):
         dram_platform        = None,
         dram_phy             = None,
         user_ports           = None,
+        user_core            = None,
+        user_core_clock      = None,
         **kwargs):
         check_pcie_parameters(lanes, data_width, dma_channels, allowed_lanes, allowed_data_widths)
+        core, core_ports = prepare_user_core(user_core, data_width, sys_clk_freq)
+        if core_ports:
+            user_ports = {**(user_ports or {}), **core_ports}
         if with_dram and dram_platform is None:
             raise ValueError("--with-dram needs the board's DDR3 settings; this board has none")
 
@@ -362,3 +371,4 @@ class PCIeDMASoC(SoCMini):
             dram_channels        = dram_channels,
             user_ports           = user_ports,
         )
+        finish_user_core(self, core, user_core, user_core_clock)

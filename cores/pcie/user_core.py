@@ -22,8 +22,11 @@ contract; examples/accelerator.py shows each part):
 
 import importlib
 import importlib.util
+import logging
 import os
 import sys
+
+from migen import ClockDomain, ClockSignal, ResetSignal
 
 from hostlink.cores.pcie.user_port import check_user_port
 
@@ -107,6 +110,47 @@ def port_bandwidth_note(core, dma_data_width, sys_clk_freq):
         return None
     return (f"user core {type(core).__name__}: {core.data_width} bits at {core.clk_freq/1e6:g} MHz carry "
             f"{core_rate/1e9:.3f} GB/s each way, less than the DMA's {dma_rate/1e9:.3f}: the channel will cap there")
+
+
+def mmcm_user_clock(soc, core):
+    """The core's clock domain from an MMCM on the SoC's clock (S7MMCM checks the VCO and the output
+    frequency); its reset held until the MMCM locks and while the SoC is in reset."""
+    from litex.soc.cores.clock import S7MMCM
+    cd = ClockDomain(core.clock_domain)
+    soc.clock_domains += cd
+    soc.user_core_mmcm = mmcm = S7MMCM(speedgrade=-2)
+    soc.comb += mmcm.reset.eq(ResetSignal("sys"))
+    mmcm.register_clkin(ClockSignal("sys"), soc.sys_clk_freq)
+    mmcm.create_clkout(cd, core.clk_freq)
+    try:
+        mmcm.compute_config()   # Here, for a message now rather than a traceback at generation.
+    except ValueError:
+        raise ValueError(f"user core {type(core).__name__}: no MMCM setting makes {core.clk_freq/1e6:g} MHz from "
+                         f"the SoC's {soc.sys_clk_freq/1e6:g} MHz clock (7-series, -2 speed grade): choose "
+                         f"another clk_freq")
+    soc.platform.add_false_path_constraints(soc.crg.cd_sys.clk, cd.clk)
+
+
+def prepare_user_core(user_core, dma_data_width, sys_clk_freq):
+    """For a SoC's constructor: `user_core` ({"spec": "module:Class", "channel": n}, or None) built for the
+    DMA's width and the SoC's clock. Returns (core, user_ports for add_pcie_dma), (None, None) without."""
+    if user_core is None:
+        return None, None
+    core = build_user_core(load_user_core(user_core["spec"]), dma_data_width, sys_clk_freq)
+    note = port_bandwidth_note(core, dma_data_width, sys_clk_freq)
+    if note:
+        logging.getLogger("hostlink").warning(note)
+    return core, {user_core["channel"]: user_port_params(core)}
+
+
+def finish_user_core(soc, core, user_core, clock=None):
+    """After add_pcie_dma: the core's clock (`clock(soc, core)`, mmcm_user_clock by default; none for a core
+    in "sys") and the core on its channel (add_user_core)."""
+    if core is None:
+        return
+    if core.clock_domain != "sys":
+        (clock or mmcm_user_clock)(soc, core)
+    add_user_core(soc, core, user_core["channel"])
 
 
 def add_user_core(soc, core, channel):

@@ -31,7 +31,6 @@ from litex.soc.integration.builder import Builder
 
 from litepcie.phy.s7pciephy import S7PCIEPHY
 
-from hostlink.cores.pcie.user_core import load_user_core, build_user_core, user_port_params, add_user_core
 from hostlink.sim.pcie.hardblock import expose_hard_block
 from hostlink.targets import boards as registry
 
@@ -180,22 +179,22 @@ def sim_soc(board, dma_channels, with_dram=False, user_core=None):
     else:
         platform = make_sim_platform(platform_module.Platform)()
         crg_cls, pcie_phy_cls = SimCRG, SimS7PCIEPHY
-    core, user_ports = None, None
+    extra = {}
     if user_core is not None:
-        core = build_user_core(load_user_core(user_core["spec"]), board.pcie.data_width, board.pcie_sys_clk_freq())
-        user_ports = {user_core["channel"]: user_port_params(core)}
+        extra = dict(user_core=user_core, user_core_clock=sim_user_clock)
     # The KC705's UDP core has no model on this side (./sim.py udp simulates it): PCIe alone.
-    soc = board.pcie_soc(dma_channels, with_dram=with_dram, platform=platform, crg_cls=crg_cls,
-        pcie_phy_cls=pcie_phy_cls, dram_phy=sim_dram_phy(platform_module), user_ports=user_ports)
-    if core is not None:
-        if core.clock_domain != "sys":
-            cd = ClockDomain(core.clock_domain)
-            soc.clock_domains += cd
-            platform.add_extension([(f"sim_{core.clock_domain}", 0, Subsignal("clk", Pins(1)))])
-            soc.comb += cd.clk.eq(platform.request(f"sim_{core.clock_domain}").clk)
-            soc.specials += AsyncResetSynchronizer(cd, ResetSignal("sys"))
-        add_user_core(soc, core, user_core["channel"])
-    return soc
+    return board.pcie_soc(dma_channels, with_dram=with_dram, platform=platform, crg_cls=crg_cls,
+        pcie_phy_cls=pcie_phy_cls, dram_phy=sim_dram_phy(platform_module), **extra)
+
+
+def sim_user_clock(soc, core):
+    """A user core's clock from the top-level port `sim_<domain>_clk` (the bench drives it), its reset the
+    SoC's."""
+    cd = ClockDomain(core.clock_domain)
+    soc.clock_domains += cd
+    soc.platform.add_extension([(f"sim_{core.clock_domain}", 0, Subsignal("clk", Pins(1)))])
+    soc.comb += cd.clk.eq(soc.platform.request(f"sim_{core.clock_domain}").clk)
+    soc.specials += AsyncResetSynchronizer(cd, ResetSignal("sys"))
 
 
 def user_core_info(soc, user_core):
