@@ -145,29 +145,43 @@ def test_last_ends_a_dma_word_early():
     assert (out[1][0] & 0xffffffff, out[1][2]) == (0x55555555, 1)
 
 
-def test_counters_count_words_and_waits_and_clear():
-    port = UserPort(DMA_WIDTH, 64, clock_domain="user", fifo_depth=4, with_csr=False)
+@pytest.mark.parametrize("domain", ["sys", "user"])
+def test_counters_count_words_and_waits_and_clear(domain):
+    port = UserPort(DMA_WIDTH, 64, clock_domain=domain, fifo_depth=4, with_csr=False)
     words = list(range(1, 41))
     counts = {}
+    ready_cycles = []   # Cycles of the core's clock it was ready and got nothing.
 
     def host_to_fpga():
-        yield from drive(port.dma_sink, words, random.Random(7), 1.0, [(0, 0)] * len(words))
+        yield from drive(port.dma_sink, words, random.Random(7), 0.5, [(0, 0)] * len(words))
         for _ in range(400):
             yield
-        counts["h2c"] = ((yield port.h2c_words), (yield port.h2c_waits))
+        counts["h2c"] = ((yield port.h2c_words), (yield port.h2c_waits), (yield port.h2c_core_waits))
         yield port.h2c_clear.eq(1)
         yield
         yield port.h2c_clear.eq(0)
-        yield
-        counts["cleared"] = ((yield port.h2c_words), (yield port.h2c_waits))
+        for _ in range(20):   # Through the synchronizers.
+            yield
+        counts["cleared"] = ((yield port.h2c_words), (yield port.h2c_waits), (yield port.h2c_core_waits))
+
+    def core(out, rng=random.Random(8)):
+        while len(out) < 2 * len(words):
+            ready = rng.random() < 0.3
+            yield port.source.ready.eq(ready)
+            yield
+            if ready and (yield port.source.valid):
+                out.append((yield port.source.data))
+            elif ready:
+                ready_cycles.append(1)
+        yield port.source.ready.eq(0)
 
     out = []
-    run(port, [("sys", host_to_fpga()),
-               ("user", collect(port.source, 2 * len(words), random.Random(8), 0.2, out, tail=0))])
+    run(port, [("sys", host_to_fpga()), (domain, core(out))])
     assert counts["h2c"][0] == len(words)
-    assert counts["h2c"][1] > 0             # A 4-word FIFO and a core taking one word in five.
-    assert counts["cleared"] == (0, 0)
-    assert from_words([w for w, _, _ in out], 64) == from_words(words, DMA_WIDTH)
+    assert counts["h2c"][1] > 0             # A 4-word FIFO and a core taking about one word in three.
+    assert counts["h2c"][2] == len(ready_cycles) > 0
+    assert counts["cleared"] == (0, 0, 0)
+    assert from_words(out, 64) == from_words(words, DMA_WIDTH)
 
 
 @pytest.mark.parametrize("kwargs, message", [

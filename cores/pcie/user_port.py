@@ -24,6 +24,7 @@ not selected receives nothing and back-pressures its core.
 """
 
 from migen import *
+from migen.genlib.cdc import MultiReg, PulseSynchronizer, GrayDecoder
 
 from litex.gen import *
 
@@ -66,6 +67,43 @@ class _Counter(LiteXModule):
             self.value.eq(self.value + 1),
         )
 
+class _CrossedCounter(LiteXModule):
+    """Counts cycles of `domain` where `event` (of `domain`) is high; saturates; readable in sys as `value`
+    (a Gray-coded count through MultiRegs: every value read is one the count had). `clear`, a sys pulse,
+    restarts it at 0."""
+    def __init__(self, event, clear, domain, width=32):
+        self.value = Signal(width)   # o (sys)
+
+        # # #
+
+        if domain == "sys":
+            self.counter = _Counter(event, clear, width)
+            self.comb += self.value.eq(self.counter.value)
+            return
+        self.clear_sync = clear_sync = PulseSynchronizer("sys", domain)
+        binary = Signal(width)
+        gray   = Signal(width)
+        step   = Signal(width)
+        self.comb += [
+            clear_sync.i.eq(clear),
+            step.eq(binary + 1),
+        ]
+        sync = getattr(self.sync, domain)
+        sync += If(clear_sync.o,
+            binary.eq(0),
+            gray.eq(0),
+        ).Elif(event & (binary != (2**width - 1)),
+            binary.eq(step),
+            gray.eq(step ^ step[1:]),
+        )
+        gray_sys = Signal(width)
+        self.specials += MultiReg(gray, gray_sys, odomain="sys")
+        self.decoder = decoder = GrayDecoder(width)
+        self.comb += [
+            decoder.i.eq(gray_sys),
+            self.value.eq(decoder.o),
+        ]
+
 # User Port ----------------------------------------------------------------------------------------
 
 class UserPort(LiteXModule):
@@ -106,6 +144,9 @@ class UserPort(LiteXModule):
     c2h_waits : Signal(32), sys domain, o
         Cycles the port had a word for the DMA writer and the writer did not take it: the host (or the
         link) was slower than the core.
+    h2c_core_waits, c2h_core_waits : Signal(32), sys domain, o
+        Cycles of the core's clock the core was ready for a word the port did not have (h2c), or had a
+        word the port could not take (c2h); counted in the core's clock, read through a Gray code.
     """
     def __init__(self, dma_data_width, data_width=None, clock_domain="sys", fifo_depth=512, with_csr=True):
         data_width = dma_data_width if data_width is None else data_width
@@ -154,6 +195,13 @@ class UserPort(LiteXModule):
         self.h2c_waits = self.h2c_waits_counter.value   # o
         self.c2h_words = self.c2h_words_counter.value   # o
         self.c2h_waits = self.c2h_waits_counter.value   # o
+        # In the core's clock, read in sys.
+        self.h2c_core_waits_counter = _CrossedCounter(self.source.ready & ~self.source.valid, self.h2c_clear,
+                                                      clock_domain)
+        self.c2h_core_waits_counter = _CrossedCounter(self.sink.valid & ~self.sink.ready, self.c2h_clear,
+                                                      clock_domain)
+        self.h2c_core_waits = self.h2c_core_waits_counter.value   # o
+        self.c2h_core_waits = self.c2h_core_waits_counter.value   # o
 
         if with_csr:
             self.add_csr()
@@ -173,7 +221,13 @@ class UserPort(LiteXModule):
                                                     "(cleared when the writer is enabled).")
         self._c2h_waits = CSRStatus(32, description="Cycles the user port had a word and the DMA writer did not "
                                                     "take it.")
+        self._h2c_core_waits = CSRStatus(32, description="Cycles of the core's clock the core was ready and the "
+                                                         "port had no word for it (the host was slower).")
+        self._c2h_core_waits = CSRStatus(32, description="Cycles of the core's clock the core had a word and the "
+                                                         "port was full (the DMA was slower).")
         self.comb += [
+            self._h2c_core_waits.status.eq(self.h2c_core_waits),
+            self._c2h_core_waits.status.eq(self.c2h_core_waits),
             self._h2c_words.status.eq(self.h2c_words),
             self._h2c_waits.status.eq(self.h2c_waits),
             self._c2h_words.status.eq(self.c2h_words),
