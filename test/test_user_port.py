@@ -91,44 +91,41 @@ def run(port, generators):
     run_simulation(port, by_domain, clocks=domains)
 
 
-@pytest.mark.parametrize("flow", FLOWS, ids=["plain", "idle", "backpressure", "both"])
-@pytest.mark.parametrize("width", [32, 128, 256])
-@pytest.mark.parametrize("domain", ["sys", "user"])
-def test_host_to_fpga_bytes_and_buffer_marks(domain, width, flow):
-    rng = random.Random(width * 7 + len(domain))
-    port = UserPort(DMA_WIDTH, width, clock_domain=domain, fifo_depth=8, with_csr=False)
-    unit = max(width, DMA_WIDTH) // 8
-    data = buffers(rng, unit, 6)
+def check_stream_through(port, into, into_domain, into_width, out_of, out_domain, out_width, buffer_count,
+                         flow, seed, rng_seeds):
+    """Buffers of whole words at both widths, sent into `into` (idle per flow[0]) and taken from `out_of`
+    (back-pressure per flow[1]): the same bytes come out, with `first`/`last` at the buffers' bounds."""
+    unit = max(into_width, out_width) // 8
+    data = buffers(random.Random(seed), unit, buffer_count)
     sizes = [len(b) for b in data]
     stream_bytes = b"".join(data)
     out = []
     run(port, [
-        ("sys",  drive(port.dma_sink, to_words(stream_bytes, DMA_WIDTH), random.Random(1), flow[0],
-                       marks_of(sizes, DMA_WIDTH // 8))),
-        (domain, collect(port.source, len(stream_bytes) * 8 // width, random.Random(2), flow[1], out)),
+        (into_domain, drive(into, to_words(stream_bytes, into_width), random.Random(rng_seeds[0]), flow[0],
+                            marks_of(sizes, into_width // 8))),
+        (out_domain,  collect(out_of, len(stream_bytes) * 8 // out_width, random.Random(rng_seeds[1]), flow[1],
+                              out)),
     ])
-    assert from_words([w for w, _, _ in out], width) == stream_bytes
-    assert [(f, l) for _, f, l in out] == marks_of(sizes, width // 8)
+    assert from_words([w for w, _, _ in out], out_width) == stream_bytes
+    assert [(f, l) for _, f, l in out] == marks_of(sizes, out_width // 8)
+
+
+@pytest.mark.parametrize("flow", FLOWS, ids=["plain", "idle", "backpressure", "both"])
+@pytest.mark.parametrize("width", [32, 128, 256])
+@pytest.mark.parametrize("domain", ["sys", "user"])
+def test_host_to_fpga_bytes_and_buffer_marks(domain, width, flow):
+    port = UserPort(DMA_WIDTH, width, clock_domain=domain, fifo_depth=8, with_csr=False)
+    check_stream_through(port, port.dma_sink, "sys", DMA_WIDTH, port.source, domain, width, 6, flow,
+                         seed=width * 7 + len(domain), rng_seeds=(1, 2))
 
 
 @pytest.mark.parametrize("flow", FLOWS, ids=["plain", "idle", "backpressure", "both"])
 @pytest.mark.parametrize("width", [8, 64, 128, 512])
 @pytest.mark.parametrize("domain", ["sys", "user"])
 def test_fpga_to_host_bytes_and_buffer_marks(domain, width, flow):
-    rng = random.Random(width * 11 + len(domain))
     port = UserPort(DMA_WIDTH, width, clock_domain=domain, fifo_depth=16, with_csr=False)
-    unit = max(width, DMA_WIDTH) // 8
-    data = buffers(rng, unit, 5)
-    sizes = [len(b) for b in data]
-    stream_bytes = b"".join(data)
-    out = []
-    run(port, [
-        (domain, drive(port.sink, to_words(stream_bytes, width), random.Random(3), flow[0],
-                       marks_of(sizes, width // 8))),
-        ("sys",  collect(port.dma_source, len(stream_bytes) * 8 // DMA_WIDTH, random.Random(4), flow[1], out)),
-    ])
-    assert from_words([w for w, _, _ in out], DMA_WIDTH) == stream_bytes
-    assert [(f, l) for _, f, l in out] == marks_of(sizes, DMA_WIDTH // 8)
+    check_stream_through(port, port.sink, domain, width, port.dma_source, "sys", DMA_WIDTH, 5, flow,
+                         seed=width * 11 + len(domain), rng_seeds=(3, 4))
 
 
 def test_last_ends_a_dma_word_early():
