@@ -12,6 +12,7 @@ import json
 import sys
 
 from hostlink.cores.pcie.config import DMA_DESCRIPTOR_MAX_BYTES, check_dma_channels, check_dma_length
+from hostlink.cores.pcie.flow import FLOW_MODES
 from hostlink.sim.pcie import latency_sweep
 from hostlink.sim.pcie.host import host_profile
 from hostlink.sim.pcie.soc import BOARDS, get_board
@@ -19,6 +20,8 @@ from hostlink.sim.pcie.driver import TABLE_DEPTH
 from hostlink.sim.watchdog import OneLineArgumentParser, finite_float
 
 DIRECTIONS  = ("h2c", "c2h", "bidir")
+DEFAULT_RING        = 8
+DEFAULT_BUFFER_SIZE = 16 * 1024
 DEFAULT_SIZES = ("4K", "64K", "1M")
 LATENCY_SWEEP_SIZE = "256K"
 SWEEP_SIZES   = ("4K", "16K", "64K", "256K", "1M", "4M", "16M", "64M")
@@ -70,6 +73,18 @@ def parse_stream_names(text):
     return names
 
 
+def parse_setting(text):
+    name, sep, value = str(text).partition("=")
+    try:
+        number = int(value, 0)
+    except ValueError:
+        number = None
+    if not sep or not name.isidentifier() or number is None or not 0 <= number < 2**32:
+        raise argparse.ArgumentTypeError(f"a user setting is NAME=VALUE with a 32-bit value (e.g. rate=4096), "
+                                         f"not {text!r}")
+    return name, number
+
+
 def probability(text):
     value = finite_float()(text)
     if not 0 <= value < 1:
@@ -110,11 +125,24 @@ def build_parser():
     p.add_argument("--dram-address", default=4096, type=parse_size,
         help="DRAM byte address of the DRAM rows' window (default 4K: windows straddle DRAM rows).")
     p.add_argument("--user-core",    metavar="MODULE:CLASS",
-        help="Put your core (MODULE:CLASS or FILE.py:CLASS, see examples/accelerator.py) on a DMA channel's user "
+        help="Put your core (MODULE:CLASS, FILE.py:CLASS or FILE.v:MODULE; see examples/accelerator.py) on a DMA channel's user "
              "port and run each size through it, both directions at once, every result checked against the "
              "core's model (e.g. examples.accelerator:Accelerator).")
     p.add_argument("--user-channel", type=int, default=0, metavar="N",
         help="The DMA channel the user core takes (default 0).")
+    p.add_argument("--user-setting", action="append", type=parse_setting, default=[], metavar="NAME=VALUE",
+        help="A CSR value of the user core (its name without the core's prefix, e.g. rate=4096) written before "
+             "the transfer, over the core's SIM_SETTINGS; may be repeated.")
+    p.add_argument("--flow",         choices=list(FLOW_MODES),
+        help="Stream each size through a ring of --ring buffers of --buffer-size bytes, as a program does, in "
+             "this flow mode: lossless (the DMA moves only buffers the host has given it), realtime (FPGA to "
+             "host through a --user-core source: drops between buffers, counted in each buffer's header), "
+             "loop (LitePCIe's, never waits: what a slow host loses). Use --stall-ns/--stall-every for a slow "
+             "host. Directions: h2c and c2h (patterns), bidir (loopback); with --user-core, through the core.")
+    p.add_argument("--ring",         type=int, default=DEFAULT_RING, metavar="N",
+        help=f"Buffers in a --flow ring (1 to 256, default {DEFAULT_RING}).")
+    p.add_argument("--buffer-size",  type=parse_size, default=DEFAULT_BUFFER_SIZE, metavar="BYTES",
+        help=f"Bytes per --flow buffer (default {DEFAULT_BUFFER_SIZE // 1024}K); sizes are whole buffers.")
     p.add_argument("--json",         metavar="PATH", help="Write the results as JSON to PATH.")
     p.add_argument("--verbose",      action="store_true", help="Show the simulator's output.")
     p.add_argument("--timeout",      type=finite_float(positive=True), metavar="SECONDS",
@@ -151,6 +179,10 @@ def add_host_profile_arguments(parser, extended_tag=True):
         help="P(hard block holds a TX beat) (default 0.02 on pcie_7x boards, 0 on VC709).")
     host.add_argument("--rx-gaps",         type=probability, help="P(idle cycle between RX beats) (default 0.05).")
     host.add_argument("--seed",            type=int, help="Random seed of the host model (default 1).")
+    host.add_argument("--stall-ns",        type=finite_float(minimum=0), metavar="NS",
+        help="A --flow host that stalls this long (reads, refills and gives back nothing) ...")
+    host.add_argument("--stall-every",     type=int, metavar="BUFFERS",
+        help="... every this many buffers it serves (both or neither).")
     return host
 
 
@@ -185,6 +217,8 @@ def profile_from_args(args, board):
         reorder_completions = False if args.no_reorder else None,
         extended_tag        = False if getattr(args, "no_extended_tag", False) else None,   # `./sim.py dma` only.
         rx_gaps             = args.rx_gaps,
+        stall_ns            = getattr(args, "stall_ns", None),
+        stall_every         = getattr(args, "stall_every", None),
         seed                = args.seed,
         **defaults,
     )
@@ -214,6 +248,32 @@ def make_jobs(sizes, directions, channels, descriptor_size, granularity=1, split
     return jobs
 
 
+def make_stream_jobs(sizes, directions, flow, ring, buffer_size, granularity, user_core=None):
+    """One stream job (sim/pcie/stream_jobs.py) per size and direction: h2c and c2h through the patterns,
+    bidir through the loopback; with `user_core` ({"spec", "channel", "model": bool}) one per size through the
+    core (both directions for a core with a model, FPGA to host for a source)."""
+    check_dma_length(buffer_size, granularity=granularity)
+    if not 1 <= ring <= TABLE_DEPTH:
+        raise ValueError(f"a ring has 1 to {TABLE_DEPTH} buffers (the descriptor table's depth), not {ring}")
+    if flow == "realtime" and (user_core is None or user_core["model"]):
+        raise ValueError("--flow realtime streams FPGA to host from a --user-core that produces data "
+                         "(e.g. examples.stream_source:CountingSource)")
+    jobs = []
+    for size in sizes:
+        if size % buffer_size:
+            raise ValueError(f"a --flow stream moves whole buffers: {size} bytes is not a multiple of the "
+                             f"{buffer_size}-byte --buffer-size")
+        base = {"kind": "stream", "size": size, "flow": flow, "buffers": ring, "buffer_bytes": buffer_size}
+        if user_core is not None:
+            jobs.append(dict(base, target="user", channels=[user_core["channel"]],
+                             directions=["h2c", "c2h"] if user_core["model"] else ["c2h"]))
+            continue
+        for d in directions:
+            jobs.append(dict(base, channels=[0], target="loopback" if d == "bidir" else "patterns",
+                             directions=["h2c", "c2h"] if d == "bidir" else [d]))
+    return jobs
+
+
 def make_dram_jobs(sizes, descriptor_size, granularity, dram_address):
     """Per size, one job writing a DRAM window from the host then reading it back (see dram_jobs.py)."""
     jobs = []
@@ -238,6 +298,18 @@ def format_table(results):
         direction = r["direction"] if r.get("target") != "dram" else f"{r['direction']}-dram"
         lines.append(f"{r['size']:>10} {direction:>9} {r['channels']:>3} {r['bytes']:>10} {cycles:>10} "
                      f"{r['gbytes_per_s']:>7.3f} {r['errors']:>6} {r['msis']:>3}/{r['msis_expected']:<3}")
+    for r in results["results"]:
+        if r.get("kind") == "stream":
+            line = (f"stream {r['size']} bytes {r['direction']} ({r['target']}), flow {r['flow']}: "
+                    f"{r['buffers']} x {r['buffer_bytes']}-byte buffers, {r['stalls']} host stalls of "
+                    f"{r['stall_ns']:.0f} ns, errors {r['errors']}")
+            waits = [f"{d} waited {r[d + '_waits']} cycles for buffers" for d in ("h2c", "c2h") if d + "_waits" in r]
+            line += "; " + ", ".join(waits) if waits else ""
+            if "header_dropped_bytes" in r:
+                line += (f"; dropped {r['header_dropped_bytes']} bytes in {r['drop_event_count']} places by the "
+                         f"headers ({r['port_dropped_bytes']} by the port's count, core overruns "
+                         f"{r.get('core_overruns')})")
+            lines.append(line)
     for r in results["results"]:
         if "user_counters" in r:
             counters = ", ".join(f"{name} {value}" for name, value in r["user_counters"].items())
@@ -276,7 +348,7 @@ def plot_throughput(results, path):
 
 def run(board_name, sizes, directions=DIRECTIONS, dma_channels=2, channels=1, descriptor_size=65536,
         profile=None, verbose=False, split=False, with_dram=False, dram_address=4096, profile_streams=None,
-        user_core=None):
+        user_core=None, flow=None, ring=DEFAULT_RING, buffer_size=DEFAULT_BUFFER_SIZE):
     from hostlink.sim.pcie.run import run_jobs
     board = get_board(board_name)
     check_dma_channels(dma_channels)
@@ -291,14 +363,29 @@ def run(board_name, sizes, directions=DIRECTIONS, dma_channels=2, channels=1, de
         from hostlink.cores.pcie.user_core import load_user_core, build_user_core, port_bandwidth_note
         # A wrong module, class or port: one line, before anything is built.
         core = build_user_core(load_user_core(user_core["spec"]), board.data_width, board.sys_clk_hz())
-        if not callable(getattr(core, "model", None)):
+        has_model = callable(getattr(core, "model", None))
+        if not has_model and flow is None:
             raise ValueError(f"user core {type(core).__name__} has no `model(data, settings)`: the simulation "
-                             f"checks every result against it")
+                             f"checks every result against it (a source without one streams with --flow; a "
+                             f"Verilog core gets one from a few lines of Python, see examples/verilog_increment.py)")
         note = port_bandwidth_note(core, board.data_width, board.sys_clk_hz())
         if note:
             print(f"sim.py dma: {note}", file=sys.stderr)
-        jobs = [dict(job, channels=[user_core["channel"]]) for job in
-                make_jobs(sizes, ["user"], 1, descriptor_size, granularity=board.data_width // 8)]
+        settings = dict(user_core.get("settings", {}))
+        csrs    = {csr.name for csr in core.get_csrs()} if hasattr(core, "get_csrs") else set()
+        unknown = sorted(name for name in settings if name not in csrs)
+        if unknown:
+            raise ValueError(f"user core {type(core).__name__} has no CSR {unknown[0]!r} to set")
+        if flow is not None:
+            jobs = make_stream_jobs(sizes, None, flow, ring, buffer_size, board.data_width // 8,
+                                    dict(user_core, model=has_model))
+        else:
+            jobs = [dict(job, channels=[user_core["channel"]]) for job in
+                    make_jobs(sizes, ["user"], 1, descriptor_size, granularity=board.data_width // 8)]
+        jobs = [dict(job, settings=settings) for job in jobs]
+        user_core = {"spec": user_core["spec"], "channel": user_core["channel"]}   # What the model is built of.
+    elif flow is not None:
+        jobs = make_stream_jobs(sizes, directions, flow, ring, buffer_size, board.data_width // 8)
     else:
         jobs = make_jobs(sizes, directions, channels, descriptor_size, granularity=board.data_width // 8, split=split)
     if with_dram:
@@ -350,7 +437,9 @@ def main(argv=None):
         results = run(board.name, args.sizes, args.directions, args.dma_channels, args.channels,
             args.descriptor_size, profile, args.verbose, split=args.split,
             with_dram=args.with_dram, dram_address=args.dram_address, profile_streams=args.profile_streams,
-            user_core={"spec": args.user_core, "channel": args.user_channel} if args.user_core else None)
+            user_core={"spec": args.user_core, "channel": args.user_channel,
+                       "settings": dict(args.user_setting)} if args.user_core else None,
+            flow=args.flow, ring=args.ring, buffer_size=args.buffer_size)
     except ValueError as error:
         parser.error(str(error))
     print(format_table(results))
@@ -386,9 +475,18 @@ def parse_args(argv):
     if (args.latencies or args.mrrs_list) and not args.sweep_latency:
         parser.error("--latencies and --mrrs-list go with --sweep-latency")
     if args.user_core and (args.directions or args.sweep or args.sweep_latency or args.with_dram or args.channels):
-        parser.error("--user-core runs both directions at once through the core on one channel: "
-                     "no --directions, --channels, --sweep, --sweep-latency or --with-dram with it")
-    args.directions = ["user"] if args.user_core else args.directions or list(DIRECTIONS)
+        parser.error("--user-core runs its channel through the core (both directions at once, or FPGA to host "
+                     "for a source): no --directions, --channels, --sweep, --sweep-latency or --with-dram with it")
+    if args.user_setting and not args.user_core:
+        parser.error("--user-setting sets a CSR of a --user-core: give --user-core with it")
+    if args.flow and (args.sweep or args.sweep_latency or args.with_dram or args.channels):
+        parser.error("--flow streams one channel through a ring: no --sweep, --sweep-latency, --with-dram or "
+                     "--channels with it")
+    if (args.stall_ns is not None or args.stall_every is not None) and not args.flow:
+        parser.error("--stall-ns and --stall-every are a --flow host's: give --flow with them")
+    if args.flow:
+        args.directions = args.directions or list(DIRECTIONS)
+    args.directions = ["user"] if args.user_core and not args.flow else args.directions or list(DIRECTIONS)
     if args.sweep_latency:
         args.sizes      = args.sizes or [parse_size(LATENCY_SWEEP_SIZE)]
         args.directions = ["h2c"]

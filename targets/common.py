@@ -36,7 +36,7 @@ def add_pcie_arguments(parser, sys_clk_freq=None):
     parser.add_target_argument("--with-dram", action="store_true",
         help="The board's DDR3 SODIMM as a DMA source and sink (doc/dram.md).")
     parser.add_target_argument("--user-core", metavar="MODULE:CLASS",
-        help="Your core (MODULE:CLASS or FILE.py:CLASS) on a DMA channel's user port, in its own clock from an "
+        help="Your core (MODULE:CLASS, FILE.py:CLASS or FILE.v:MODULE) on a DMA channel's user port, in its own clock from an "
              "MMCM (doc/user_cores.md; e.g. examples.accelerator:Accelerator).")
     parser.add_target_argument("--user-channel", default=0, type=int, metavar="N",
         help="The DMA channel the user core takes (default 0).")

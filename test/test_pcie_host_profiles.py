@@ -57,18 +57,41 @@ def profile_run(request):
     settings.update(overrides)
     profile = host_profile(base, seed=len(name), **settings)
     jobs = [{"kind": kind, "size": size, "channels": [0], "descriptor_size": 16384} for kind, size in SIZES.items()]
+    jobs.append(lossless_stream_job(get_board(board)))
     return board, name, profile, run_jobs(board, jobs, profile, dma_channels=1)
+
+
+def lossless_stream_job(board):
+    """Both directions at once through the loopback, in lossless flow, by a host that runs a ring of 2 buffers
+    of 4 KiB and stalls for over 10 times the ring's drain time every 2 buffers (test_flow_sim.stall_ns)."""
+    from test_flow_sim import STALL_RING, STALL_EVERY, stall_ns
+    return {"kind": "stream", "flow": "lossless", "target": "loopback", "directions": ["h2c", "c2h"],
+            "channels": [0], "size": 8 * STALL_RING[1], "buffers": STALL_RING[0], "buffer_bytes": STALL_RING[1],
+            "stall_ns": stall_ns(board), "stall_every": STALL_EVERY}
+
+
+def transfers(run):
+    return [r for r in run["results"] if r.get("kind") != "stream"]
 
 
 def test_every_transfer_is_whole_with_every_msi(profile_run):
     board, name, profile, run = profile_run
-    rows = run["results"]
+    rows = transfers(run)
     assert [r["direction"] for r in rows] == list(SIZES)
     for row in rows:
         assert not row["timed_out"], (board, name, row)
         assert row["errors"] == 0, (board, name, row)
         assert row["msis"] == row["msis_expected"], (board, name, row)
         assert row["gbytes_per_s"] > 0
+
+
+def test_a_stalling_host_loses_nothing_in_lossless_flow(profile_run):
+    """Nothing lost and nothing stale through the loopback (every byte back as sent), both engines held for
+    the host at its stalls."""
+    board, name, profile, run = profile_run
+    [row] = [r for r in run["results"] if r.get("kind") == "stream"]
+    assert (row["errors"], row["timed_out"]) == (0, False), (board, name, row)
+    assert row["stalls"] >= 3 and row["h2c_waits"] > 0 and row["c2h_waits"] > 0, (board, name, row)
 
 
 def test_no_read_breaks_the_hosts_limits(profile_run):
@@ -108,7 +131,7 @@ def test_the_last_msi_reaches_the_host_after_the_data_it_reports(profile_run):
     (hostlink.cores.pcie.write_fence; before it, the last MSI came 69-276 ns ahead of the data on every
     board)."""
     board, name, profile, run = profile_run
-    ahead = [r["msi_ahead_of_data_ns"] for r in run["results"] if r["direction"] in ("c2h", "bidir")]
+    ahead = [r["msi_ahead_of_data_ns"] for r in transfers(run) if r["direction"] in ("c2h", "bidir")]
     assert ahead and all(a is not None and a <= 0 for a in ahead), (board, name, ahead)
 
 
@@ -119,7 +142,7 @@ def test_the_last_msi_of_a_read_comes_after_the_host_has_read_the_data(profile_r
     last MSI came a whole read latency, 1-2 us, ahead on every board)."""
     board, name, profile, run = profile_run
     assert profile.read_data_at == "completion"
-    ahead = [r["msi_ahead_of_reads_ns"] for r in run["results"] if r["direction"] == "h2c"]
+    ahead = [r["msi_ahead_of_reads_ns"] for r in transfers(run) if r["direction"] == "h2c"]
     assert ahead and all(a is not None and a <= 0 for a in ahead), (board, name, ahead)
 
 

@@ -32,8 +32,8 @@ def test_the_example_loads_by_module_and_by_file():
 
 
 @pytest.mark.parametrize("spec, message", [
-    ("accelerator",                       r"MODULE:CLASS or FILE\.py:CLASS, not 'accelerator'"),
-    ("hostlink.examples.accelerator:",    r"MODULE:CLASS or FILE\.py:CLASS"),
+    ("accelerator",                       r"MODULE:CLASS, FILE\.py:CLASS or FILE\.v:MODULE, not 'accelerator'"),
+    ("hostlink.examples.accelerator:",    r"MODULE:CLASS, FILE\.py:CLASS"),
     ("no_such_module_here:Core",          r"user core module no_such_module_here not found"),
     ("hostlink.examples.accelerator:Nope", r"has no class Nope"),
     ("/nonexistent/core.py:Core",         r"user core file /nonexistent/core\.py does not exist"),
@@ -151,7 +151,7 @@ def test_a_clock_no_mmcm_can_make_is_refused_with_one_line(tmp_path):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--user-core", "accelerator"],                                "MODULE:CLASS or FILE.py:CLASS"),
+    (["--user-core", "accelerator"],                                "MODULE:CLASS, FILE.py:CLASS or FILE.v:MODULE"),
     (["--user-core", "/nonexistent/core.py:Core"],                  "does not exist"),
     (["--user-core", "examples.accelerator:Accelerator", "--user-channel", "3"],
                                                                     "one of the SoC's DMA channels 0..1, not 3"),

@@ -174,7 +174,7 @@ class DMAFence(LiteXModule):
         self.issued_next   = Signal(COUNT_WIDTH)
         self.restart       = Signal()   # Every channel off, nothing taken for a while: start again from `taken`.
 
-    def add_channel(self, issue, irq, loop_status, enable, table_reset=None):
+    def add_channel(self, issue, irq, loop_status, enable, table_reset=None, counts=()):
         """Fence one LitePCIe DMA reader or writer: `issue` pulses for each request it issues, `irq` is its
         interrupt, `loop_status` its table's loop-status CSR, `enable` its enable. Returns the fenced
         interrupt; the CSR then shows the fenced loop status.
@@ -182,7 +182,12 @@ class DMAFence(LiteXModule):
         `table_reset` (a pulse: the table's reset, which zeroes the loop status) drops the changes of loop
         status still held and shows the zeroed status at once: it reports no buffer of the new run, and a
         held status of the run before, released later, would report buffers the new run has not done (a
-        polling driver restarting a channel would count them)."""
+        polling driver restarting a channel would count them).
+
+        `counts`, pairs (raw, fenced) of sys signals, are fenced with the loop status: each `fenced` shows
+        its `raw` as it was at the loop-status change being released (zero after a table reset); a count
+        that moves with each buffer (flow.py's buffers done) so reaches the host no earlier than the loop
+        status does."""
         self._issue_pulses.append(issue)
         self._enables.append(enable)
 
@@ -190,9 +195,10 @@ class DMAFence(LiteXModule):
         self.submodules += held_irq
         self.comb += [held_irq.event.eq(irq), held_irq.flush.eq(self.restart)]
 
-        raw       = take_csr_status(loop_status)
-        published = Signal(len(raw), reset=raw.reset.value)
-        last_raw  = Signal(len(raw), reset=raw.reset.value)
+        status    = take_csr_status(loop_status)
+        raw       = Cat(status, *[r for r, _ in counts])
+        published = Signal(len(raw), reset=status.reset.value)
+        last_raw  = Signal(len(raw), reset=status.reset.value)
         held_status = HeldEvents(self.issued_next, self.taken, value_width=len(raw))
         self.submodules += held_status
         self.sync += last_raw.eq(raw)
@@ -200,8 +206,12 @@ class DMAFence(LiteXModule):
             held_status.flush.eq(self.restart),
             held_status.event.eq(raw != last_raw),
             held_status.value.eq(raw),
-            loop_status.status.eq(published),
+            loop_status.status.eq(published[:len(status)]),
         ]
+        offset = len(status)
+        for r, fenced in counts:
+            self.comb += fenced.eq(published[offset:offset + len(r)])
+            offset += len(r)
         zeroing = Signal()   # The cycle after a table reset, when LitePCIe has zeroed the loop status.
         if table_reset is not None:
             self.sync += zeroing.eq(table_reset)

@@ -38,6 +38,7 @@ from hostlink.cores.pcie.cycle_counter import CycleCounter
 from hostlink.cores.pcie.dma_pattern import DMAPatternGenerator, DMAPatternChecker
 from hostlink.cores.pcie.endpoint import PCIeEndpoint
 from hostlink.cores.pcie.faults import PCIeFaults
+from hostlink.cores.pcie.flow import DMAFlow
 from hostlink.cores.pcie.irq_serializer import IRQSerializer
 from hostlink.cores.pcie.splitter import litepcie_with_descriptor_splitter
 from hostlink.cores.pcie.read_fence import ReadFence
@@ -111,11 +112,16 @@ def add_pcie(soc, phy, ndmas, name="pcie", max_pending_requests=8, address_width
             finally:
                 endpoint.max_pending_requests = max_pending_requests
         soc.add_module(name=f"{name}_dma{i}", module=dma)
+        # Each engine's flow gate (flow.py): `pcie_dma<i>_reader_flow_*`, `pcie_dma<i>_writer_flow_*`.
+        for engine in (dma.reader, dma.writer):
+            engine.flow = DMAFlow(engine.splitter, engine.table, _table_reset(engine.table),
+                writer=engine is dma.writer)
         msis[f"{name.upper()}_DMA{i}_WRITER"] = fence.add_writer(dma.writer.port.source, dma.writer.irq,
-            dma.writer.table.loop_status, dma.writer.enable, _table_reset(dma.writer.table))
+            dma.writer.table.loop_status, dma.writer.enable, _table_reset(dma.writer.table),
+            counts=[(dma.writer.flow.done_raw, dma.writer.flow.done)])
         msis[f"{name.upper()}_DMA{i}_READER"] = read_fence.add_reader(dma.reader.port.source, dma.reader.irq,
             dma.reader.table.loop_status, dma.reader.enable, _table_reset(dma.reader.table),
-            channel=dma.reader.port.channel)
+            channel=dma.reader.port.channel, counts=[(dma.reader.flow.done_raw, dma.reader.flow.done)])
         endpoint.crossbar.guard.add_reader(dma.reader.port.channel, dma.reader.enable)
         refused += [dma.reader.splitter.refused, dma.writer.splitter.refused]
 
@@ -207,6 +213,8 @@ def add_pcie_dma(soc, phy, dma_channels, max_pending_requests=8, led_pads=None, 
         dma_buffering_depth  = 8192,
         with_dma_loopback    = True,
     )
+    # Host tools time DMA in device cycles (sys clock); real-time buffers carry the count (user_port.py).
+    soc.add_module(name="cycles", module=CycleCounter())
     for i in range(dma_channels):
         dma       = getattr(soc, f"pcie_dma{i}")
         generator = DMAPatternGenerator(dma.data_width)
@@ -230,8 +238,6 @@ def add_pcie_dma(soc, phy, dma_channels, max_pending_requests=8, led_pads=None, 
                 generator.source.connect(dram.from_pattern),
                 dram.to_pattern.connect(checker.sink),
             ]
-    # Host tools time DMA in device cycles (sys clock).
-    soc.add_module(name="cycles", module=CycleCounter())
     if led_pads is not None:
         dma_active = Signal()
         soc.comb += dma_active.eq(Reduce("OR", [
@@ -254,6 +260,16 @@ def _add_user_port(soc, dma, channel, params):
         dma.source.connect(from_dma),
         to_dma.connect(dma.sink),
     )
+    # Real-time flow from the writer's flow gate.
+    flow = dma.writer.flow
+    soc.comb += [
+        port.c2h_realtime.eq(flow.realtime & port.select),
+        port.c2h_running.eq(dma.writer.enable),
+        port.c2h_table_reset.eq(_table_reset(dma.writer.table)),
+        port.c2h_given.eq(flow.given),
+        port.c2h_buffer_bytes.eq(flow.buffer_bytes),
+        port.time.eq(soc.cycles.count),
+    ]
     # Each direction's counters restart when the host enables that direction's engine.
     for enable, clear in [(dma.reader.enable, port.h2c_clear), (dma.writer.enable, port.c2h_clear)]:
         enabled = Signal()

@@ -46,14 +46,14 @@ class ReadFence(DMAFence):
         self._channels = []
         self.sync += If(controller.read_delivered, self.taken.eq(self.taken + 1))
 
-    def add_reader(self, request, irq, loop_status, enable, table_reset=None, channel=None):
+    def add_reader(self, request, irq, loop_status, enable, table_reset=None, channel=None, counts=()):
         """Fence one LitePCIe DMA reader: `request` its port's request stream (one beat per read request),
         `irq` its interrupt, `loop_status` its table's loop-status CSR, `enable` its enable, `table_reset` its
-        table's reset pulse (DMAFence.add_channel), `channel` its crossbar port's channel. Returns the
-        fenced interrupt; the CSR then shows the fenced loop status."""
+        table's reset pulse, `counts` more counts to fence (DMAFence.add_channel), `channel` its crossbar
+        port's channel. Returns the fenced interrupt; the CSR then shows the fenced loop status."""
         self._channels.append(channel)
         return self.add_channel(request.valid & request.ready & request.last, irq, loop_status, enable,
-            table_reset)
+            table_reset, counts)
 
     def do_finalize(self):
         DMAFence.do_finalize(self)

@@ -15,6 +15,9 @@ request of a descriptor straight from its input, so requests follow each other a
 a gap. A descriptor is still accepted from the table only once its last request has been accepted, so the
 table's loop status (which the driver reads) counts only descriptors whose requests have all been issued.
 
+`hold` keeps the next descriptor from beginning (a descriptor already begun runs to its end), and
+`begin` pulses as each descriptor begins: the flow gate (flow.py) counts and gates the buffers with them.
+
 It also checks what LitePCIe's splitter takes on trust. A descriptor of length 0, or whose length is not a
 whole number of `word_bytes` (the DMA moves whole bus words), is refused: taken from the table without a
 request, and signalled on `refused` (one cycle per descriptor) for the SoC's fault counters. Requests are
@@ -54,6 +57,9 @@ class DescriptorSplitter(LiteXModule):
         self.source    = source = stream.Endpoint(descriptor_layout(address_width=address_width, with_user_id=True))
         self.terminate = Signal()   # i
         self.refused   = Signal()   # o (a descriptor refused this cycle)
+        self.hold      = Signal()   # i (no new descriptor begins while high: flow.py's lossless gate)
+        self.begin     = Signal()   # o (a descriptor begins: its first request accepted, or it is refused)
+        self.held      = Signal()   # o (a descriptor waits at the input because of `hold`)
 
         # # #
 
@@ -69,8 +75,8 @@ class DescriptorSplitter(LiteXModule):
             first_length.eq( Mux(running, remaining, sink.length)),
             to_boundary.eq(max_size - (first_address[:13] & (max_size - 1))),
             bad.eq(~running & ((sink.length == 0) | (sink.length[:log2_int(word_bytes)] != 0))),
-            self.refused.eq(sink.valid & bad),
-            source.valid.eq(sink.valid & ~bad),
+            self.refused.eq(sink.valid & bad & ~self.hold),
+            source.valid.eq(sink.valid & ~bad & (running | ~self.hold)),
             source.first.eq(~running),
             source.address.eq(first_address),
             If(first_length > to_boundary,
@@ -92,6 +98,10 @@ class DescriptorSplitter(LiteXModule):
                 remaining.eq(first_length - to_boundary),
             )
         )
+        self.comb += [
+            self.begin.eq((source.valid & source.ready & ~running) | self.refused),
+            self.held.eq(sink.valid & ~running & self.hold),
+        ]
         # The descriptor leaves the table with its last request, or at once when refused.
         self.comb += sink.ready.eq((source.valid & source.ready & (source.last | self.terminate)) | self.refused)
 

@@ -15,7 +15,8 @@ contract; examples/accelerator.py shows each part):
 - optionally CSRs of its own (in the SoC's clock), and for the simulation `model(data, settings)` and
   `SIM_SETTINGS`.
 
-`load_user_core("pkg.module:Class")` or `load_user_core("path/to/file.py:Class")` finds the class;
+`load_user_core("pkg.module:Class")`, `load_user_core("path/to/file.py:Class")` or
+`load_user_core("path/to/core.v:module")` (a Verilog module, hostlink.cores.pcie.verilog_core) finds the class;
 `add_user_core(soc, core, channel)` connects an instance to the channel's user port (the SoC built with
 `user_ports=user_port_params(core)` for that channel) as `soc.user_core`.
 """
@@ -29,16 +30,20 @@ import sys
 from migen import ClockDomain, ClockSignal, ResetSignal
 
 from hostlink.cores.pcie.user_port import check_user_port
+from hostlink.cores.pcie.verilog_core import is_verilog_spec, verilog_core_class
 
 DEFAULT_FIFO_DEPTH = 512
 
 
 def load_user_core(spec):
-    """The class named by `spec`, "module:Class" or "file.py:Class" (a module is looked up from the current
-    directory first). Raises ValueError with one line saying what is wrong."""
+    """The class named by `spec`, "module:Class", "file.py:Class" (a module is looked up from the current
+    directory first) or "file.v:module" (a Verilog module with AXI4-Stream ports, verilog_core.py). Raises
+    ValueError with one line saying what is wrong."""
     module_name, sep, class_name = str(spec).rpartition(":")
     if not sep or not module_name or not class_name.isidentifier():
-        raise ValueError(f"user core must be given as MODULE:CLASS or FILE.py:CLASS, not {spec!r}")
+        raise ValueError(f"user core must be given as MODULE:CLASS, FILE.py:CLASS or FILE.v:MODULE, not {spec!r}")
+    if is_verilog_spec(module_name):
+        return verilog_core_class(module_name, class_name)
     if module_name.endswith(".py"):
         if not os.path.isfile(module_name):
             raise ValueError(f"user core file {module_name} does not exist")
@@ -160,6 +165,8 @@ def add_user_core(soc, core, channel):
         raise ValueError(f"channel {channel} of the SoC has no user port: build the SoC with "
                          f"user_ports={{{channel}: user_port_params(core)}}")
     soc.add_module(name="user_core", module=core)
+    for path in getattr(core, "VERILOG_SOURCES", []):   # A Verilog core's own files (verilog_core.py).
+        soc.platform.add_source(path)
     soc.comb += [
         port.source.connect(core.sink),
         core.source.connect(port.sink),

@@ -31,6 +31,8 @@ from litex.gen import *
 from litex.soc.interconnect import stream
 from litex.soc.interconnect.csr import *
 
+from hostlink.cores.pcie.flow import HEADER_BYTES, HEADER_MAGIC
+
 # Parameters ---------------------------------------------------------------------------------------
 
 def check_user_port(dma_data_width, data_width, fifo_depth):
@@ -54,7 +56,7 @@ def _fifo(layout, cd_from, cd_to, depth):
 
 # Event counter ------------------------------------------------------------------------------------
 
-class _Counter(LiteXModule):
+class EventCounter(LiteXModule):
     """Counts cycles where `event` is high; saturates; `clear` (a pulse) restarts it at 0."""
     def __init__(self, event, clear, width=32):
         self.value = Signal(width)   # o
@@ -67,7 +69,7 @@ class _Counter(LiteXModule):
             self.value.eq(self.value + 1),
         )
 
-class _CrossedCounter(LiteXModule):
+class CrossedEventCounter(LiteXModule):
     """Counts cycles of `domain` where `event` (of `domain`) is high; saturates; readable in sys as `value`
     (a Gray-coded count through MultiRegs: every value read is one the count had). `clear`, a sys pulse,
     restarts it at 0."""
@@ -77,7 +79,7 @@ class _CrossedCounter(LiteXModule):
         # # #
 
         if domain == "sys":
-            self.counter = _Counter(event, clear, width)
+            self.counter = EventCounter(event, clear, width)
             self.comb += self.value.eq(self.counter.value)
             return
         self.clear_sync = clear_sync = PulseSynchronizer("sys", domain)
@@ -103,6 +105,113 @@ class _CrossedCounter(LiteXModule):
             decoder.i.eq(gray_sys),
             self.value.eq(decoder.o),
         ]
+
+# Real-time framer ---------------------------------------------------------------------------------
+
+class RealTimeFramer(LiteXModule):
+    """FPGA-to-host data in real-time flow: never waits for the host, starts every buffer with a header.
+
+    Between buffers, the framer begins a buffer only while the host has a buffer free (`given` more than it
+    has begun since `reset`) and the DMA writer is enabled (`running`); otherwise it drops the words that
+    come, counting their bytes. Once begun, a buffer's header and `buffer_bytes` - 32 bytes of data go to
+    the writer with the writer's back-pressure (the port's FIFO takes it up; the writer has the host's
+    buffer for them, so it only waits on the link). Data is therefore only ever dropped between buffers,
+    and the header of each buffer says how many bytes were dropped just before its data: the host knows
+    exactly where data was lost and how much.
+
+    Header (HEADER_BYTES = 32 bytes, little-endian, in the buffer's first bytes):
+
+        offset  size  field
+             0     4  magic, HEADER_MAGIC (0x314b4c48, "HLK1")
+             4     4  sequence: buffers begun since the table's reset, from 0
+             8     8  time: the SoC's cycle counter (CycleCounter) when the buffer's first data word came
+            16     8  dropped: bytes dropped between the previous buffer's data and this one's (for the
+                      first buffer: since the table's reset)
+            24     4  data bytes that follow the header (buffer_bytes - 32)
+            28     4  0 (reserved)
+
+    With `enable` low the framer is a wire. `data_width` (bits) must divide 256.
+    """
+    def __init__(self, data_width):
+        if data_width > HEADER_BYTES*8 or (HEADER_BYTES*8) % data_width:
+            raise ValueError(f"real-time framing needs a DMA width that divides {HEADER_BYTES*8} bits, "
+                             f"not {data_width}")
+        self.sink         = sink   = stream.Endpoint([("data", data_width)])   # i
+        self.source       = source = stream.Endpoint([("data", data_width)])   # o
+        self.enable       = Signal()     # i: real-time flow
+        self.running      = Signal()     # i: the DMA writer is enabled
+        self.reset        = Signal()     # i: the writer's table reset (restart sequence and counts)
+        self.given        = Signal(32)   # i: buffers the host has given (flow.py)
+        self.buffer_bytes = Signal(24)   # i
+        self.time         = Signal(64)   # i: the cycle counter
+        self.dropped      = Signal()     # o: a word dropped this cycle
+        self.begun        = Signal(32)   # o: buffers begun since `reset`
+
+        # # #
+
+        word_bytes   = data_width//8
+        header_words = HEADER_BYTES//word_bytes
+        sequence      = Signal(32)
+        dropped_bytes = Signal(64)   # Since the last buffer's data.
+        header        = Signal(HEADER_BYTES*8)
+        index         = Signal(max=max(header_words, 2))
+        left          = Signal(24)   # Data words left of the buffer.
+        data_words    = Signal(24)
+        available     = Signal(32)
+        self.comb += [
+            data_words.eq(self.buffer_bytes[log2_int(word_bytes):] - header_words),
+            available.eq(self.given - self.begun),
+        ]
+
+        # The table's reset restarts the ring (buffer 0, nothing dropped yet): it resets the FSM and every
+        # value it keeps.
+        self.fsm = fsm = ResetInserter()(FSM(reset_state="BETWEEN"))
+        self.comb += fsm.reset.eq(self.reset)
+        fsm.act("BETWEEN",
+            If(~self.enable,
+                sink.connect(source),
+            ).Elif(sink.valid,
+                If(self.running & (available != 0) & ~available[31],
+                    NextValue(header, Cat(
+                        Constant(HEADER_MAGIC, 32), sequence, self.time, dropped_bytes,
+                        (data_words << log2_int(word_bytes))[:32], Constant(0, 32))),
+                    NextValue(sequence, sequence + 1),
+                    NextValue(self.begun, self.begun + 1),
+                    NextValue(dropped_bytes, 0),
+                    NextValue(index, 0),
+                    NextState("HEADER"),
+                ).Else(
+                    sink.ready.eq(1),
+                    self.dropped.eq(1),
+                    NextValue(dropped_bytes, dropped_bytes + word_bytes),
+                ),
+            ),
+        )
+        words = [header[i*data_width:(i + 1)*data_width] for i in range(header_words)]
+        fsm.act("HEADER",
+            source.valid.eq(1),
+            source.first.eq(index == 0),
+            source.data.eq(Array(words)[index]),
+            If(source.ready,
+                NextValue(index, index + 1),
+                If(index == header_words - 1,
+                    NextValue(left, data_words),
+                    If(data_words == 0,
+                        NextState("BETWEEN"),
+                    ).Else(
+                        NextState("DATA"),
+                    ),
+                ),
+            ),
+        )
+        fsm.act("DATA",
+            sink.connect(source, omit={"first", "last"}),
+            source.last.eq(left == 1),
+            If(sink.valid & source.ready,
+                NextValue(left, left - 1),
+                If(left == 1, NextState("BETWEEN")),
+            ),
+        )
 
 # User Port ----------------------------------------------------------------------------------------
 
@@ -144,6 +253,11 @@ class UserPort(LiteXModule):
     c2h_waits : Signal(32), sys domain, o
         Cycles the port had a word for the DMA writer and the writer did not take it: the host (or the
         link) was slower than the core.
+    c2h_dropped : Signal(64), sys domain, o
+        Bytes the real-time flow dropped between buffers (RealTimeFramer), since the writer's table reset.
+    c2h_realtime, c2h_running, c2h_table_reset, c2h_given, c2h_buffer_bytes, time : sys domain, i
+        Real-time flow: on, the DMA writer's enable, its table's reset, the buffers the host has given it
+        and their size (flow.py's DMAFlow), the cycle counter (for the headers).
     h2c_core_waits, c2h_core_waits : Signal(32), sys domain, o
         Cycles of the core's clock the core was ready for a word the port did not have (h2c), or had a
         word the port could not take (c2h); counted in the core's clock, read through a Gray code.
@@ -163,6 +277,13 @@ class UserPort(LiteXModule):
         self.select     = Signal()                                      # i (sys): the `select` CSR with_csr
         self.h2c_clear  = Signal()                                      # i (sys)
         self.c2h_clear  = Signal()                                      # i (sys)
+        # Real-time flow (RealTimeFramer), from the DMA writer's flow gate (flow.py) and the cycle counter.
+        self.c2h_realtime     = Signal()                                # i (sys)
+        self.c2h_running      = Signal()                                # i (sys)
+        self.c2h_table_reset  = Signal()                                # i (sys)
+        self.c2h_given        = Signal(32)                              # i (sys)
+        self.c2h_buffer_bytes = Signal(24)                              # i (sys)
+        self.time             = Signal(64)                              # i (sys)
 
         # # #
 
@@ -177,28 +298,39 @@ class UserPort(LiteXModule):
             h2c_fifo.source.connect(self.source),
         ]
 
-        # FPGA-to-host: the FIFO into the DMA's domain, then convert.
+        # FPGA-to-host: the FIFO into the DMA's domain, then convert, then frame (real-time flow only).
         self.c2h_fifo      = c2h_fifo      = _fifo(layout, clock_domain, "sys", fifo_depth)
         self.c2h_converter = c2h_converter = stream.Converter(data_width, dma_data_width)
+        self.c2h_framer    = c2h_framer    = RealTimeFramer(dma_data_width)
         self.comb += [
             self.sink.connect(c2h_fifo.sink),
             c2h_fifo.source.connect(c2h_converter.sink),
-            c2h_converter.source.connect(self.dma_source),
+            c2h_converter.source.connect(c2h_framer.sink),
+            c2h_framer.source.connect(self.dma_source),
+            c2h_framer.enable.eq(self.c2h_realtime),
+            c2h_framer.running.eq(self.c2h_running),
+            c2h_framer.reset.eq(self.c2h_table_reset),
+            c2h_framer.given.eq(self.c2h_given),
+            c2h_framer.buffer_bytes.eq(self.c2h_buffer_bytes),
+            c2h_framer.time.eq(self.time),
         ]
 
         # Counters (sys domain).
-        self.h2c_words_counter = _Counter(self.dma_sink.valid & self.dma_sink.ready,   self.h2c_clear)
-        self.h2c_waits_counter = _Counter(self.dma_sink.valid & ~self.dma_sink.ready,  self.h2c_clear)
-        self.c2h_words_counter = _Counter(self.dma_source.valid & self.dma_source.ready,  self.c2h_clear)
-        self.c2h_waits_counter = _Counter(self.dma_source.valid & ~self.dma_source.ready, self.c2h_clear)
+        self.h2c_words_counter = EventCounter(self.dma_sink.valid & self.dma_sink.ready,   self.h2c_clear)
+        self.h2c_waits_counter = EventCounter(self.dma_sink.valid & ~self.dma_sink.ready,  self.h2c_clear)
+        self.c2h_words_counter = EventCounter(self.dma_source.valid & self.dma_source.ready,  self.c2h_clear)
+        self.c2h_waits_counter = EventCounter(self.dma_source.valid & ~self.dma_source.ready, self.c2h_clear)
+        self.c2h_dropped_counter = EventCounter(c2h_framer.dropped, self.c2h_table_reset, width=48)
         self.h2c_words = self.h2c_words_counter.value   # o
         self.h2c_waits = self.h2c_waits_counter.value   # o
         self.c2h_words = self.c2h_words_counter.value   # o
         self.c2h_waits = self.c2h_waits_counter.value   # o
+        self.c2h_dropped = Signal(64)                   # o (bytes)
+        self.comb += self.c2h_dropped.eq(self.c2h_dropped_counter.value*(dma_data_width//8))
         # In the core's clock, read in sys.
-        self.h2c_core_waits_counter = _CrossedCounter(self.source.ready & ~self.source.valid, self.h2c_clear,
+        self.h2c_core_waits_counter = CrossedEventCounter(self.source.ready & ~self.source.valid, self.h2c_clear,
                                                       clock_domain)
-        self.c2h_core_waits_counter = _CrossedCounter(self.sink.valid & ~self.sink.ready, self.c2h_clear,
+        self.c2h_core_waits_counter = CrossedEventCounter(self.sink.valid & ~self.sink.ready, self.c2h_clear,
                                                       clock_domain)
         self.h2c_core_waits = self.h2c_core_waits_counter.value   # o
         self.c2h_core_waits = self.c2h_core_waits_counter.value   # o
@@ -223,6 +355,8 @@ class UserPort(LiteXModule):
                                                     "take it.")
         self._h2c_core_waits = CSRStatus(32, description="Cycles of the core's clock the core was ready and the "
                                                          "port had no word for it (the host was slower).")
+        self._c2h_dropped = CSRStatus(64, description="Bytes the real-time flow dropped for want of a free "
+                                                      "buffer (cleared with the writer's table).")
         self._c2h_core_waits = CSRStatus(32, description="Cycles of the core's clock the core had a word and the "
                                                          "port was full (the DMA was slower).")
         self.comb += [
@@ -232,4 +366,5 @@ class UserPort(LiteXModule):
             self._h2c_waits.status.eq(self.h2c_waits),
             self._c2h_words.status.eq(self.c2h_words),
             self._c2h_waits.status.eq(self.c2h_waits),
+            self._c2h_dropped.status.eq(self.c2h_dropped),
         ]

@@ -87,10 +87,10 @@ class WriteFence(DMAFence):
             self.comb += decoder.i.eq(gray)
             self.comb += self.taken.eq(decoder.o)
 
-    def add_writer(self, request, irq, loop_status, enable, table_reset=None):
+    def add_writer(self, request, irq, loop_status, enable, table_reset=None, counts=()):
         """Fence one LitePCIe DMA writer: `request` its port's request stream (a write request is issued at
         its last beat), `irq` its interrupt, `loop_status` its table's loop-status CSR, `enable` its enable,
-        `table_reset` its table's reset pulse (DMAFence.add_channel). Returns the fenced interrupt; the CSR
-        then shows the fenced loop status."""
+        `table_reset` its table's reset pulse, `counts` more counts to fence (DMAFence.add_channel). Returns
+        the fenced interrupt; the CSR then shows the fenced loop status."""
         return self.add_channel(request.valid & request.ready & request.last, irq, loop_status, enable,
-            table_reset)
+            table_reset, counts)

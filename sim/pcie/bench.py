@@ -354,6 +354,9 @@ class Bench:
     async def run_job(self, job):
         if job.get("kind") == "fault":
             return await self.run_fault_job(job)
+        if job.get("kind") == "stream":
+            from hostlink.sim.pcie.stream_jobs import run_stream_job
+            return await run_stream_job(self, job)
         if job.get("target") == "dram":
             from hostlink.sim.pcie.dram_jobs import run_dram_job
             return await run_dram_job(self, job)
@@ -369,6 +372,7 @@ class Bench:
                 raise ValueError("a user job runs on the channel of the SoC's user core alone")
             from hostlink.cores.pcie.user_core import load_user_core
             model = load_user_core(user_core["spec"]).model
+            user_core = dict(user_core, settings=dict(user_core["settings"], **job.get("settings", {})))
             for name, value in user_core["settings"].items():
                 await drv.write(f"{user_core['csr_prefix']}_{name}", value)
             await drv.write(f"pcie_dma{user_core['channel']}_user_select", 1)

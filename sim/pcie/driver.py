@@ -47,9 +47,15 @@ class DMADriver:
     async def write(self, name, value, word=0):
         await self.bar.write_dword(self.csrs.offset(name) + 4*word, value & 0xffffffff)
 
-    async def read(self, name):
+    async def read(self, name, word=0):
         # A register read that never completes means the SoC stopped answering: fail, don't hang.
-        return await self.bar.read_dword(self.csrs.offset(name), timeout=MMIO_TIMEOUT_US, timeout_unit="us")
+        return await self.bar.read_dword(self.csrs.offset(name) + 4*word, timeout=MMIO_TIMEOUT_US,
+                                         timeout_unit="us")
+
+    async def read64(self, name):
+        """A 64-bit status register (two CSR words, most significant first), for counts that do not move
+        while it is read."""
+        return (await self.read(name) << 32) | await self.read(name, word=1)
 
     async def flush(self):
         """Wait until every register write issued so far has reached the SoC, as a driver does before it

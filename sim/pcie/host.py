@@ -55,6 +55,10 @@ class HostProfile:
     # When the host reads memory for a read request: "completion", at the end of the read latency (the
     # latest a real host may); "request", at the request's arrival.
     read_data_at:        str   = "completion"
+    # The host program of a stream job (stream_jobs.py): every `stall_every` buffers it serves, it stalls for
+    # `stall_ns` (reads, refills and gives back nothing). 0: never.
+    stall_ns:            float = 0.0
+    stall_every:         int   = 0
     seed:                int   = 1
 
     PROFILES = {}
@@ -70,6 +74,11 @@ class HostProfile:
             raise ValueError(f"read data must be taken at 'completion' or 'request', not {self.read_data_at!r}")
         if not (0 <= self.backpressure < 1) or not (0 <= self.rx_gaps < 1):
             raise ValueError("back-pressure and gap probabilities must be in [0, 1)")
+        if self.stall_ns < 0 or not isinstance(self.stall_every, int) or self.stall_every < 0:
+            raise ValueError(f"a host stall is >= 0 ns every >= 0 buffers, not {self.stall_ns!r} ns every "
+                             f"{self.stall_every!r}")
+        if (self.stall_ns > 0) != (self.stall_every > 0):
+            raise ValueError("a host stall needs both its length (ns) and its period (buffers)")
         if self.read_latency_ns < 0:
             raise ValueError(f"read latency must be >= 0 ns, not {self.read_latency_ns!r}")
         return self

@@ -75,8 +75,10 @@ def _gateware_sources_digest(board, dma_channels, with_dram=False, user_core=Non
     if user_core is not None:
         import inspect
         from hostlink.cores.pcie.user_core import load_user_core
-        with open(inspect.getsourcefile(load_user_core(user_core["spec"])), "rb") as f:
-            digest.update(f.read())
+        cls = load_user_core(user_core["spec"])
+        for path in [inspect.getsourcefile(cls), *getattr(cls, "VERILOG_SOURCES", [])]:
+            with open(path, "rb") as f:
+                digest.update(f.read())
     for top in ("cores", "targets", os.path.join("sim", "pcie"), "examples"):
         for folder, _, files in sorted(os.walk(os.path.join(REPO, top))):
             for name in sorted(files):
@@ -89,7 +91,8 @@ def _gateware_sources_digest(board, dma_channels, with_dram=False, user_core=Non
 def user_core_tag(user_core):
     """The part of a model's name that says which user core it carries, on which channel."""
     module, _, cls = user_core["spec"].rpartition(":")
-    module = os.path.splitext(os.path.basename(module))[0] if module.endswith(".py") else module.rpartition(".")[2]
+    module = os.path.splitext(os.path.basename(module))[0] if module.endswith((".py", ".v", ".sv")) \
+        else module.rpartition(".")[2]
     return f"_{module}-{cls}-ch{user_core['channel']}"
 
 
@@ -125,8 +128,12 @@ def _build_model(board, name, soc_dir, dma_channels, verbose, with_dram, profile
             f.write(sources)
     if profile_streams:
         check_stream_names(verilog, profile_streams)
+    with open(user_core_json) as f:
+        user_core_info = json.load(f)
+    # A Verilog user core's own files (verilog_core.py) are compiled with the SoC.
+    sources = [verilog, STUBS, *((user_core_info or {}).get("verilog_sources", []))]
     digest = hashlib.sha256()
-    for path in (verilog, STUBS):
+    for path in sources:
         with open(path) as f:
             # LiteX stamps the generation date in comments: not a change of the design.
             digest.update("".join(l for l in f if not l.startswith("//")).encode())
@@ -136,15 +143,13 @@ def _build_model(board, name, soc_dir, dma_channels, verbose, with_dram, profile
     if not (os.path.exists(stamp) and open(stamp).read() == digest):
         say(f"compiling the Verilator model of {name} in {model_dir} (several minutes on 2 cores, once "
             f"per design; log: {os.path.join(soc_dir, 'verilator_build.log')})")
-        compile_model(model_dir, "sim_top", [verilog, STUBS],
+        compile_model(model_dir, "sim_top", sources,
             log_file=os.path.join(soc_dir, "verilator_build.log"), verbose=verbose,
             public_signals=public_signals)
         with open(stamp, "w") as f:
             f.write(digest)
     with open(hard_block_json) as f:
         hard_block = json.load(f)
-    with open(user_core_json) as f:
-        user_core_info = json.load(f)
     return {"board": board, "model_dir": model_dir, "csr_json": csr_json, "soc_dir": soc_dir, "verilog": verilog,
         "hard_block": hard_block, "user_core": user_core_info}
 

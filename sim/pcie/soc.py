@@ -204,7 +204,9 @@ def user_core_info(soc, user_core):
     return {"spec": user_core["spec"], "channel": user_core["channel"],
             "clock_port": None if core.clock_domain == "sys" else f"sim_{core.clock_domain}_clk",
             "clk_hz": core.clk_freq, "data_width": core.data_width, "csr_prefix": "user_core",
-            "settings": dict(getattr(core, "SIM_SETTINGS", {}))}
+            "settings": dict(getattr(core, "SIM_SETTINGS", {})),
+            "start":    dict(getattr(core, "SIM_START", {})),
+            "verilog_sources": list(getattr(core, "VERILOG_SOURCES", []))}
 
 
 def _sim_board(board):
