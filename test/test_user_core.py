@@ -141,6 +141,18 @@ def test_every_pcie_target_generates_with_a_user_core(board, tmp_path):
     assert "accel_clk" in verilog   # The core's own clock, from the MMCM on the SoC's.
 
 
+def test_a_target_generates_with_the_streaming_source(tmp_path):
+    """The real-time example: its CSRs, the writer's flow gate and the port's drop count in the map."""
+    result = run_target("zc706", "--user-core", "examples.stream_source:CountingSource", "--output-dir",
+                        str(tmp_path), "--csr-json", str(tmp_path / "csr.json"))
+    assert result.returncode == 0, result.stderr[-2000:]
+    registers = json.loads((tmp_path / "csr.json").read_text())["csr_registers"]
+    assert {"user_core_enable", "user_core_rate", "user_core_overruns", "pcie_dma0_user_c2h_dropped",
+            "pcie_dma0_writer_flow_mode", "pcie_dma0_writer_flow_given", "pcie_dma0_writer_flow_done",
+            "pcie_dma0_writer_flow_buffer_bytes", "pcie_dma0_reader_flow_given"} <= set(registers)
+    assert "adc_clk" in open(next((tmp_path / "gateware").glob("*.v"))).read()
+
+
 def test_a_clock_no_mmcm_can_make_is_refused_with_one_line(tmp_path):
     path = _core_file(tmp_path, "_init = Core.__init__\n"
         "def _fast(self, *a):\n    _init(self, *a); self.clock_domain, self.clk_freq = 'fast', 3e9\n"

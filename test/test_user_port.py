@@ -154,12 +154,14 @@ def test_counters_count_words_and_waits_and_clear(domain):
         for _ in range(400):
             yield
         counts["h2c"] = ((yield port.h2c_words), (yield port.h2c_waits), (yield port.h2c_core_waits))
+        counts["high_water"] = yield port.h2c_fifo_max
         yield port.h2c_clear.eq(1)
         yield
         yield port.h2c_clear.eq(0)
         for _ in range(20):   # Through the synchronizers.
             yield
-        counts["cleared"] = ((yield port.h2c_words), (yield port.h2c_waits), (yield port.h2c_core_waits))
+        counts["cleared"] = ((yield port.h2c_words), (yield port.h2c_waits), (yield port.h2c_core_waits),
+                             (yield port.h2c_fifo_max))
 
     def core(out, rng=random.Random(8)):
         while len(out) < 2 * len(words):
@@ -177,8 +179,33 @@ def test_counters_count_words_and_waits_and_clear(domain):
     assert counts["h2c"][0] == len(words)
     assert counts["h2c"][1] > 0             # A 4-word FIFO and a core taking about one word in three.
     assert counts["h2c"][2] == len(ready_cycles) > 0
-    assert counts["cleared"] == (0, 0, 0)
+    assert 4 <= counts["high_water"] <= 5   # Full: 4 words (and the output register of the synchronous one).
+    assert counts["cleared"] == (0, 0, 0, 0)
     assert from_words(out, 64) == from_words(words, DMA_WIDTH)
+
+
+@pytest.mark.parametrize("domain", ["sys", "user"])
+@pytest.mark.parametrize("dma_ready, expected", [(0.0, (16, 17)), (1.0, (0, 3))], ids=["stalled", "keeping-up"])
+def test_the_fpga_to_host_high_water_mark(domain, dma_ready, expected):
+    """A core sending every cycle into a 16-word FIFO: full when the DMA takes nothing, a word or two when it
+    takes a word every cycle (twice the core's rate here)."""
+    port = UserPort(DMA_WIDTH, 64, clock_domain=domain, fifo_depth=16, with_csr=False)
+    result = {}
+
+    def core():
+        yield port.sink.valid.eq(1)
+        for i in range(60):
+            yield port.sink.data.eq(i)
+            yield
+
+    def dma():
+        yield port.dma_source.ready.eq(int(dma_ready))
+        for _ in range(120):
+            yield
+        result["max"] = yield port.c2h_fifo_max
+
+    run(port, [(domain, core()), ("sys", dma())])
+    assert expected[0] <= result["max"] <= expected[1]
 
 
 @pytest.mark.parametrize("kwargs, message", [

@@ -9,8 +9,10 @@ its reader fetched from the host and what its writer sends to the host. A UserPo
 two streams a user's core connects to, in the core's clock domain and data width:
 
     Host-to-FPGA (h2c):  DMA reader ─► dma_sink ─► width converter ─► async FIFO ─► source  (user clock)
-    FPGA-to-host (c2h):  sink (user clock) ─► async FIFO ─► width converter ─► dma_source ─► DMA writer
-                         └───────── user domain ─────────┘ └─────────────── sys domain ──────────────┘
+    FPGA-to-host (c2h):  sink (user clock) ─► async FIFO ─► width converter ─► framer ─► dma_source
+                         └───────── user domain ─────────┘ └──────────────── sys domain ────────────────┘
+
+The framer (RealTimeFramer) is a wire unless the DMA writer's flow is real-time (flow.py).
 
 Bytes keep their order: the first byte from the host is the least significant byte of the first word
 (width conversion takes and gives the least significant part first). `first` and `last` pass through:
@@ -57,29 +59,54 @@ def _fifo(layout, cd_from, cd_to, depth):
 # Event counter ------------------------------------------------------------------------------------
 
 class EventCounter(LiteXModule):
-    """Counts cycles where `event` is high; saturates; `clear` (a pulse) restarts it at 0."""
-    def __init__(self, event, clear, width=32):
+    """Counts cycles where `event` is high; saturates (or wraps, without `saturate`); `clear` (a pulse)
+    restarts it at 0."""
+    def __init__(self, event, clear, width=32, saturate=True):
         self.value = Signal(width)   # o
 
         # # #
 
         self.sync += If(clear,
             self.value.eq(0),
-        ).Elif(event & (self.value != (2**width - 1)),
+        ).Elif(event & ((self.value != (2**width - 1)) if saturate else 1),
             self.value.eq(self.value + 1),
         )
 
+
+class FIFOHighWater(LiteXModule):
+    """The most words a FIFO from `write_domain` to `read_domain` held since `clear` (a sys pulse), in sys.
+
+    It counts the words in (`write`, a handshake of `write_domain`) and out (`read`, of `read_domain`), each
+    readable in sys (CrossedEventCounter), and keeps the largest difference: the level as sys sees it, a
+    few cycles late on the side that crosses, which is what a high-water mark needs (a FIFO that fills up
+    shows a full FIFO)."""
+    def __init__(self, write, read, write_domain, read_domain, depth, clear):
+        width = log2_int(depth) + 2
+        self.value = Signal(width)   # o (sys)
+
+        # # #
+
+        self.written = CrossedEventCounter(write, clear, write_domain, width, saturate=False)
+        self.read    = CrossedEventCounter(read,  clear, read_domain,  width, saturate=False)
+        level = Signal(width)
+        self.comb += level.eq(self.written.value - self.read.value)
+        self.sync += If(clear,
+            self.value.eq(0),
+        ).Elif(~level[-1] & (level > self.value),   # (A negative level: a count not yet crossed.)
+            self.value.eq(level),
+        )
+
 class CrossedEventCounter(LiteXModule):
-    """Counts cycles of `domain` where `event` (of `domain`) is high; saturates; readable in sys as `value`
-    (a Gray-coded count through MultiRegs: every value read is one the count had). `clear`, a sys pulse,
-    restarts it at 0."""
-    def __init__(self, event, clear, domain, width=32):
+    """Counts cycles of `domain` where `event` (of `domain`) is high; saturates (or wraps, without
+    `saturate`); readable in sys as `value` (a Gray-coded count through MultiRegs: every value read is one
+    the count had). `clear`, a sys pulse, restarts it at 0."""
+    def __init__(self, event, clear, domain, width=32, saturate=True):
         self.value = Signal(width)   # o (sys)
 
         # # #
 
         if domain == "sys":
-            self.counter = EventCounter(event, clear, width)
+            self.counter = EventCounter(event, clear, width, saturate)
             self.comb += self.value.eq(self.counter.value)
             return
         self.clear_sync = clear_sync = PulseSynchronizer("sys", domain)
@@ -94,7 +121,7 @@ class CrossedEventCounter(LiteXModule):
         sync += If(clear_sync.o,
             binary.eq(0),
             gray.eq(0),
-        ).Elif(event & (binary != (2**width - 1)),
+        ).Elif(event & ((binary != (2**width - 1)) if saturate else 1),
             binary.eq(step),
             gray.eq(step ^ step[1:]),
         )
@@ -253,6 +280,8 @@ class UserPort(LiteXModule):
     c2h_waits : Signal(32), sys domain, o
         Cycles the port had a word for the DMA writer and the writer did not take it: the host (or the
         link) was slower than the core.
+    h2c_fifo_max, c2h_fifo_max : sys domain, o
+        The most words each direction's FIFO held since that direction's clear (FIFOHighWater).
     c2h_dropped : Signal(64), sys domain, o
         Bytes the real-time flow dropped between buffers (RealTimeFramer), since the writer's table reset.
     c2h_realtime, c2h_running, c2h_table_reset, c2h_given, c2h_buffer_bytes, time : sys domain, i
@@ -334,6 +363,13 @@ class UserPort(LiteXModule):
                                                       clock_domain)
         self.h2c_core_waits = self.h2c_core_waits_counter.value   # o
         self.c2h_core_waits = self.c2h_core_waits_counter.value   # o
+        # The FIFOs' high-water marks, in the user's words.
+        self.h2c_fifo_high_water = FIFOHighWater(h2c_fifo.sink.valid & h2c_fifo.sink.ready,
+            h2c_fifo.source.valid & h2c_fifo.source.ready, "sys", clock_domain, fifo_depth, self.h2c_clear)
+        self.c2h_fifo_high_water = FIFOHighWater(c2h_fifo.sink.valid & c2h_fifo.sink.ready,
+            c2h_fifo.source.valid & c2h_fifo.source.ready, clock_domain, "sys", fifo_depth, self.c2h_clear)
+        self.h2c_fifo_max = self.h2c_fifo_high_water.value   # o
+        self.c2h_fifo_max = self.c2h_fifo_high_water.value   # o
 
         if with_csr:
             self.add_csr()
@@ -355,6 +391,10 @@ class UserPort(LiteXModule):
                                                     "take it.")
         self._h2c_core_waits = CSRStatus(32, description="Cycles of the core's clock the core was ready and the "
                                                          "port had no word for it (the host was slower).")
+        self._h2c_fifo_max = CSRStatus(32, description="The most words the host-to-FPGA FIFO held (cleared when "
+                                                       "the reader is enabled).")
+        self._c2h_fifo_max = CSRStatus(32, description="The most words the FPGA-to-host FIFO held (cleared when "
+                                                       "the writer is enabled).")
         self._c2h_dropped = CSRStatus(64, description="Bytes the real-time flow dropped for want of a free "
                                                       "buffer (cleared with the writer's table).")
         self._c2h_core_waits = CSRStatus(32, description="Cycles of the core's clock the core had a word and the "
@@ -367,4 +407,6 @@ class UserPort(LiteXModule):
             self._c2h_words.status.eq(self.c2h_words),
             self._c2h_waits.status.eq(self.c2h_waits),
             self._c2h_dropped.status.eq(self.c2h_dropped),
+            self._h2c_fifo_max.status.eq(self.h2c_fifo_max),
+            self._c2h_fifo_max.status.eq(self.c2h_fifo_max),
         ]
