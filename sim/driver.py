@@ -108,6 +108,11 @@ def build_parser():
     p.add_argument("--with-dram",    action="store_true",
         help="The SoC with the board's DDR3 (LiteDRAM's model): the default tests then also bring the "
              "DRAM up from the host with hostlink_dram (init, levelling, memory test).")
+    p.add_argument("--user-core",    metavar="MODULE:CLASS",
+        help="Put your core (MODULE:CLASS, FILE.py:CLASS or FILE.v:MODULE) on a DMA channel's user port, as "
+             "./sim.py dma --user-core does; programs then reach it through the driver (doc/host_api.md).")
+    p.add_argument("--user-channel", type=int, default=0, metavar="N",
+        help="The DMA channel the user core takes (default 0).")
     p.add_argument("--json",         metavar="PATH", help="Write the results as JSON to PATH.")
     p.add_argument("--inject-fault", metavar="BYTES", type=int,
         help="Testing the checks: corrupt the 32-bit word the device writes to host memory at this many "
@@ -184,12 +189,20 @@ def main(argv=None):
     try:
         board    = get_board(args.board)
         profile  = profile_from_args(args, board)
+        user_core = None
+        if args.user_core:
+            from hostlink.cores.pcie.user_core import load_user_core, build_user_core
+            if not 0 <= args.user_channel < args.dma_channels:
+                raise ValueError(f"user channel must be one of the SoC's DMA channels 0..{args.dma_channels - 1}, "
+                                 f"not {args.user_channel!r}")
+            build_user_core(load_user_core(args.user_core), board.data_width, board.sys_clk_hz())   # One line if wrong.
+            user_core = {"spec": args.user_core, "channel": args.user_channel}
         commands = [command] if command else default_commands(args.dma_check, sim_dma_ring(board),
             SIM_DMA_TEST_SKIP_LOOPS, with_dram=args.with_dram)
         with interrupted_by_signals():
             result = run_driver_sim(board.name, commands, args.command_timeout, profile,
                 dma_channels=args.dma_channels, timeout_s=args.timeout, verbose=args.verbose,
-                fault_at=args.inject_fault, with_dram=args.with_dram)
+                fault_at=args.inject_fault, with_dram=args.with_dram, user_core=user_core)
     except ValueError as error:
         parser.error(str(error))
     except DriverSimError as error:

@@ -29,6 +29,7 @@ from litepcie.software import generate_litepcie_software_headers
 from hostlink.software.driver_hardening import harden_driver
 from hostlink.software.driver_kernels import port_driver
 from hostlink.software.driver_polling import add_polling
+from hostlink.software.driver_flow import add_flow, flow_offsets
 
 __all__ = ["DriverBuildError", "DriverBuild", "generate_driver", "generate_dram_tool", "find_kernel_build_dir",
     "kernel_build_dirs", "build_driver"]
@@ -73,10 +74,12 @@ def generate_driver(soc, driver_dir):
             ignore        = shutil.ignore_patterns("__pycache__", "*.pyc", "*.o", "*.ko", "*.a"))
     kernel_dir = os.path.join(driver_dir, "kernel")
     generate_litepcie_software_headers(soc, kernel_dir)
+    _add_flow_offsets(kernel_dir)
     _check_dma_offsets(kernel_dir)
     harden_driver(kernel_dir)
     port_driver(kernel_dir)
     add_polling(kernel_dir)
+    add_flow(kernel_dir)
     _add_bench_tool(os.path.join(driver_dir, "user"))
     max_request = getattr(getattr(soc, "pcie_phy", None), "max_request_limit", 512)
     if max_request > 512:
@@ -187,6 +190,27 @@ def _read_defines(path):
 def _csr_offset(value):
     m = re.fullmatch(r"\(CSR_BASE \+ (0x[0-9a-fA-F]+)L\)", value)
     return int(m.group(1), 16) if m else None
+
+CONFIG_H_END = "#endif /* __HW_CONFIG_H */"
+
+def _add_flow_offsets(kernel_dir):
+    """The flow gates' register offsets (driver_flow.py) into config.h, next to LitePCIe's own, where the
+    SoC has them; _check_dma_offsets then checks them on every channel."""
+    offsets = flow_offsets(_read_defines(os.path.join(kernel_dir, "csr.h")), _csr_offset)
+    if not offsets:
+        return
+    path = os.path.join(kernel_dir, "config.h")
+    with open(path) as f:
+        text = f.read()
+    if text.count(CONFIG_H_END) != 1:
+        raise ValueError(f"{path}: expected one '{CONFIG_H_END.strip()}' to add the flow offsets before; "
+                         f"LitePCIe's driver has changed")
+    lines = "".join(f"#define {name:<41} 0x{offset:04x}\n" for name, offset in offsets.items())
+    text = text.replace(CONFIG_H_END, "/* hostlink: the flow gates (hostlink.cores.pcie.flow). */\n" + lines
+                        + "\n" + CONFIG_H_END)
+    with open(path, "w") as f:
+        f.write(text)
+
 
 def _check_dma_offsets(kernel_dir):
     config = _read_defines(os.path.join(kernel_dir, "config.h"))

@@ -20,6 +20,8 @@ status register of that channel every DMA_BUFFER_PER_IRQ buffers. What changes:
   device-cycle counter (a write to `cycles_latch`, which nothing else depends on, then two reads,
   under the device's spinlock so that threads do not tear each other's value). Any user of the device
   may time.
+- A direction in a flow mode (driver_flow.py) is refreshed from its flow gate's count of buffers done,
+  exact where the loop status is one buffer behind.
 - A polled direction's refresh (its loop status read and the counters' update) holds the device's
   spinlock: any opener of the channel may refresh, and two refreshes at once would tear the 64-bit
   counts. A loop status whose buffer index is past the ring (the all-ones of a failed read: device
@@ -64,6 +66,16 @@ def _refresh(direction):
         f"\t\tspin_unlock(&s->lock);\n"
         f"\t\treturn -EIO;\n"
         f"\t}}\n"
+        f"#ifdef PCIE_DMA_{reg}_FLOW_DONE_OFFSET\n"
+        f"\t/* A gated direction (driver_flow.py) counts exactly the buffers done: the flow gate's fenced\n"
+        f"\t * count (the loop status names the last buffer done, one behind, and is ambiguous at 0). */\n"
+        f"\tif (chan->dma.{direction}_flow) {{\n"
+        f"\t\tuint32_t done = litepcie_readl(s, chan->dma.base + PCIE_DMA_{reg}_FLOW_DONE_OFFSET);\n"
+        f"\t\tchan->dma.{direction}_hw_count += (uint32_t)(done - (uint32_t)chan->dma.{direction}_hw_count);\n"
+        f"\t\tspin_unlock(&s->lock);\n"
+        f"\t\treturn 0;\n"
+        f"\t}}\n"
+        f"#endif\n"
         f"\tchan->dma.{direction}_hw_count &= ((~(DMA_BUFFER_COUNT - 1) << 16) & 0xffffffffffff0000);\n"
         f"\tchan->dma.{direction}_hw_count |= (loop_status >> 16) * DMA_BUFFER_COUNT + (loop_status & 0xffff);\n"
         f"\tif (chan->dma.{direction}_hw_count_last > chan->dma.{direction}_hw_count)\n"

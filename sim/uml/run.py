@@ -94,9 +94,11 @@ def set_dma_test_skip(util_c, loops):
         f.write(text.replace(DMA_TEST_SKIP, f"{loops}*DMA_BUFFER_COUNT"))
 
 
-def soc_name(board, dma_channels, with_dram):
+def soc_name(board, dma_channels, with_dram, user_core=None):
     """Name of the simulated SoC's build, as ./sim.py dma names its model."""
-    return f"{board.name}_dma{dma_channels}" + ("_dram" if with_dram else "")
+    from hostlink.sim.pcie.run import user_core_tag
+    return f"{board.name}_dma{dma_channels}" + ("_dram" if with_dram else "") + \
+        (user_core_tag(user_core) if user_core else "")
 
 
 def _make(what, args, log):
@@ -106,9 +108,10 @@ def _make(what, args, log):
         raise DriverSimError(f"building the {what} failed (make {' '.join(args)}): {proc.stdout[-2000:]}")
 
 
-def build_uml_driver(board, dma_channels, soc_dir, build_root=BUILD_ROOT, ring=None, with_dram=False):
+def build_uml_driver(board, dma_channels, soc_dir, build_root=BUILD_ROOT, ring=None, with_dram=False,
+        user_core=None):
     """The simulated SoC's driver built for User-Mode Linux, cached; returns its directory. `ring`: the
-    board's sim_dma_ring() unless given."""
+    board's sim_dma_ring() unless given; `user_core` as build_model's."""
     ring = sim_dma_ring(board) if ring is None else ring
     if not (os.path.isfile(UML_KERNEL) and os.path.isfile(os.path.join(UML_TREE, "Module.symvers"))):
         raise DriverSimError(f"no User-Mode Linux kernel in {UML_DIR}: build it with `make uml-kernel` "
@@ -124,11 +127,11 @@ def build_uml_driver(board, dma_channels, soc_dir, build_root=BUILD_ROOT, ring=N
     software = os.path.join(REPO, "software")
     for path in [os.path.abspath(__file__), os.path.join(software, "driver.py"),
                  os.path.join(software, "driver_hardening.py"), os.path.join(software, "driver_polling.py"),
-                 os.path.join(software, "bench", "hostlink_bench.c")]:
+                 os.path.join(software, "driver_flow.py"), os.path.join(software, "bench", "hostlink_bench.c")]:
         with open(path, "rb") as f:
             digest.update(f.read())
     digest = digest.hexdigest()[:16]
-    driver_dir = os.path.join(build_root, "uml", "driver", soc_name(board, dma_channels, with_dram))
+    driver_dir = os.path.join(build_root, "uml", "driver", soc_name(board, dma_channels, with_dram, user_core))
     stamp = os.path.join(driver_dir, "hostlink.digest")
     if os.path.exists(stamp) and open(stamp).read() == digest:
         return driver_dir
@@ -142,7 +145,8 @@ def build_uml_driver(board, dma_channels, soc_dir, build_root=BUILD_ROOT, ring=N
         root.handlers[:] = [logging.StreamHandler(log)]
         try:
             with contextlib.redirect_stdout(log):
-                generate_driver(board.soc_factory(dma_channels, with_dram=with_dram), driver_dir)
+                generate_driver(board.soc_factory(dma_channels, with_dram=with_dram, user_core=user_core),
+                                driver_dir)
         finally:
             root.handlers[:] = saved
         set_dma_ring(os.path.join(driver_dir, "kernel", "config.h"), ring)
@@ -223,25 +227,27 @@ def end_kernel(pid_file):
 
 
 def run_driver_sim(board_name, commands, command_timeout_s, profile, dma_channels=2, timeout_s=1800,
-        build_root=BUILD_ROOT, verbose=False, mem="256M", fault_at=None, with_dram=False):
+        build_root=BUILD_ROOT, verbose=False, mem="256M", fault_at=None, with_dram=False, user_core=None):
     """Build everything, boot the kernel on the simulated SoC, run `commands` inside. Returns a dict:
-    the bench's summary, each step's output and exit status, the kernel log, where the logs are."""
+    the bench's summary, each step's output and exit status, the kernel log, where the logs are.
+    `user_core` ({"spec", "channel"}) puts a user's core on a channel, as ./sim.py dma does."""
     board = get_board(board_name)
     try:
         preflight(ensure_kernel())
     except KernelError as error:
         raise DriverSimError(str(error)) from None
-    run_dir = os.path.join(build_root, "uml", "runs", soc_name(board, dma_channels, with_dram))
+    run_dir = os.path.join(build_root, "uml", "runs", soc_name(board, dma_channels, with_dram, user_core))
     # One run at a time per SoC: the run folder (and the SoC's driver build) is cleared and rebuilt.
     with held(run_dir, lambda message: print(f"sim.py driver: {message}", file=sys.stderr, flush=True)):
         return _run_driver_sim(board, run_dir, commands, command_timeout_s, profile, dma_channels,
-            timeout_s, build_root, verbose, mem, fault_at, with_dram)
+            timeout_s, build_root, verbose, mem, fault_at, with_dram, user_core)
 
 
 def _run_driver_sim(board, run_dir, commands, command_timeout_s, profile, dma_channels, timeout_s,
-        build_root, verbose, mem, fault_at, with_dram):
-    model = build_model(board.name, dma_channels, build_root, verbose, with_dram=with_dram)
-    driver_dir = build_uml_driver(board, dma_channels, model["soc_dir"], build_root, with_dram=with_dram)
+        build_root, verbose, mem, fault_at, with_dram, user_core=None):
+    model = build_model(board.name, dma_channels, build_root, verbose, with_dram=with_dram, user_core=user_core)
+    driver_dir = build_uml_driver(board, dma_channels, model["soc_dir"], build_root, with_dram=with_dram,
+                                  user_core=user_core)
     shutil.rmtree(run_dir, ignore_errors=True)
     shared = os.path.join(run_dir, "shared")
     os.makedirs(shared)

@@ -1,0 +1,305 @@
+# This file is part of hostlink.
+# Copyright (c) 2026 hostlink developers
+# SPDX-License-Identifier: BSD-2-Clause
+
+"""hostlink.host: your program's side of a hostlink PCIe SoC, through its generated Linux driver.
+
+    from hostlink.host import Channel
+
+    with Channel(0, flow="lossless") as channel:      # /dev/litepcie0: DMA channel 0 of the first board
+        results = channel.transfer(samples)          # host -> your core -> host, overlapped
+        more    = channel.read(1 << 20)              # FPGA -> host only
+
+Pure Python over the driver's device nodes (read(), write(), ioctl()) and the standard library: it runs
+where the driver is loaded and Python is installed, without a compiler and without the project's
+virtualenv; `bytes`, `bytearray` and numpy arrays (anything with the buffer protocol) go in, `bytes` come
+out. Pure Python rather than bindings over a C library, so that nothing has to be built on the machine
+that runs it; the copies through the driver cost host CPU time, not link time.
+
+Flow modes (doc/user_cores.md, "Flow modes"): "lossless" (the default: the DMA moves only buffers you
+have written or read, however slow your program is), "realtime" (FPGA to host from a source that cannot
+wait: data dropped between buffers, each buffer headed by what was dropped; `read_buffers()` parses the
+headers) and "loop" (LitePCIe's own, which loses data when the program falls behind). A channel is
+completed by polling: the driver reads the flow gate's exact count of buffers done on each call.
+
+Every failure raises `HostlinkError` (an OSError: `errno` and a message that says what to do): no device,
+no permission, a channel another program holds, a SoC without flow gates, a size that is not whole
+buffers, a DMA that makes no progress within `timeout` seconds.
+"""
+
+import errno
+import fcntl
+import glob
+import os
+import select
+import struct
+import time
+
+__all__ = ["Channel", "HostlinkError", "Buffer", "list_devices", "FLOWS", "HEADER_BYTES", "HEADER_MAGIC"]
+
+FLOWS = {"loop": 0, "lossless": 1, "realtime": 2}
+HEADER_BYTES = 32            # A real-time buffer's header (hostlink.cores.pcie.user_port.RealTimeFramer).
+HEADER_MAGIC = 0x314b4c48    # "HLK1"
+HEADER = struct.Struct("<IIQQII")
+
+# LitePCIe's ioctls (litepcie.h, with hostlink's: driver_polling.py, driver_flow.py) ------------------
+
+def _ioc(direction, number, size):
+    return (direction << 30) | (size << 16) | (ord("S") << 8) | number
+
+_W, _R, _RW = 1, 2, 3
+_REG       = struct.Struct("<IIB3x")          # litepcie_ioctl_reg
+_DMA_COUNT = struct.Struct("<B7xqq")          # litepcie_ioctl_dma_writer / _reader
+_LOCK      = struct.Struct("<6B")             # litepcie_ioctl_lock
+_INFO      = struct.Struct("<6Q")             # litepcie_ioctl_mmap_dma_info
+_TWO       = struct.Struct("<2B")             # litepcie_ioctl_dma_poll / _dma_flow
+IOCTL_REG         = _ioc(_RW, 0,  _REG.size)
+IOCTL_DMA_WRITER  = _ioc(_RW, 21, _DMA_COUNT.size)
+IOCTL_DMA_READER  = _ioc(_RW, 22, _DMA_COUNT.size)
+IOCTL_DMA_INFO    = _ioc(_R,  24, _INFO.size)
+IOCTL_LOCK        = _ioc(_RW, 25, _LOCK.size)
+IOCTL_DMA_POLL    = _ioc(_W,  40, _TWO.size)
+IOCTL_CYCLES      = _ioc(_R,  41, 8)
+IOCTL_DMA_FLOW    = _ioc(_W,  42, _TWO.size)
+
+
+class HostlinkError(OSError):
+    """A failure of the driver or the device, with its errno and a message that says what to do."""
+
+
+def _error(code, message):
+    return HostlinkError(code, f"{message} ({errno.errorcode.get(code, code)})")
+
+
+def list_devices():
+    """The DMA channels' device nodes the driver made, /dev/litepcie0, /dev/litepcie1, ..."""
+    return sorted(glob.glob("/dev/litepcie[0-9]*"), key=lambda p: int(p[len("/dev/litepcie"):]))
+
+
+class Buffer:
+    """One real-time buffer: `sequence`, `time` (SoC cycles), `dropped` (bytes lost just before its data)
+    and `data` (bytes)."""
+    __slots__ = ("sequence", "time", "dropped", "data")
+
+    def __init__(self, raw):
+        magic, self.sequence, self.time, self.dropped, length, _ = HEADER.unpack_from(raw)
+        if magic != HEADER_MAGIC or length > len(raw) - HEADER_BYTES:
+            raise _error(errno.EPROTO, "a real-time buffer without hostlink's header: is the channel's "
+                         "writer in real-time flow, through a user port?")
+        self.data = bytes(raw[HEADER_BYTES:HEADER_BYTES + length])
+
+
+class Channel:
+    """One DMA channel of a board, opened for your program.
+
+    `channel`: the channel's number, or its device node's path. `flow`: "lossless" (default), "realtime"
+    (FPGA to host) or "loop". `directions`: which of "h2c" (host to FPGA) and "c2h" (FPGA to host) to
+    take; each is locked for this program (another program holding it: HostlinkError EBUSY).
+    `timeout`: seconds without progress before a call gives up (HostlinkError ETIMEDOUT).
+    `registers`: a csr.json or the driver's csr.h, to read and write registers by name.
+    """
+    def __init__(self, channel=0, flow="lossless", directions=("h2c", "c2h"), timeout=5.0, registers=None):
+        self.path = channel if isinstance(channel, str) else f"/dev/litepcie{int(channel)}"
+        if flow not in FLOWS:
+            raise ValueError(f"flow must be one of {', '.join(FLOWS)}, not {flow!r}")
+        directions = tuple(directions)
+        if not directions or any(d not in ("h2c", "c2h") for d in directions):
+            raise ValueError(f"directions are among 'h2c' and 'c2h', not {directions!r}")
+        if flow == "realtime" and "h2c" in directions:
+            raise ValueError("real-time flow is FPGA to host: directions=('c2h',)")
+        self.flow, self.directions, self.timeout = flow, directions, timeout
+        self.fd = None
+        try:
+            self.fd = os.open(self.path, os.O_RDWR | os.O_NONBLOCK)
+        except FileNotFoundError:
+            raise _error(errno.ENODEV, f"{self.path} does not exist: is the board there and litepcie.ko "
+                         f"loaded? (devices: {', '.join(list_devices()) or 'none'})") from None
+        except PermissionError:
+            raise _error(errno.EACCES, f"no permission to open {self.path}: be a member of its group "
+                         f"(hostlink, see doc/driver.md)") from None
+        self._registers = _read_register_map(registers) if registers else None
+        self._started = set()
+        try:
+            info = _INFO.unpack(self._ioctl(IOCTL_DMA_INFO, bytes(_INFO.size), "read the ring's geometry"))
+            self.buffer_size, self.buffer_count = info[1], info[2]
+            writer, reader = "c2h" in directions, "h2c" in directions
+            status = _LOCK.unpack(self._ioctl(IOCTL_LOCK, _LOCK.pack(reader, writer, 0, 0, 0, 0), "lock"))
+            if (reader and not status[4]) or (writer and not status[5]):
+                held = [d for d, want, got in (("h2c", reader, status[4]), ("c2h", writer, status[5]))
+                        if want and not got]
+                raise _error(errno.EBUSY, f"{self.path}: {' and '.join(held)} held by another program")
+            self._ioctl(IOCTL_DMA_POLL, _TWO.pack(writer, reader), "poll")
+            self._ioctl(IOCTL_DMA_FLOW, _TWO.pack(FLOWS[flow] if writer else 0,
+                                                  min(FLOWS[flow], 1) if reader else 0), "set the flow mode",
+                        {errno.EOPNOTSUPP: "this SoC has no flow gates: regenerate it with hostlink"})
+        except BaseException:
+            os.close(self.fd)
+            self.fd = None
+            raise
+
+    # Plumbing -------------------------------------------------------------------------------------
+
+    def _ioctl(self, request, argument, what, messages=None):
+        buffer = bytearray(argument)
+        try:
+            fcntl.ioctl(self.fd, request, buffer)
+        except OSError as error:
+            message = (messages or {}).get(error.errno) or {
+                errno.ENOTTY: "the driver lacks this call: rebuild it with hostlink (`--driver`)",
+                errno.EPERM:  "not permitted for your user",
+                errno.EIO:    "the device does not answer: is it still there?",
+                errno.ENODEV: "the device is gone (driver removed?)",
+            }.get(error.errno, os.strerror(error.errno))
+            raise _error(error.errno, f"{self.path}: cannot {what}: {message}") from None
+        return bytes(buffer)
+
+    def _engine(self, direction, enable=None):
+        """(enabled, hw_count, sw_count) of a direction; `enable` starts or stops it."""
+        request = IOCTL_DMA_READER if direction == "h2c" else IOCTL_DMA_WRITER
+        current = direction in self._started if enable is None else enable
+        reply = self._ioctl(request, _DMA_COUNT.pack(int(current), 0, 0), f"run the {direction} DMA")
+        _, hw, sw = _DMA_COUNT.unpack(reply)
+        return current, hw, sw
+
+    def _start(self, direction):
+        if direction not in self._started:
+            self._engine(direction, True)
+            self._started.add(direction)
+
+    def _progress_deadline(self):
+        return time.monotonic() + self.timeout
+
+    def _timed_out(self, what, done, total):
+        return _error(errno.ETIMEDOUT, f"{self.path}: {what}: no progress for {self.timeout} s after "
+                      f"{done} of {total} bytes (is the core taking and giving data, its channel selected?)")
+
+    def _whole(self, size, what):
+        if size <= 0 or size % self.buffer_size:
+            raise _error(errno.EINVAL, f"{what} moves whole {self.buffer_size}-byte buffers: {size} bytes "
+                         f"is not a positive multiple")
+
+    # Data -----------------------------------------------------------------------------------------
+
+    def write(self, data):
+        """Send `data` (whole buffers) host to FPGA; returns when all of it is in the driver's ring."""
+        self.transfer(data, results=0)
+
+    def read(self, size):
+        """Receive `size` bytes (whole buffers) FPGA to host."""
+        return self.transfer(None, results=size)
+
+    def transfer(self, data, results=None):
+        """Send `data` host to FPGA while receiving `results` bytes FPGA to host (default: as many as sent),
+        overlapped: what an accelerator does. Returns the bytes received."""
+        data = memoryview(data).cast("B") if data is not None else memoryview(b"")
+        results = len(data) if results is None else results
+        if len(data):
+            self._need("h2c")
+            self._whole(len(data), "writing")
+        if results:
+            self._need("c2h")
+            self._whole(results, "reading")
+        out = bytearray()
+        sent = 0
+        if results:
+            self._start("c2h")                       # Armed first: it waits for data.
+        deadline = self._progress_deadline()
+        while sent < len(data) or len(out) < results:
+            moved = False
+            if sent < len(data):
+                try:
+                    n = os.write(self.fd, data[sent:sent + self.buffer_size * (self.buffer_count // 2)])
+                except BlockingIOError:
+                    n = 0
+                except OSError as error:
+                    raise _error(error.errno, f"{self.path}: write: {os.strerror(error.errno)}") from None
+                sent += n
+                moved = moved or n > 0
+                self._start("h2c")                   # After the first buffers: none is read stale.
+            if len(out) < results:
+                try:
+                    chunk = os.read(self.fd, min(results - len(out), self.buffer_size * (self.buffer_count // 2)))
+                except BlockingIOError:
+                    chunk = b""
+                except OSError as error:
+                    raise _error(error.errno, f"{self.path}: read: {os.strerror(error.errno)}") from None
+                out += chunk
+                moved = moved or bool(chunk)
+            if moved:
+                deadline = self._progress_deadline()
+            elif time.monotonic() > deadline:
+                raise self._timed_out("transfer", sent + len(out), len(data) + results)
+            else:
+                select.select([], [], [], 0.0002)
+        return bytes(out)
+
+    def read_buffers(self, count):
+        """`count` real-time buffers (Buffer: sequence, time, dropped, data), in order."""
+        raw = self.read(count * self.buffer_size)
+        return [Buffer(memoryview(raw)[i*self.buffer_size:(i + 1)*self.buffer_size]) for i in range(count)]
+
+    def _need(self, direction):
+        if direction not in self.directions:
+            raise _error(errno.EINVAL, f"{self.path} was opened for {', '.join(self.directions)} only")
+
+    # Registers and state --------------------------------------------------------------------------
+
+    def register(self, name, value=None):
+        """Read the register `name` (a CSR name of the SoC's map, e.g. "user_core_a"; its first 32-bit
+        word), or write `value` (writes need CAP_SYS_RAWIO: root)."""
+        return self.register_word(name, 0, value)
+
+    def register_word(self, name, word, value=None):
+        """Read or write 32-bit word `word` of a register wider than 32 bits (most significant first)."""
+        if self._registers is None:
+            raise _error(errno.EINVAL, "no register map: open the channel with registers=<csr.json or csr.h>")
+        if name not in self._registers:
+            raise _error(errno.EINVAL, f"no register {name!r} in this SoC's map")
+        reply = self._ioctl(IOCTL_REG, _REG.pack(self._registers[name] + 4*word, value or 0, value is not None),
+                            f"{'write' if value is not None else 'read'} register {name}",
+                            {errno.EPERM: "register writes need CAP_SYS_RAWIO (root)"})
+        return _REG.unpack(reply)[1]
+
+    def cycles(self):
+        """The SoC's cycle counter (its system clock), to time transfers in device time."""
+        return struct.unpack("<Q", self._ioctl(IOCTL_CYCLES, bytes(8), "read the cycle counter",
+                                               {errno.ENOTTY: "this SoC has no cycle counter"}))[0]
+
+    def counts(self):
+        """{direction: (buffers done by the DMA, buffers served by this program)}."""
+        return {d: self._engine(d)[1:] for d in self.directions}
+
+    def close(self):
+        if self.fd is None:
+            return
+        try:
+            for direction in sorted(self._started):
+                self._engine(direction, False)
+        finally:
+            os.close(self.fd)   # The driver releases the locks, polling and flow with the file.
+            self.fd = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        if getattr(self, "fd", None) is not None:
+            os.close(self.fd)
+
+
+def _read_register_map(path):
+    """{name: the address the driver's register ioctl takes} from a csr.json or the driver's csr.h."""
+    if path.endswith(".json"):
+        import json
+        with open(path) as f:
+            return {name: r["addr"] for name, r in json.load(f)["csr_registers"].items()}
+    import re
+    with open(path) as f:
+        text = f.read()
+    base = re.search(r"#define CSR_BASE (0x[0-9a-fA-F]+)L?", text)
+    base = int(base.group(1), 16) if base else 0
+    return {m.group(1).lower(): base + int(m.group(2), 16)
+            for m in re.finditer(r"#define CSR_(\w+)_ADDR \(CSR_BASE \+ (0x[0-9a-fA-F]+)L\)", text)}

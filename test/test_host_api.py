@@ -1,0 +1,197 @@
+# This file is part of hostlink.
+# Copyright (c) 2026 hostlink developers
+# SPDX-License-Identifier: BSD-2-Clause
+
+"""A program's side (hostlink.host) and the driver's flow modes (software/driver_flow.py).
+
+Quick: the flow changes are in the generated driver, give no register write beyond the flow gate's own
+and stop generation when LitePCIe's sources lose an anchor; hostlink.host's errors say what to do; it
+imports with a Python that has none of the project's packages.
+`uml`: in User-Mode Linux on the simulated ZC706 and VC709, the example accelerator's Python program
+(setup as root, the stream as a member of the device's group), every result checked; a program that
+stops reading for three ring-fills loses nothing in lossless flow and loses data in LitePCIe's loop mode;
+on the ZC706, in real-time flow from the example source, each buffer's header says exactly what was
+dropped before it (the framing itself on every board: test_flow_sim.py).
+"""
+
+import importlib
+import json
+import os
+import re
+import shutil
+import struct
+import subprocess
+
+import pytest
+
+from hostlink import REPO
+from hostlink.sim.uml.kernel import UML_KERNEL
+from hostlink.software import driver_flow
+from hostlink.software.driver_flow import add_flow
+from hostlink.software.driver_hardening import DriverPatchError, harden_driver
+from hostlink.software.driver_kernels import port_driver
+from hostlink.software.driver_polling import add_polling
+
+LITEPCIE_KERNEL = os.path.join(os.path.dirname(os.path.abspath(
+    importlib.import_module("litepcie.software").__file__)), "kernel")
+
+
+def read(path):
+    with open(path) as f:
+        return f.read()
+
+# Driver -------------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory):
+    from hostlink.software.driver import generate_driver
+    from hostlink.targets.zc706 import BaseSoC
+    driver_dir = str(tmp_path_factory.mktemp("driver_zc706"))
+    generate_driver(BaseSoC(), driver_dir)
+    return driver_dir
+
+
+def test_generated_driver_has_the_flow_modes(generated):
+    """Every flow change is in the driver; DMA_FLOW only sets the lock holder's modes; the driver writes
+    the flow gate's registers only (mode, size, given), and the offsets match the SoC on every channel."""
+    kernel = os.path.join(generated, "kernel")
+    for name, what, anchor, replacement in driver_flow.FLOW_PATCHES:
+        assert replacement in read(os.path.join(kernel, name)), what
+    main_c = read(os.path.join(kernel, "main.c"))
+    case = main_c[main_c.index("case LITEPCIE_IOCTL_DMA_FLOW:"):main_c.index("case LITEPCIE_IOCTL_MMAP_DMA_WRITER_UPDATE:")]
+    assert "litepcie_writel" not in case and "litepcie_readl" not in case
+    assert "!chan_priv->writer" in case and "!chan_priv->reader" in case
+    flow_writes = set(re.findall(r"PCIE_DMA_(\w+_FLOW_\w+)_OFFSET", main_c))
+    assert flow_writes == {"WRITER_FLOW_MODE", "WRITER_FLOW_BUFFER_BYTES", "WRITER_FLOW_GIVEN",
+                           "READER_FLOW_MODE", "READER_FLOW_GIVEN", "WRITER_FLOW_DONE", "READER_FLOW_DONE"}
+    config = read(os.path.join(kernel, "config.h"))
+    assert re.search(r"#define PCIE_DMA_WRITER_FLOW_GIVEN_OFFSET\s+0x006c", config)
+    # Register writes through REG still need CAP_SYS_RAWIO: a group member gains nothing.
+    assert "if (m.is_write && !capable(CAP_SYS_RAWIO))" in main_c
+
+
+@pytest.mark.parametrize("index", range(len(driver_flow.FLOW_PATCHES)))
+def test_flow_refuses_when_an_anchor_is_missing(tmp_path, index):
+    kernel = str(tmp_path / "kernel")
+    shutil.copytree(LITEPCIE_KERNEL, kernel, ignore=shutil.ignore_patterns("__pycache__"))
+    harden_driver(kernel)
+    port_driver(kernel)
+    add_polling(kernel)
+    name, what, anchor, _ = driver_flow.FLOW_PATCHES[index]
+    path = os.path.join(kernel, name)
+    changed = read(path).replace(anchor, "/* moved */\n")
+    with open(path, "w") as f:
+        f.write(changed)
+    before = {n: read(os.path.join(kernel, n)) for n in ["main.c", "litepcie.h"]}
+    with pytest.raises(DriverPatchError, match=rf"cannot apply flow change '{re.escape(what)}'.*found it 0 times"):
+        add_flow(kernel)
+    assert {n: read(os.path.join(kernel, n)) for n in ["main.c", "litepcie.h"]} == before
+
+# hostlink.host ------------------------------------------------------------------------------------
+
+def test_the_api_imports_with_a_bare_python(tmp_path):
+    """A program of the user's, run by the system's Python (no virtualenv, no LiteX), imports it."""
+    program = tmp_path / "program.py"
+    program.write_text(f"import sys; sys.path.insert(0, {REPO!r})\n"
+                       "import hostlink.host as h\nprint(h.list_devices(), sys.prefix)\n")
+    result = subprocess.run(["/usr/bin/python3", str(program)], capture_output=True, text=True,
+                            env={"PATH": "/usr/bin:/bin"})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split()[-1] == "/usr"
+
+
+def test_errors_say_what_to_do():
+    from hostlink.host import Channel, HostlinkError, Buffer
+    with pytest.raises(HostlinkError) as error:
+        Channel("/dev/litepcie_none")
+    assert error.value.errno == 19 and "is the board there and litepcie.ko loaded?" in str(error.value)
+    with pytest.raises(ValueError, match="flow must be one of loop, lossless, realtime"):
+        Channel(0, flow="fast")
+    with pytest.raises(ValueError, match="real-time flow is FPGA to host"):
+        Channel(0, flow="realtime")
+    with pytest.raises(HostlinkError, match="without hostlink's header"):
+        Buffer(bytes(64))
+    header = struct.pack("<IIQQII", 0x314b4c48, 7, 1234, 64, 32, 0) + bytes(range(32))
+    buffer = Buffer(header)
+    assert (buffer.sequence, buffer.time, buffer.dropped, buffer.data) == (7, 1234, 64, bytes(range(32)))
+
+
+def test_register_names_from_the_drivers_header_and_the_csr_map(generated, tmp_path):
+    from hostlink.host import _read_register_map
+    from_header = _read_register_map(os.path.join(generated, "kernel", "csr.h"))
+    assert from_header["pcie_dma0_writer_flow_given"] == 0x6c + from_header["pcie_dma0_writer_enable"]
+    csr_json = tmp_path / "csr.json"
+    csr_json.write_text(json.dumps({"csr_registers": {"ctrl_scratch": {"addr": 4, "size": 1}}}))
+    assert _read_register_map(str(csr_json)) == {"ctrl_scratch": 4}
+
+# User-Mode Linux ----------------------------------------------------------------------------------
+
+needs_kernel = pytest.mark.skipif(not os.path.isfile(UML_KERNEL), reason="no User-Mode Linux kernel: `make uml-kernel`")
+EXAMPLE = os.path.join(REPO, "examples", "accelerator_host.py")
+SLOW    = os.path.join(REPO, "software", "uml", "slow_reader.py")
+MEMBER  = os.path.join(REPO, "software", "uml", "as_member.py")
+
+
+def _run(tmp_path, board, user_core, command):
+    from hostlink.sim.driver import main as driver_main
+    path = tmp_path / f"{board}.json"
+    code = driver_main(["--board", board, "--user-core", user_core, "--json", str(path), "--command-timeout",
+                        "900", "--timeout", "2400", "--", "sh", "-c", command])
+    with open(path) as f:
+        return code, json.load(f)
+
+
+def _output(result):
+    return next(s for s in result["steps"] if s["name"] == "cmd0")["output"]
+
+
+@pytest.mark.uml
+@needs_kernel
+@pytest.mark.parametrize("board", ["zc706", "vc709"])
+def test_the_accelerator_and_a_slow_reader_through_the_driver(tmp_path, board):
+    """The Python example as a group member after its root set-up; then, on the same SoC's channel 0
+    given back to its patterns, a reader that pauses for three ring-fills every 32 buffers: lossless
+    flow loses nothing, LitePCIe's loop mode loses data (and the driver logs it)."""
+    command = (f"python3 {EXAMPLE} --setup --registers csr.json; "
+               f"python3 {MEMBER} member -- python3 {EXAMPLE} --size 256K; "
+               f"python3 -c \"import sys; sys.path.insert(0, '{REPO}'); from hostlink.host import Channel; "
+               f"Channel(0, directions=('c2h',), flow='loop', registers='csr.json').register('pcie_dma0_user_select', 0)\"; "
+               f"python3 {SLOW} csr.json lossless 524288 32 3; python3 {SLOW} csr.json loop 524288 32 3")
+    code, result = _run(tmp_path, board, "examples.accelerator:Accelerator", command)
+    output = _output(result)
+    assert "channel 0 to the accelerator, a = 3, b = 4660" in output, output[-3000:]
+    assert "group member (uid 1000" in output and "262144 bytes through the accelerator and back" in output
+    assert re.search(r"262144 bytes through the accelerator and back in [0-9.]+ s: 0 bytes wrong", output)
+    # (Pauses: 3 with the ZC706's 4 KiB buffers, 1 with the VC709's 8 KiB.)
+    assert re.search(r"524288 bytes read in flow lossless, [1-9] pauses of 3.0 ring-fills: 0 words wrong", output)
+    lost = re.search(r"524288 bytes read in flow loop, [1-9] pauses of 3.0 ring-fills: (\d+) words wrong", output)
+    assert lost and int(lost.group(1)) > 0
+    # Only loop mode's losses in the kernel log.
+    assert result["kernel_warnings"] and all("Reading too late" in w for w in result["kernel_warnings"])
+
+
+@pytest.mark.uml
+@needs_kernel
+@pytest.mark.parametrize("board", ["zc706"])   # The framing on every board: test_flow_sim.py.
+def test_real_time_drops_through_the_driver_are_where_the_headers_say(tmp_path, board):
+    code, result = _run(tmp_path, board, "examples.stream_source:CountingSource",
+                        f"python3 {SLOW} csr.json realtime 262144 16 3 32768")
+    output = _output(result)
+    match = re.search(r"(\d+) real-time buffers: (\d+) bytes dropped in (\d+) places by the headers, (\d+) by the "
+                      r"port's count, 0 core overruns: 0 things wrong", output)
+    assert match, output[-3000:]
+    assert int(match.group(2)) > 0 and int(match.group(3)) > 0
+    assert code == 0 and result["passed"]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--user-core", "accelerator"],                                   "MODULE:CLASS, FILE.py:CLASS or FILE.v:MODULE"),
+    (["--user-core", "examples.accelerator:Accelerator", "--user-channel", "2"],
+                                                                       "one of the SoC's DMA channels 0..1, not 2"),
+])
+def test_sim_driver_refuses_a_bad_user_core_with_one_line(argv, message, capsys):
+    from hostlink.sim.driver import main as driver_main
+    with pytest.raises(SystemExit) as exit:
+        driver_main(["--board", "zc706", *argv, "--", "true"])
+    assert exit.value.code == 2
+    assert message in capsys.readouterr().err.strip().splitlines()[-1]
