@@ -51,8 +51,9 @@ def _use_project_venv():
 
 def _project_command():
     """Whether this Python runs one of the project's commands (`./sim.py`, `./targets/<board>.py`,
-    `python -m hostlink...`), which need its virtualenv; a program of yours that imports hostlink.host
-    (which needs nothing beyond Python) runs with the Python it was started with."""
+    `python -m hostlink...`): True, they need its virtualenv; "if-there" for `python -c ...` and an
+    interactive Python, which use it where it exists; False for a program of yours that imports
+    hostlink.host (which needs nothing beyond Python): it runs with the Python it was started with."""
     argv = list(getattr(sys, "orig_argv", sys.argv))[1:]
     for i, arg in enumerate(argv):
         if arg == "-m":
@@ -61,13 +62,15 @@ def _project_command():
         if arg == "-c" or not arg.startswith("-"):
             break
     else:
-        return True    # Interactive.
+        return "if-there"   # Interactive.
     if arg == "-c":
-        return True
+        return "if-there"
     script = os.path.realpath(arg)
     return script == os.path.join(REPO, "sim.py") or script.startswith(os.path.join(REPO, "targets") + os.sep)
 
 
-if os.path.realpath(sys.prefix) != os.path.realpath(VENV) and _project_command():
-    _use_project_venv()
+if os.path.realpath(sys.prefix) != os.path.realpath(VENV):
+    _needs = _project_command()
+    if _needs is True or (_needs == "if-there" and os.path.exists(os.path.join(VENV, "bin", "python"))):
+        _use_project_venv()
 os.environ.pop(_REEXECED, None)   # Commands this one starts check for themselves.
