@@ -12,10 +12,11 @@ result checked. Copy it to start your program.
 It needs Python and the driver only (hostlink.host, no compiler, no numpy): in the simulation,
 
     ./sim.py driver --board zc706 --user-core examples.accelerator:Accelerator -- \\
-        sh -c 'python3 examples/accelerator_host.py --setup --registers csr.json && \\
-               python3 examples/accelerator_host.py --size 1M'
+        sh -c "python3 $PWD/examples/accelerator_host.py --setup --registers csr.json && \\
+               python3 $PWD/examples/accelerator_host.py --size 1M"
 
-(from the repository's root; ./sim.py driver runs its commands in a folder holding the SoC's csr.json).
+(from the repository's root: ./sim.py driver runs its commands in a folder holding the SoC's csr.json,
+so they name the program by its full path, which your shell fills in).
 """
 
 import argparse
