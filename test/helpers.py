@@ -54,3 +54,22 @@ def yowasp_missing():
     except OSError as e:
         return str(e)
     return None
+
+
+# LitePCIe's driver sources as the package ships them, before hostlink changes them.
+LITEPCIE_KERNEL = os.path.join(os.path.dirname(os.path.abspath(
+    __import__("litepcie.software", fromlist=["software"]).__file__)), "kernel")
+
+
+def read(path):
+    with open(path) as f:
+        return f.read()
+
+
+def generate_zc706_driver(tmp_path_factory):
+    """The ZC706 SoC's generated driver (kernel/, user/, ...) in a fresh folder; returns the folder."""
+    from hostlink.software.driver import generate_driver
+    from hostlink.targets.zc706 import BaseSoC
+    driver_dir = str(tmp_path_factory.mktemp("driver_zc706"))
+    generate_driver(BaseSoC(), driver_dir)
+    return driver_dir

@@ -14,7 +14,6 @@ on the ZC706, in real-time flow from the example source, each buffer's header sa
 dropped before it (the framing itself on every board: test_flow_sim.py).
 """
 
-import importlib
 import json
 import os
 import re
@@ -24,6 +23,8 @@ import subprocess
 
 import pytest
 
+from helpers import LITEPCIE_KERNEL, generate_zc706_driver, read
+
 from hostlink import REPO
 from hostlink.sim.uml.kernel import UML_KERNEL
 from hostlink.software import driver_flow
@@ -32,23 +33,13 @@ from hostlink.software.driver_hardening import DriverPatchError, harden_driver
 from hostlink.software.driver_kernels import port_driver
 from hostlink.software.driver_polling import add_polling
 
-LITEPCIE_KERNEL = os.path.join(os.path.dirname(os.path.abspath(
-    importlib.import_module("litepcie.software").__file__)), "kernel")
 
-
-def read(path):
-    with open(path) as f:
-        return f.read()
 
 # Driver -------------------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory):
-    from hostlink.software.driver import generate_driver
-    from hostlink.targets.zc706 import BaseSoC
-    driver_dir = str(tmp_path_factory.mktemp("driver_zc706"))
-    generate_driver(BaseSoC(), driver_dir)
-    return driver_dir
+    return generate_zc706_driver(tmp_path_factory)
 
 
 def test_generated_driver_has_the_flow_modes(generated):

@@ -12,7 +12,6 @@ device's group (loopback; h2c refused cleanly), and a corrupted word in the devi
 fail.
 """
 
-import importlib
 import json
 import os
 import re
@@ -20,29 +19,21 @@ import shutil
 
 import pytest
 
+from helpers import LITEPCIE_KERNEL, generate_zc706_driver, read
+
 from hostlink.software import driver_polling
 from hostlink.software.driver_hardening import DriverPatchError, harden_driver
 from hostlink.software.driver_polling import add_polling
 from hostlink.software import bench_plot
 
-LITEPCIE_KERNEL = os.path.join(os.path.dirname(os.path.abspath(
-    importlib.import_module("litepcie.software").__file__)), "kernel")
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-
-def read(path):
-    with open(path) as f:
-        return f.read()
 
 # Driver changes -----------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory):
-    from hostlink.software.driver import generate_driver
-    from hostlink.targets.zc706 import BaseSoC
-    driver_dir = str(tmp_path_factory.mktemp("driver_zc706"))
-    generate_driver(BaseSoC(), driver_dir)
-    return driver_dir
+    return generate_zc706_driver(tmp_path_factory)
 
 
 def test_generated_driver_polls_without_register_writes(generated):
