@@ -18,6 +18,11 @@ while the previous one still waits for the port is not held back: the waiting on
 are lost) and `overruns` counts it, as an ADC overwrites its output register. With a port that carries the
 link's rate and the real-time flow, `overruns` stays 0 and all loss is in the headers.
 
+With `packet` set to N, every N-th sample carries `last`: in the writer's *packets* flow (doc/user_cores.md)
+each packet of N samples ends its buffer (a packet longer than a buffer fills buffers and ends in the
+next), and each buffer's header gives the bytes it holds and whether a packet ended there. `packet` 0 (the
+reset value) sends no `last`.
+
 Host-to-FPGA data is taken and discarded.
 
 It runs at twice the DMA's width on a clock of its own at 0.6 times the SoC's, as the accelerator does:
@@ -54,13 +59,16 @@ class CountingSource(LiteXModule):
             "each time this goes from 0 to 1).")
         self._rate   = CSRStorage(17, reset=RATE_ONE, name="rate",
             description="Samples per 65536 cycles of the core's clock (65536: one every cycle).")
+        self._packet = CSRStorage(16, name="packet",
+            description="Samples per packet: every `packet`-th sample carries `last` (0: none do).")
         self._overruns = CSRStatus(32, name="overruns",
             description="Samples replaced before the port took them (counted since `enable` was set).")
 
-        enable, rate = Signal(), Signal(17)
+        enable, rate, packet = Signal(), Signal(17), Signal(16)
         self.specials += [
             MultiReg(self._enable.storage, enable, odomain=clock_domain),
             MultiReg(self._rate.storage,   rate,   odomain=clock_domain),
+            MultiReg(self._packet.storage, packet, odomain=clock_domain),
         ]
         sync = getattr(self.sync, clock_domain)
 
@@ -76,6 +84,9 @@ class CountingSource(LiteXModule):
         # The counts of the next sample: lanes of 32 bits, counting up from `count`.
         lanes   = self.data_width // 32
         count   = Signal(32)
+        in_packet = Signal(16)   # Samples of the packet sent before this one.
+        ends      = Signal()
+        self.comb += ends.eq((packet != 0) & (in_packet == packet - 1))
         started = Signal()
         sync += started.eq(enable)
         overrun = Signal()
@@ -85,10 +96,13 @@ class CountingSource(LiteXModule):
             If(due,
                 self.source.valid.eq(1),
                 self.source.data.eq(Cat(*[(count + lane)[:32] for lane in range(lanes)])),
+                self.source.last.eq(ends),
                 count.eq(count + lanes),
+                in_packet.eq(Mux(ends, 0, in_packet + 1)),
             ),
             If(enable & ~started,   # Restart at 0.
                 count.eq(0),
+                in_packet.eq(0),
                 self.source.valid.eq(0),
             ),
         ]

@@ -19,7 +19,9 @@ that runs it; the copies through the driver cost host CPU time, not link time.
 Flow modes (doc/user_cores.md, "Flow modes"): "lossless" (the default: the DMA moves only buffers you
 have written or read, however slow your program is), "realtime" (FPGA to host from a source that cannot
 wait: data dropped between buffers, each buffer headed by what was dropped; `read_buffers()` parses the
-headers) and "loop" (LitePCIe's own, which loses data when the program falls behind). A channel is
+headers), "packets" (FPGA to host, lossless: your core's `last` ends a buffer, its header gives the
+length; `read_packets()` gives you the core's packets whole) and "loop" (LitePCIe's own, which loses data
+when the program falls behind). A channel is
 completed by polling: the driver reads the flow gate's exact count of buffers done on each call.
 
 Every failure raises `HostlinkError` (an OSError: `errno` and a message that says what to do): no device,
@@ -37,9 +39,11 @@ import time
 
 __all__ = ["Channel", "HostlinkError", "Buffer", "list_devices", "FLOWS", "HEADER_BYTES", "HEADER_MAGIC"]
 
-FLOWS = {"loop": 0, "lossless": 1, "realtime": 2}
-HEADER_BYTES = 32            # A real-time buffer's header (hostlink.cores.pcie.user_port.RealTimeFramer).
+FLOWS = {"loop": 0, "lossless": 1, "realtime": 2, "packets": 3}
+FRAMED = ("realtime", "packets")   # FPGA to host only; each buffer has a header.
+HEADER_BYTES = 32            # A framed buffer's header (hostlink.cores.pcie.user_port.BufferFramer).
 HEADER_MAGIC = 0x314b4c48    # "HLK1"
+HEADER_FLAG_END = 1          # The header's flags: a `last` from the core ended the buffer's data.
 HEADER = struct.Struct("<IIQQII")
 
 # LitePCIe's ioctls (litepcie.h, with hostlink's: driver_polling.py, driver_flow.py) ------------------
@@ -77,15 +81,17 @@ def list_devices():
 
 
 class Buffer:
-    """One real-time buffer: `sequence`, `time` (SoC cycles), `dropped` (bytes lost just before its data)
+    """One framed buffer (real-time or packets flow): `sequence`, `time` (SoC cycles when it began),
+    `dropped` (bytes lost just before its data), `ended` (a `last` from the core ended it: a packet's end)
     and `data` (bytes)."""
-    __slots__ = ("sequence", "time", "dropped", "data")
+    __slots__ = ("sequence", "time", "dropped", "ended", "data")
 
     def __init__(self, raw):
-        magic, self.sequence, self.time, self.dropped, length, _ = HEADER.unpack_from(raw)
+        magic, self.sequence, self.time, self.dropped, length, flags = HEADER.unpack_from(raw)
         if magic != HEADER_MAGIC or length > len(raw) - HEADER_BYTES:
-            raise _error(errno.EPROTO, "a real-time buffer without hostlink's header: is the channel's "
-                         "writer in real-time flow, through a user port?")
+            raise _error(errno.EPROTO, "a buffer without hostlink's header: is the channel's writer in "
+                         "real-time or packets flow, through a user port?")
+        self.ended = bool(flags & HEADER_FLAG_END)
         self.data = bytes(raw[HEADER_BYTES:HEADER_BYTES + length])
 
 
@@ -93,7 +99,7 @@ class Channel:
     """One DMA channel of a board, opened for your program.
 
     `channel`: the channel's number, or its device node's path. `flow`: "lossless" (default), "realtime"
-    (FPGA to host) or "loop". `directions`: which of "h2c" (host to FPGA) and "c2h" (FPGA to host) to
+    or "packets" (FPGA to host) or "loop". `directions`: which of "h2c" (host to FPGA) and "c2h" (FPGA to host) to
     take; each is locked for this program (another program holding it: HostlinkError EBUSY).
     `timeout`: seconds without progress before a call gives up (HostlinkError ETIMEDOUT).
     `registers`: a csr.json or the driver's csr.h, to read and write registers by name.
@@ -105,8 +111,8 @@ class Channel:
         directions = tuple(directions)
         if not directions or any(d not in ("h2c", "c2h") for d in directions):
             raise ValueError(f"directions are among 'h2c' and 'c2h', not {directions!r}")
-        if flow == "realtime" and "h2c" in directions:
-            raise ValueError("real-time flow is FPGA to host: directions=('c2h',)")
+        if flow in FRAMED and "h2c" in directions:
+            raise ValueError(f"{flow} flow is FPGA to host: directions=('c2h',)")
         self.flow, self.directions, self.timeout = flow, directions, timeout
         self.fd = None
         try:
@@ -234,9 +240,25 @@ class Channel:
         return bytes(out)
 
     def read_buffers(self, count):
-        """`count` real-time buffers (Buffer: sequence, time, dropped, data), in order."""
+        """`count` framed buffers (Buffer: sequence, time, dropped, ended, data), in order."""
         raw = self.read(count * self.buffer_size)
         return [Buffer(memoryview(raw)[i*self.buffer_size:(i + 1)*self.buffer_size]) for i in range(count)]
+
+    def read_packets(self, count):
+        """`count` packets of your core (packets flow: each the data up to and with a word with `last`, in
+        as many buffers as it took), as bytes, in order. A drop within a packet (real-time flow) raises
+        HostlinkError EPROTO; the packet the first buffer read continues (if any) is returned as it is."""
+        packets, packet = [], []
+        while len(packets) < count:
+            [buffer] = self.read_buffers(1)
+            if buffer.dropped and packet:
+                raise _error(errno.EPROTO, f"{buffer.dropped} bytes dropped within a packet (buffer "
+                             f"{buffer.sequence}): real-time flow loses data, packets flow does not")
+            packet.append(buffer.data)
+            if buffer.ended:
+                packets.append(b"".join(packet))
+                packet = []
+        return packets
 
     def _need(self, direction):
         if direction not in self.directions:

@@ -12,7 +12,7 @@ import json
 import sys
 
 from hostlink.cores.pcie.config import DMA_DESCRIPTOR_MAX_BYTES, check_dma_channels, check_dma_length
-from hostlink.cores.pcie.flow import FLOW_MODES
+from hostlink.cores.pcie.flow import FLOW_MODES, FRAMED_MODES
 from hostlink.sim.pcie import latency_sweep
 from hostlink.sim.pcie.host import host_profile
 from hostlink.sim.pcie.soc import BOARDS, get_board
@@ -137,7 +137,8 @@ def build_parser():
         help="Stream each size through a ring of --ring buffers of --buffer-size bytes, as a program does, in "
              "this flow mode: lossless (the DMA moves only buffers the host has given it), realtime (FPGA to "
              "host through a --user-core source: drops between buffers, counted in each buffer's header), "
-             "loop (LitePCIe's, never waits: what a slow host loses). Use --stall-ns/--stall-every for a slow "
+             "packets (FPGA to host through a --user-core source, lossless: the core's `last` ends a buffer, "
+             "its length in the buffer's header), loop (LitePCIe's, never waits: what a slow host loses). Use --stall-ns/--stall-every for a slow "
              "host. Directions: h2c and c2h (patterns), bidir (loopback); with --user-core, through the core.")
     p.add_argument("--ring",         type=int, default=DEFAULT_RING, metavar="N",
         help=f"Buffers in a --flow ring (1 to 256, default {DEFAULT_RING}).")
@@ -255,8 +256,8 @@ def make_stream_jobs(sizes, directions, flow, ring, buffer_size, granularity, us
     check_dma_length(buffer_size, granularity=granularity)
     if not 1 <= ring <= TABLE_DEPTH:
         raise ValueError(f"a ring has 1 to {TABLE_DEPTH} buffers (the descriptor table's depth), not {ring}")
-    if flow == "realtime" and (user_core is None or user_core["model"]):
-        raise ValueError("--flow realtime streams FPGA to host from a --user-core that produces data "
+    if flow in FRAMED_MODES and (user_core is None or user_core["model"]):
+        raise ValueError(f"--flow {flow} streams FPGA to host from a --user-core that produces data "
                          "(e.g. examples.stream_source:CountingSource)")
     jobs = []
     for size in sizes:
@@ -309,6 +310,9 @@ def format_table(results):
                 line += (f"; dropped {r['header_dropped_bytes']} bytes in {r['drop_event_count']} places by the "
                          f"headers ({r['port_dropped_bytes']} by the port's count, core overruns "
                          f"{r.get('core_overruns')})")
+            if r.get("packet_count"):
+                sizes = ", ".join(str(n) for n in r["packet_bytes"])
+                line += f"; {r['packet_count']} packets ended by the core's last, of {sizes} bytes"
             lines.append(line)
     for r in results["results"]:
         if "user_counters" in r:

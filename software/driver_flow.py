@@ -18,11 +18,12 @@ lost"). What changes:
 - LITEPCIE_IOCTL_DMA_FLOW {writer, reader} (new): a direction's flow mode, set by the holder of its lock
   while it is stopped, used from its next start; 0 loop (LitePCIe's, the default), 1 lossless, 2
   real-time (writer only: the channel's user port drops data between buffers and heads each buffer with
-  what it dropped). Releasing the file sets it back to 0.
+  what it dropped), 3 packets (writer only: lossless, each buffer headed by its data's length, ended early
+  by the core's `last`). Releasing the file sets it back to 0.
 - At the start of a gated direction the driver writes the mode and what the DMA may use: for a writer,
   half the ring (read() and the zero-copy path count a buffer as lost when the DMA is more than half the
-  ring ahead, so the DMA never goes further), and the buffer size for real-time framing; for a reader,
-  the buffers written before the start.
+  ring ahead, so the DMA never goes further), and the buffer size for framing (real-time, packets);
+  for a reader, the buffers written before the start.
 - Each time the program's count moves (read(), write(), the update ioctls), one register write gives
   the DMA the new count: writer, `sw_count` + half the ring; reader, `sw_count`. One write per call,
   however many buffers it served.
@@ -78,11 +79,12 @@ FLOW_PATCHES = [
      "#define LITEPCIE_IOCTL_CYCLES                    _IOR(LITEPCIE_IOCTL,  41, struct litepcie_ioctl_cycles)\n",
      "#define LITEPCIE_IOCTL_CYCLES                    _IOR(LITEPCIE_IOCTL,  41, struct litepcie_ioctl_cycles)\n"
      "\n"
-     "/* hostlink: flow modes (0 loop, 1 lossless, 2 real-time: writer only), set by a direction's lock\n"
-     " * holder while it is stopped, used from its next start. */\n"
+     "/* hostlink: flow modes (0 loop, 1 lossless, 2 real-time and 3 packets: writer only), set by a\n"
+     " * direction's lock holder while it is stopped, used from its next start. */\n"
      "#define LITEPCIE_FLOW_LOOP     0\n"
      "#define LITEPCIE_FLOW_LOSSLESS 1\n"
      "#define LITEPCIE_FLOW_REALTIME 2\n"
+     "#define LITEPCIE_FLOW_PACKETS  3\n"
      "struct litepcie_ioctl_dma_flow {\n"
      "\tuint8_t writer;\n"
      "\tuint8_t reader;\n"
@@ -167,7 +169,7 @@ FLOW_PATCHES = [
      "\t\t\tret = -EFAULT;\n"
      "\t\t\tbreak;\n"
      "\t\t}\n"
-     "\t\tif (m.writer > LITEPCIE_FLOW_REALTIME || m.reader > LITEPCIE_FLOW_LOSSLESS) " + _EINVAL +
+     "\t\tif (m.writer > LITEPCIE_FLOW_PACKETS || m.reader > LITEPCIE_FLOW_LOSSLESS) " + _EINVAL +
      "#ifndef PCIE_DMA_WRITER_FLOW_MODE_OFFSET\n"
      "\t\tif (m.writer || m.reader) {\n"
      "\t\t\tret = -EOPNOTSUPP; /* A SoC without flow gates. */\n"

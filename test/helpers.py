@@ -73,3 +73,21 @@ def generate_zc706_driver(tmp_path_factory):
     driver_dir = str(tmp_path_factory.mktemp("driver_zc706"))
     generate_driver(BaseSoC(), driver_dir)
     return driver_dir
+
+
+def assemble_framed(words, word_bytes):
+    """The buffers the DMA writer makes of the framer's output [(data, last)]: each buffer's data (and
+    padding) up to a `last`, then its header's words up to a `last`, written at the buffer's start."""
+    buffers, data, header, in_header = [], b"", b"", False
+    for word, last in words:
+        raw = word.to_bytes(word_bytes, "little")
+        if in_header:
+            header += raw
+            if last:
+                buffers.append(header + data)
+                data, header, in_header = b"", b"", False
+        else:
+            data += raw
+            in_header = bool(last)
+    assert not data and not header, "output stopped within a buffer"
+    return buffers

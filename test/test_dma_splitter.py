@@ -35,7 +35,7 @@ def random_descriptors(rng, count, max_size, address_step=None):
 
 
 def run_splitter(splitter_cls, descriptors, seed, valid_probability, ready_probability,
-                 terminate_every=0, max_size=512, word_bytes=4):
+                 terminate_every=0, max_size=512, word_bytes=4, framed=False):
     """Requests (dicts of FIELDS, plus "terminate") accepted at the output, descriptors accepted at the
     input, and the cycles the output was not valid between the first and the last request. The input's
     gaps and the output's back-pressure come from separate random streams, so two splitters see the same
@@ -47,6 +47,8 @@ def run_splitter(splitter_cls, descriptors, seed, valid_probability, ready_proba
     requests, accepted, idle = [], [], []
 
     def source():
+        if framed:
+            yield dut.framed.eq(1)
         for d in descriptors:
             while source_rng.random() > valid_probability:
                 yield dut.sink.valid.eq(0)
@@ -172,6 +174,45 @@ def test_litepcie_dma_is_built_with_it():
     with litepcie_with_descriptor_splitter():
         assert issubclass(litepcie_dma.LitePCIeDMADescriptorSplitter, DescriptorSplitter)
     assert litepcie_dma.LitePCIeDMADescriptorSplitter is LitePCIeDMADescriptorSplitter
+
+
+# Framed buffers (a writer's real-time and packets flows) -------------------------------------------
+
+@pytest.mark.parametrize("seed, terminate_every", [(0, 0), (1, 3), (2, 2)])
+def test_framed_data_from_byte_32_then_the_header_at_the_start(seed, terminate_every):
+    """Each buffer's data from its byte 32, cut on max_size boundaries, up to its end or to the request that
+    a `last` terminates; then one request of the header at the buffer's start, the descriptor's only last
+    request (the writer's interrupt and end of buffer); `last_disable` ignored (the framer's `last` ends
+    the buffer whatever the driver's descriptors say). Misaligned or header-only descriptors are refused."""
+    rng = random.Random(seed)
+    descriptors = random_descriptors(rng, 20, 512, address_step=4096)
+    descriptors = [d for d in descriptors if d["length"] > 32]
+    descriptors += [{"address": 0x1000 + 256, "length": 2048, "irq_disable": 0, "last_disable": 1},  # Misaligned.
+                    {"address": 0x8000, "length": 32, "irq_disable": 0, "last_disable": 0}]          # Header only.
+    refused = descriptors[-2:]
+    requests, accepted, _ = run_splitter(DescriptorSplitter, descriptors, seed, 0.8, 0.7,
+                                         terminate_every=terminate_every, framed=True)
+    assert accepted == descriptors
+    position = 0
+    for d in descriptors:
+        if d in refused:
+            continue
+        offset = 32
+        while True:
+            r = requests[position]
+            position += 1
+            assert (r["address"], r["first"], r["last"], r["last_disable"]) == \
+                (d["address"] + offset, int(offset == 32), 0, 0), (r, d)
+            offset += r["length"]
+            assert (r["address"] + r["length"]) % 512 == 0 or offset == d["length"]
+            if offset == d["length"] or r["terminate"]:
+                break
+        header = requests[position]
+        position += 1
+        assert (header["address"], header["length"], header["first"], header["last"]) == (d["address"], 32, 0, 1)
+    assert position == len(requests)
+    if terminate_every:
+        assert any(r["terminate"] for r in requests)
 
 
 # Descriptor checks --------------------------------------------------------------------------------

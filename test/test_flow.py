@@ -3,8 +3,9 @@
 # SPDX-License-Identifier: BSD-2-Clause
 
 """Flow control in migen's simulator: the gate between a DMA engine's table and its splitter (flow.py), and
-the real-time framer of a user port (user_port.py), which drops only between buffers and says in each
-buffer's header exactly what it dropped before it."""
+the buffer framer of a user port (user_port.py): in real-time flow it drops only between buffers and says
+in each buffer's header exactly what it dropped before it; in packets flow it waits, and a `last` ends a
+buffer with its length in the header."""
 
 import random
 import struct
@@ -16,10 +17,12 @@ from migen import *
 from litex.soc.interconnect import stream
 from litepcie.frontend.dma import descriptor_layout
 
-from hostlink.cores.pcie.flow import DMAFlow, FLOW_LOOP, FLOW_LOSSLESS, HEADER_BYTES, HEADER_MAGIC
+from hostlink.cores.pcie.flow import DMAFlow, FLOW_LOOP, FLOW_LOSSLESS, HEADER_BYTES, HEADER_FLAG_END, HEADER_MAGIC
 from hostlink.cores.pcie.splitter import DescriptorSplitter
-from hostlink.cores.pcie.user_port import RealTimeFramer
-from hostlink.sim.pcie.stream_jobs import parse_realtime
+from hostlink.cores.pcie.user_port import BufferFramer
+from hostlink.sim.pcie.stream_jobs import parse_framed
+
+from helpers import assemble_framed as assemble
 
 MAX_CYCLES = 20000
 
@@ -104,83 +107,152 @@ def test_lossless_begins_only_the_buffers_given():
     assert seen["reset"] == [0, 0, 0, 0]
     assert seen["loop"] >= 15
 
-# Real-time framer ---------------------------------------------------------------------------------
+# Buffer framer ------------------------------------------------------------------------------------
 
 def _counts(index, lanes):
     return sum(((index*lanes + lane) & 0xffffffff) << (32*lane) for lane in range(lanes))
 
 
-@pytest.mark.parametrize("data_width", [64, 128, 256])
-@pytest.mark.parametrize("backpressure", [1.0, 0.6], ids=["ready", "backpressure"])
-def test_real_time_drops_only_between_buffers_and_says_how_much(data_width, backpressure):
-    """A source that offers a word most cycles and a host that gives a buffer now and then, more slowly than
-    the source fills them: every buffer whole, each header's drop count exactly the counts skipped before
-    its data, nothing skipped within a buffer, and nothing out beyond the buffers given."""
-    word_bytes   = data_width // 8
-    buffer_bytes = HEADER_BYTES + 6*word_bytes
-    buffers      = 12
-    framer = RealTimeFramer(data_width)
-    rng = random.Random(data_width)
+def run_framer(data_width, buffer_bytes, buffers, drop, packet=0, backpressure=1.0, max_request=128,
+               words_offered=600, give_every=60):
+    """A source that offers a word most cycles (every `packet`-th with `last`), a host that gives a buffer
+    every `give_every` cycles after two at the start, a writer that takes words with probability
+    `backpressure`. Returns the buffers the writer makes, the words offered and the words dropped."""
+    word_bytes = data_width // 8
+    framer = BufferFramer(data_width)
+    rng = random.Random(data_width + packet)
     lanes = data_width // 32
-    words = [_counts(i, lanes) for i in range(600)]
-    out = []
-    dropped = []
+    words = [_counts(i, lanes) for i in range(words_offered)]
+    out, dropped, taken = [], [], []
 
     def source():
         yield framer.enable.eq(1)
+        yield framer.drop.eq(drop)
         yield framer.buffer_bytes.eq(buffer_bytes)
+        yield framer.max_request.eq(max_request)
         for i, word in enumerate(words):
             while rng.random() > 0.8:
                 yield framer.sink.valid.eq(0)
                 yield
             yield framer.sink.valid.eq(1)
             yield framer.sink.data.eq(word)
+            yield framer.sink.last.eq(packet != 0 and i % packet == packet - 1)
             yield
             for _ in range(MAX_CYCLES):
                 if (yield framer.sink.ready):
                     break
                 yield
+            taken.append(i)
         yield framer.sink.valid.eq(0)
 
     def host():
-        # Two buffers free at the start, then one every 60 cycles: slower than the source.
         yield framer.running.eq(1)
         for given in range(2, buffers + 1):
             yield framer.given.eq(given)
-            for _ in range(60):
+            for _ in range(give_every):
                 yield framer.time.eq((yield framer.time) + 1)
                 yield
 
     def sink():
         take = random.Random(1)
-        for _ in range(2000):
+        for _ in range(give_every * buffers + 2000):
             ready = take.random() < backpressure
             yield framer.source.ready.eq(ready)
             yield
             if ready and (yield framer.source.valid):
-                out.append((yield framer.source.data))
+                out.append(((yield framer.source.data), (yield framer.source.last)))
             if (yield framer.dropped):
                 dropped.append(1)
 
     run_simulation(framer, [source(), host(), sink()])
-    data = b"".join(w.to_bytes(word_bytes, "little") for w in out)
-    assert len(data) == buffers * buffer_bytes   # Exactly the buffers given, whole.
-    errors, header_dropped, events, times = parse_realtime(data, buffer_bytes)
-    assert errors == 0
-    assert events and header_dropped > 0
-    assert times == sorted(times)
-    assert struct.unpack_from("<I", data, 0)[0] == HEADER_MAGIC
+    return assemble(out, word_bytes), taken, dropped
+
+
+@pytest.mark.parametrize("data_width", [64, 128, 256])
+@pytest.mark.parametrize("backpressure", [1.0, 0.6], ids=["ready", "backpressure"])
+def test_real_time_drops_only_between_buffers_and_says_how_much(data_width, backpressure):
+    """A host that gives buffers more slowly than the source fills them: every buffer whole, each header's
+    drop count exactly the counts skipped before its data, nothing skipped within a buffer, and nothing out
+    beyond the buffers given."""
+    buffer_bytes = HEADER_BYTES + 6*(data_width // 8)
+    buffers, _, dropped = run_framer(data_width, buffer_bytes, 12, drop=True, backpressure=backpressure,
+                                     max_request=4096)
+    assert len(buffers) == 12 and all(len(b) == buffer_bytes for b in buffers)   # The buffers given, whole.
+    parsed = parse_framed(buffers)
+    assert parsed["errors"] == 0 and parsed["packets"] == []
+    # Words dropped after the last buffer began are in no header.
+    assert parsed["events"] and 0 < parsed["dropped"] <= len(dropped) * data_width // 8
+    assert parsed["times"] == sorted(parsed["times"])
+    assert struct.unpack_from("<I", buffers[0], 0)[0] == HEADER_MAGIC
+
+
+@pytest.mark.parametrize("data_width", [64, 128, 256])
+def test_packets_end_buffers_at_last_with_their_length_and_lose_nothing(data_width):
+    """Packets flow with a slow host: the source waits (nothing dropped, every word in order); a `last`
+    ends its buffer, padded to the end of a request, with the data's length and the end flag in the header;
+    a packet longer than a buffer fills it and ends in the next."""
+    word_bytes = data_width // 8
+    buffer_bytes, max_request = 512, 128
+    for packet in [5, (buffer_bytes - HEADER_BYTES) // word_bytes + 3]:
+        buffers, taken, dropped = run_framer(data_width, buffer_bytes, 14, drop=False, packet=packet,
+                                             words_offered=6*packet)
+        assert dropped == []
+        parsed = parse_framed(buffers)
+        assert parsed["errors"] == 0 and parsed["dropped"] == 0
+        # Every packet whole and of its length; the data is every word offered, in order.
+        assert parsed["packets"] == [packet * word_bytes] * 6
+        assert parsed["data_bytes"] == len(taken) * word_bytes == 6 * packet * word_bytes
+        for b in buffers:
+            length, flags = struct.unpack_from("<II", b, 24)
+            assert len(b) == buffer_bytes or (flags & HEADER_FLAG_END and len(b) % max_request == 0)
+            assert len(b) - HEADER_BYTES - length < max_request    # Padding up to one request at most,
+            assert not any(b[HEADER_BYTES + length:])               # and zeros.
+
+
+def test_a_short_last_word_counts_only_its_bytes():
+    framer = BufferFramer(64)
+    out = []
+
+    def run():
+        yield framer.enable.eq(1)
+        yield framer.running.eq(1)
+        yield framer.given.eq(1)
+        yield framer.buffer_bytes.eq(256)
+        yield framer.max_request.eq(128)
+        yield framer.source.ready.eq(1)
+        for i in range(3):
+            yield framer.sink.valid.eq(1)
+            yield framer.sink.data.eq(i + 1)
+            yield framer.sink.last.eq(i == 2)
+            yield framer.sink.bytes.eq(6 if i == 2 else 0)
+            yield
+            while not (yield framer.sink.ready):
+                yield
+        yield framer.sink.valid.eq(0)
+
+    def watch():
+        for _ in range(60):
+            if (yield framer.source.valid) and (yield framer.source.ready):
+                out.append(((yield framer.source.data), (yield framer.source.last)))
+            yield
+
+    run_simulation(framer, [run(), watch()])
+    [buffer] = assemble(out, 8)
+    assert len(buffer) == 128    # Padded to the first request's end.
+    assert struct.unpack_from("<II", buffer, 24) == (8 + 8 + 6, HEADER_FLAG_END)
 
 
 def test_real_time_waits_for_the_writer_and_the_table_reset_restarts_the_ring():
     """No buffer begins while the writer is disabled (its data would be thrown away); after the table's
     reset, sequence numbers and drop counts start again."""
-    framer = RealTimeFramer(64)
+    framer = BufferFramer(64)
     out = []
 
     def source():
         yield framer.enable.eq(1)
+        yield framer.drop.eq(1)
         yield framer.buffer_bytes.eq(HEADER_BYTES + 16)
+        yield framer.max_request.eq(4096)
         yield framer.given.eq(1)
         yield framer.sink.valid.eq(1)
         i = 0
@@ -197,12 +269,11 @@ def test_real_time_waits_for_the_writer_and_the_table_reset_restarts_the_ring():
         for _ in range(90):
             yield
             if (yield framer.source.valid):
-                out.append((yield framer.source.data))
+                out.append(((yield framer.source.data), (yield framer.source.last)))
 
     run_simulation(framer, [source(), sink()])
-    data = b"".join(w.to_bytes(8, "little") for w in out)
-    assert len(data) == 2 * (HEADER_BYTES + 16)
-    first, second = data[:48], data[48:]
+    first, second = assemble(out, 8)
+    assert len(first) == len(second) == HEADER_BYTES + 16
     assert struct.unpack_from("<IIQQ", first)[1::2] == (0, 20*8)    # Sequence 0, 20 words dropped.
     assert struct.unpack_from("<I", first, 32)[0] == 40
     magic, sequence, _, dropped = struct.unpack_from("<IIQQ", second)
@@ -210,8 +281,8 @@ def test_real_time_waits_for_the_writer_and_the_table_reset_restarts_the_ring():
     assert dropped < 20*8
 
 
-def test_real_time_off_is_a_wire():
-    framer = RealTimeFramer(128)
+def test_framing_off_is_a_wire():
+    framer = BufferFramer(128)
     out = []
 
     def run():
@@ -228,6 +299,6 @@ def test_real_time_off_is_a_wire():
     assert out == [(1, i, int(i == 9), 1) for i in range(10)]
 
 
-def test_real_time_framing_needs_a_width_that_divides_the_header():
+def test_framing_needs_a_width_that_divides_the_header():
     with pytest.raises(ValueError, match="divides 256 bits"):
-        RealTimeFramer(512)
+        BufferFramer(512)

@@ -101,3 +101,22 @@ def test_real_time_drops_are_counted_exactly_and_only_when_the_host_falls_behind
         tmp_path, "under")
     assert code == 0 and under["errors"] == 0
     assert under["header_dropped_bytes"] == 0 and under["core_overruns"] == 0
+
+
+@pytest.mark.parametrize("board", registry.PCIE_BOARDS)
+def test_packets_end_buffers_at_the_cores_last_with_their_lengths(board, tmp_path):
+    """Packets flow from the example source, a packet every 1.5 buffers' worth of data: each packet
+    reaches the host whole and in order, its end marked in the header of the buffer it ends in with the
+    data's exact length (the rest of that buffer unused), nothing dropped."""
+    board = get_board(board)
+    from hostlink.examples.stream_source import CountingSource
+    sample_bytes = CountingSource(board.data_width, board.sys_clk_hz()).data_width // 8
+    buffers, buffer_bytes = KEEPING_UP_RING
+    packet = -(-3 * (buffer_bytes - 32) // (2 * sample_bytes))   # Samples per packet.
+    code, [row] = run(stream_args(board, KEEPING_UP_RING, stall=False) + ["--flow", "packets",
+        "--user-core", SOURCE, "--user-setting", f"packet={packet}", "--sizes", "256K"], tmp_path, "packets")
+    assert code == 0 and row["errors"] == 0
+    assert row["packet_bytes"] == [packet * sample_bytes] and row["packet_count"] >= 8
+    assert row["header_dropped_bytes"] == row["port_dropped_bytes"] == row["core_overruns"] == 0
+    # Every buffer a packet ends in is short: 16 buffers carry less than 16 buffers' worth of data.
+    assert row["bytes"] < 16 * (buffer_bytes - 32)

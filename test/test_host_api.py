@@ -104,13 +104,34 @@ def test_errors_say_what_to_do():
     assert error.value.errno == 19 and "is the board there and litepcie.ko loaded?" in str(error.value)
     with pytest.raises(ValueError, match="flow must be one of loop, lossless, realtime"):
         Channel(0, flow="fast")
-    with pytest.raises(ValueError, match="real-time flow is FPGA to host"):
+    with pytest.raises(ValueError, match="realtime flow is FPGA to host"):
         Channel(0, flow="realtime")
+    with pytest.raises(ValueError, match="packets flow is FPGA to host"):
+        Channel(0, flow="packets")
     with pytest.raises(HostlinkError, match="without hostlink's header"):
         Buffer(bytes(64))
     header = struct.pack("<IIQQII", 0x314b4c48, 7, 1234, 64, 32, 0) + bytes(range(32))
     buffer = Buffer(header)
-    assert (buffer.sequence, buffer.time, buffer.dropped, buffer.data) == (7, 1234, 64, bytes(range(32)))
+    assert (buffer.sequence, buffer.time, buffer.dropped, buffer.data, buffer.ended) == \
+        (7, 1234, 64, bytes(range(32)), False)
+
+
+def _framed(sequence, data, ended, dropped=0, size=128):
+    raw = struct.pack("<IIQQII", 0x314b4c48, sequence, 0, dropped, len(data), int(ended)) + data
+    return raw + bytes(size - len(raw))
+
+
+def test_read_packets_joins_buffers_up_to_each_end():
+    """Packets flow: a packet over two buffers, one in a buffer, the padding after a packet's end not
+    returned; a drop within a packet (real-time flow) is an error, not a silently shorter packet."""
+    from hostlink.host import Buffer, Channel, HostlinkError
+    raw = [_framed(0, b"a" * 96, False), _framed(1, b"b" * 10, True), _framed(2, b"c" * 40, True),
+           _framed(3, b"d" * 96, False), _framed(4, b"e" * 8, True, dropped=64)]
+    channel = Channel.__new__(Channel)
+    channel.read_buffers = lambda count: [Buffer(raw.pop(0)) for _ in range(count)]
+    assert channel.read_packets(2) == [b"a" * 96 + b"b" * 10, b"c" * 40]
+    with pytest.raises(HostlinkError, match="64 bytes dropped within a packet"):
+        channel.read_packets(1)
 
 
 def test_register_names_from_the_drivers_header_and_the_csr_map(generated, tmp_path):
@@ -170,10 +191,15 @@ def test_the_accelerator_and_a_slow_reader_through_the_driver(tmp_path, board):
 @pytest.mark.uml
 @needs_kernel
 @pytest.mark.parametrize("board", ["zc706"])   # The framing on every board: test_flow_sim.py.
-def test_real_time_drops_through_the_driver_are_where_the_headers_say(tmp_path, board):
+def test_real_time_drops_and_packet_lengths_through_the_driver(tmp_path, board):
+    """Real-time: a reader that pauses loses data exactly where the headers say. Packets: the source's
+    packets (200 samples, over a buffer each) reach the program whole, with their lengths."""
     code, result = _run(tmp_path, board, "examples.stream_source:CountingSource",
-                        f"python3 {SLOW} csr.json realtime 262144 16 3 32768")
+                        f"python3 {SLOW} csr.json realtime 262144 16 3 32768; "
+                        f"python3 {SLOW} csr.json packets 131072 4096 200")
     output = _output(result)
+    assert re.search(r"\d+ packets of 6400 bytes \(200 samples each\) in packets flow, 0 core overruns: "
+                     r"0 things wrong", output), output[-3000:]
     match = re.search(r"(\d+) real-time buffers: (\d+) bytes dropped in (\d+) places by the headers, (\d+) by the "
                       r"port's count, 0 core overruns: 0 things wrong", output)
     assert match, output[-3000:]

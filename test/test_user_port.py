@@ -9,12 +9,15 @@ in the SoC's clock and in a clock of the user's; widths narrower than, equal to 
 each run ends by checking that nothing more comes out."""
 
 import random
+import struct
 
 import pytest
 
 from migen import *
 
+from hostlink.cores.pcie.flow import HEADER_FLAG_END, HEADER_MAGIC
 from hostlink.cores.pcie.user_port import UserPort
+from helpers import assemble_framed as assemble
 
 DMA_WIDTH = 128
 # (valid probability at the input, ready probability at the output): idle alone, back-pressure alone, both.
@@ -92,9 +95,10 @@ def run(port, generators):
 
 
 def check_stream_through(port, into, into_domain, into_width, out_of, out_domain, out_width, buffer_count,
-                         flow, seed, rng_seeds):
+                         flow, seed, rng_seeds, marks=True):
     """Buffers of whole words at both widths, sent into `into` (idle per flow[0]) and taken from `out_of`
-    (back-pressure per flow[1]): the same bytes come out, with `first`/`last` at the buffers' bounds."""
+    (back-pressure per flow[1]): the same bytes come out, with `first`/`last` at the buffers' bounds (with
+    `marks`; else with no `last`)."""
     unit = max(into_width, out_width) // 8
     data = buffers(random.Random(seed), unit, buffer_count)
     sizes = [len(b) for b in data]
@@ -107,7 +111,10 @@ def check_stream_through(port, into, into_domain, into_width, out_of, out_domain
                               out)),
     ])
     assert from_words([w for w, _, _ in out], out_width) == stream_bytes
-    assert [(f, l) for _, f, l in out] == marks_of(sizes, out_width // 8)
+    if marks:
+        assert [(f, l) for _, f, l in out] == marks_of(sizes, out_width // 8)
+    else:
+        assert not any(l for _, _, l in out)
 
 
 @pytest.mark.parametrize("flow", FLOWS, ids=["plain", "idle", "backpressure", "both"])
@@ -122,24 +129,37 @@ def test_host_to_fpga_bytes_and_buffer_marks(domain, width, flow):
 @pytest.mark.parametrize("flow", FLOWS, ids=["plain", "idle", "backpressure", "both"])
 @pytest.mark.parametrize("width", [8, 64, 128, 512])
 @pytest.mark.parametrize("domain", ["sys", "user"])
-def test_fpga_to_host_bytes_and_buffer_marks(domain, width, flow):
+def test_fpga_to_host_bytes(domain, width, flow):
+    """Outside the framed flows a core's `last` does not reach the DMA: buffers are whole."""
     port = UserPort(DMA_WIDTH, width, clock_domain=domain, fifo_depth=16, with_csr=False)
     check_stream_through(port, port.sink, domain, width, port.dma_source, "sys", DMA_WIDTH, 5, flow,
-                         seed=width * 11 + len(domain), rng_seeds=(3, 4))
+                         seed=width * 11 + len(domain), rng_seeds=(3, 4), marks=False)
 
 
-def test_last_ends_a_dma_word_early():
-    """A core's buffer of 5 words of 32 bits: the DMA gets two words, the second ended by `last` after
-    its first 32 bits."""
+def test_last_ends_a_buffer_in_packets_flow_with_its_exact_length():
+    """Packets flow: a core's packet of 5 words of 32 bits ends its buffer. The DMA gets two data words
+    (the second ended by `last` after its first 32 bits), zeros to the end of the first 128-byte request,
+    and the header: 20 data bytes, the end flag."""
     port = UserPort(DMA_WIDTH, 32, clock_domain="user", fifo_depth=8, with_csr=False)
     words = [0x11111111, 0x22222222, 0x33333333, 0x44444444, 0x55555555]
     out = []
+
+    def flow():
+        for signal, value in [(port.c2h_packets, 1), (port.c2h_running, 1), (port.c2h_given, 1),
+                              (port.c2h_buffer_bytes, 4096), (port.c2h_max_request, 128)]:
+            yield signal.eq(value)
+        yield
+
     run(port, [
+        ("sys",  flow()),
         ("user", drive(port.sink, words, random.Random(5), 1.0, [(i == 0, i == 4) for i in range(5)])),
-        ("sys",  collect(port.dma_source, 2, random.Random(6), 1.0, out)),
+        ("sys",  collect(port.dma_source, 128 // 16, random.Random(6), 1.0, out)),
     ])
-    assert out[0] == (0x44444444333333332222222211111111, 1, 0)
-    assert (out[1][0] & 0xffffffff, out[1][2]) == (0x55555555, 1)
+    [buffer] = assemble([(w, l) for w, _, l in out], 16)
+    assert len(buffer) == 128
+    assert buffer[32:52] == b"".join(w.to_bytes(4, "little") for w in words)
+    assert struct.unpack_from("<II", buffer) == (HEADER_MAGIC, 0)
+    assert struct.unpack_from("<II", buffer, 24) == (20, HEADER_FLAG_END)
 
 
 @pytest.mark.parametrize("domain", ["sys", "user"])

@@ -153,7 +153,9 @@ class PCIeFaults(LiteXModule):
                                                                   "longer than their read (which then ends)."),
             ("foreign_completions",    c.foreign_completions,    "Completions dropped: another requester ID."),
             ("refused_descriptors",    self.refused_descriptors, "DMA descriptors refused: length 0, or not whole "
-                                                                  "bus words (no request left for them)."),
+                                                                  "bus words, or (a framed flow) not aligned to "
+                                                                  "MPS or no longer than the header (no request "
+                                                                  "left for them)."),
             ("msi_failures",           self.msi_failures,        "MSIs the hard block refused (each is sent again)."),
         ]
         for i, errors in enumerate(g.errors):

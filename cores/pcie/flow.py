@@ -20,6 +20,12 @@ the engine's descriptor splitter (splitter.py, `hold`):
 - *real-time* (mode 2, writers with a user port only): as lossless for the engine; the user port in front
   of it (user_port.py) never back-pressures the core, drops data while no buffer is free and starts every
   buffer with a header that says what it dropped.
+- *packets* (mode 3, writers with a user port only): lossless, and every buffer has the same header. A
+  `last` from the core ends the buffer early; the header gives the data's length and that a `last` ended
+  it, so the host gets the core's packets (frames, results) with their exact lengths.
+
+Real-time and packets are the *framed* modes: the header is written last, at the buffer's start
+(splitter.py), so it is in the host's memory when the buffer counts as done.
 
 Counts, all modular 32-bit, from the table's reset:
 
@@ -42,11 +48,14 @@ from litex.soc.interconnect.csr import *
 FLOW_LOOP     = 0
 FLOW_LOSSLESS = 1
 FLOW_REALTIME = 2
-FLOW_MODES    = {"loop": FLOW_LOOP, "lossless": FLOW_LOSSLESS, "realtime": FLOW_REALTIME}
+FLOW_PACKETS  = 3
+FLOW_MODES    = {"loop": FLOW_LOOP, "lossless": FLOW_LOSSLESS, "realtime": FLOW_REALTIME, "packets": FLOW_PACKETS}
+FRAMED_MODES  = ["realtime", "packets"]   # Writers only, through a user port: each buffer has a header.
 
-# Header of a real-time buffer (user_port.py's framer), in bytes: what the host parses.
+# Header of a framed buffer (user_port.py's BufferFramer), in bytes: what the host parses.
 HEADER_BYTES = 32
 HEADER_MAGIC = 0x314b4c48   # "HLK1", little-endian bytes 'H' 'L' 'K' '1'.
+HEADER_FLAG_END = 1         # Flags bit 0: a `last` from the core ended the buffer's data.
 
 # DMA Flow -----------------------------------------------------------------------------------------
 
@@ -57,15 +66,18 @@ class DMAFlow(LiteXModule):
     LitePCIeDMAScatterGather, `table_reset` the table's reset pulse (counts restart with it), `writer` True
     for a writer (which also has the real-time mode and `buffer_bytes`).
 
-    Signals (sys domain): `mode` (i, the CSR's), `gated` (o, the gate is on), `realtime` (o),
+    Signals (sys domain): `mode` (i, the CSR's), `gated` (o, the gate is on), `realtime`, `packets` and
+    `framed` (o, writers: the framed modes),
     `given`, `started`, `done_raw`, `waits` (o); `done` (i: `done_raw` fenced, see add_pcie), `buffer_bytes`
-    (o, writers: the ring's buffer size for the real-time framer).
+    (o, writers: the ring's buffer size for the framer of the framed modes).
     """
     def __init__(self, splitter, table, table_reset, writer, with_csr=True):
         self.writer       = writer
         self.mode         = Signal(2)    # i
         self.gated        = Signal()     # o
         self.realtime     = Signal()     # o
+        self.packets      = Signal()     # o
+        self.framed       = Signal()     # o
         self.given        = Signal(32)   # o
         self.started      = Signal(32)   # o
         self.done_raw     = Signal(32)   # o (to the fence)
@@ -81,6 +93,8 @@ class DMAFlow(LiteXModule):
         self.comb += [
             self.gated.eq(self.mode != FLOW_LOOP),
             self.realtime.eq(self.mode == FLOW_REALTIME if writer else 0),
+            self.packets.eq(self.mode == FLOW_PACKETS if writer else 0),
+            self.framed.eq(self.realtime | self.packets),
             available.eq(self.given - self.started),
             # Nothing given (or a count behind what was begun: a host's mistake) holds the gate.
             splitter.hold.eq(self.gated & ((available == 0) | available[31])),
@@ -107,6 +121,8 @@ class DMAFlow(LiteXModule):
         if self.writer:
             values.append(("``2``", "real-time: as lossless; the user port drops data while no buffer is "
                                     "free and starts each buffer with a header (user_port.py)."))
+            values.append(("``3``", "packets: as lossless, with the header; a `last` from the user's core "
+                                    "ends a buffer early (its length in the header)."))
         self._mode = CSRStorage(fields=[CSRField("mode", size=2, values=values,
             description="Flow mode; change it only while the engine is disabled.")])
         self._given = CSRStorage(32, description="Buffers the host has given the engine since the table's "
@@ -125,5 +141,5 @@ class DMAFlow(LiteXModule):
         ]
         if self.writer:
             self._buffer_bytes = CSRStorage(24, description="Bytes of each buffer of the ring (the "
-                "descriptors' length), for real-time framing: a header and then data.")
+                "descriptors' length), for the framed modes: a header and then data.")
             self.comb += self.buffer_bytes.eq(self._buffer_bytes.storage)

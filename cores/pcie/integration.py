@@ -224,7 +224,7 @@ def add_pcie_dma(soc, phy, dma_channels, max_pending_requests=8, led_pads=None, 
         # The channel's data: to and from the user port when it has one and selects it, else as without.
         from_dma, to_dma = dma.source, dma.sink
         if i in user_ports:
-            from_dma, to_dma = _add_user_port(soc, dma, i, user_ports[i])
+            from_dma, to_dma = _add_user_port(soc, phy, dma, i, user_ports[i])
         if dram_channels is None:
             soc.comb += [
                 generator.source.connect(to_dma),
@@ -246,7 +246,7 @@ def add_pcie_dma(soc, phy, dma_channels, max_pending_requests=8, led_pads=None, 
         soc.comb += led_pads[0].eq(phy._link_status.fields.status)
         soc.comb += led_pads[1].eq(dma_active)
 
-def _add_user_port(soc, dma, channel, params):
+def _add_user_port(soc, phy, dma, channel, params):
     """`soc.pcie_dma<channel>_user`, switched by its `select` CSR between the DMA and the streams it returns
     (from_dma, to_dma), which carry the channel's data when the user port is not selected."""
     port = UserPort(dma.data_width, **params)
@@ -260,10 +260,14 @@ def _add_user_port(soc, dma, channel, params):
         dma.source.connect(from_dma),
         to_dma.connect(dma.sink),
     )
-    # Real-time flow from the writer's flow gate.
+    # Framed flows (real-time, packets) from the writer's flow gate: the port's framer makes each buffer's
+    # header and the writer's splitter writes it at the buffer's start, once the data is out.
     flow = dma.writer.flow
     soc.comb += [
         port.c2h_realtime.eq(flow.realtime & port.select),
+        port.c2h_packets.eq(flow.packets & port.select),
+        port.c2h_max_request.eq(phy.max_payload_size),
+        dma.writer.splitter.framed.eq(flow.framed & port.select),
         port.c2h_running.eq(dma.writer.enable),
         port.c2h_table_reset.eq(_table_reset(dma.writer.table)),
         port.c2h_given.eq(flow.given),

@@ -18,6 +18,13 @@ table's loop status (which the driver reads) counts only descriptors whose reque
 `hold` keeps the next descriptor from beginning (a descriptor already begun runs to its end), and
 `begin` pulses as each descriptor begins: the flow gate (flow.py) counts and gates the buffers with them.
 
+`framed` (a DMA writer's framed flows, flow.py: real-time and packets) writes each buffer's 32-byte header
+last: the data goes from the buffer's byte 32 on, and when it ends (at the buffer's end, or early at a
+request that `terminate` ends) one more request of HEADER_BYTES writes the header at the buffer's start.
+The header is then in the host's memory before the buffer counts as done. In framed mode a descriptor
+must be longer than the header and aligned to `max_size` (the user port's framer pads a buffer ended early
+to a request's end, which it finds from the offset in the buffer); one that is not is refused.
+
 It also checks what LitePCIe's splitter takes on trust. A descriptor of length 0, or whose length is not a
 whole number of `word_bytes` (the DMA moves whole bus words), is refused: taken from the table without a
 request, and signalled on `refused` (one cycle per descriptor) for the SoC's fault counters. Requests are
@@ -40,6 +47,8 @@ from litex.soc.interconnect import stream
 import litepcie.frontend.dma as litepcie_dma
 from litepcie.frontend.dma import descriptor_layout
 
+from hostlink.cores.pcie.flow import HEADER_BYTES
+
 
 class DescriptorSplitter(LiteXModule):
     """Splits `sink` descriptors into `source` requests of at most `max_size` bytes (an int or a Signal).
@@ -60,38 +69,56 @@ class DescriptorSplitter(LiteXModule):
         self.hold      = Signal()   # i (no new descriptor begins while high: flow.py's lossless gate)
         self.begin     = Signal()   # o (a descriptor begins: its first request accepted, or it is refused)
         self.held      = Signal()   # o (a descriptor waits at the input because of `hold`)
+        self.framed    = Signal()   # i (each buffer's header written last: a writer's framed flow)
 
         # # #
 
         running   = Signal()                       # A descriptor's later requests come from the registers.
+        header    = Signal()                       # Framed: the data is out, the header request is next.
         address   = Signal.like(sink.address)      # Next request's address...
         remaining = Signal.like(sink.length)       # ...and bytes left of the descriptor from it.
-        first_address = Signal.like(sink.address)  # The request about to be offered.
+        skip          = Signal(max=HEADER_BYTES + 1)   # Bytes the data leaves for the header (framed).
+        first_address = Signal.like(sink.address)  # The data request about to be offered.
         first_length  = Signal.like(sink.length)
         to_boundary   = Signal(14)                 # Bytes from its address to the next max_size boundary.
+        data_end      = Signal()                   # That request ends the descriptor's data.
         bad           = Signal()                   # The descriptor at the input is refused.
+        misaligned    = Signal()
         self.comb += [
-            first_address.eq(Mux(running, address,   sink.address)),
-            first_length.eq( Mux(running, remaining, sink.length)),
+            skip.eq(Mux(self.framed, HEADER_BYTES, 0)),
+            first_address.eq(Mux(running, address,   sink.address + skip)),
+            first_length.eq( Mux(running, remaining, sink.length - skip)),
             to_boundary.eq(max_size - (first_address[:13] & (max_size - 1))),
-            bad.eq(~running & ((sink.length == 0) | (sink.length[:log2_int(word_bytes)] != 0))),
+            data_end.eq(first_length <= to_boundary),
+            misaligned.eq((sink.address[:13] & (max_size - 1)) != 0),
+            bad.eq(~running & ((sink.length == 0) | (sink.length[:log2_int(word_bytes)] != 0) |
+                               (self.framed & ((sink.length <= HEADER_BYTES) | misaligned)))),
             self.refused.eq(sink.valid & bad & ~self.hold),
             source.valid.eq(sink.valid & ~bad & (running | ~self.hold)),
             source.first.eq(~running),
-            source.address.eq(first_address),
-            If(first_length > to_boundary,
-                source.length.eq(to_boundary),
-            ).Else(
-                source.length.eq(first_length),
+            If(header,
+                source.address.eq(sink.address),
+                source.length.eq(HEADER_BYTES),
                 source.last.eq(1),
+            ).Else(
+                source.address.eq(first_address),
+                source.length.eq(Mux(data_end, first_length, to_boundary)),
+                source.last.eq(data_end & ~self.framed),
             ),
             source.irq_disable.eq(sink.irq_disable),
-            source.last_disable.eq(sink.last_disable),
+            # A framed buffer always ends at the framer's `last` (the driver's descriptors disable it).
+            source.last_disable.eq(sink.last_disable & ~self.framed),
         ]
+        ends = Signal()   # The request accepted now is the descriptor's last.
+        self.comb += ends.eq(header | (~self.framed & (data_end | self.terminate)))
         self.sync += If(source.valid & source.ready,
-            If(source.last | self.terminate,
+            If(ends,
                 running.eq(0),
+                header.eq(0),
                 source.user_id.eq(source.user_id + 1),
+            ).Elif(data_end | self.terminate,
+                running.eq(1),
+                header.eq(1),
             ).Else(
                 running.eq(1),
                 address.eq(first_address + to_boundary),
@@ -103,7 +130,7 @@ class DescriptorSplitter(LiteXModule):
             self.held.eq(sink.valid & ~running & self.hold),
         ]
         # The descriptor leaves the table with its last request, or at once when refused.
-        self.comb += sink.ready.eq((source.valid & source.ready & (source.last | self.terminate)) | self.refused)
+        self.comb += sink.ready.eq((source.valid & source.ready & ends) | self.refused)
 
 
 @contextlib.contextmanager

@@ -12,12 +12,12 @@ two streams a user's core connects to, in the core's clock domain and data width
     FPGA-to-host (c2h):  sink (user clock) ─► async FIFO ─► width converter ─► framer ─► dma_source
                          └───────── user domain ─────────┘ └──────────────── sys domain ────────────────┘
 
-The framer (RealTimeFramer) is a wire unless the DMA writer's flow is real-time (flow.py).
+The framer (BufferFramer) is a wire unless the DMA writer's flow is framed (real-time or packets, flow.py).
 
 Bytes keep their order: the first byte from the host is the least significant byte of the first word
 (width conversion takes and gives the least significant part first). `first` and `last` pass through:
 on h2c they mark the DMA's buffers (when a buffer is a whole number of the user's words); on c2h `last`
-ends a buffer early, where the DMA honours it.
+ends a buffer early in the framed flows (its length in the buffer's header) and is ignored otherwise.
 
 In the SoC (`hostlink.cores.pcie.integration.add_pcie_dma(user_ports=...)`) each channel with a UserPort
 keeps its test patterns (or DRAM) and internal loopback: the `select` CSR gives the channel's data to the
@@ -133,61 +133,90 @@ class CrossedEventCounter(LiteXModule):
             self.value.eq(decoder.o),
         ]
 
-# Real-time framer ---------------------------------------------------------------------------------
+# Buffer framer ------------------------------------------------------------------------------------
 
-class RealTimeFramer(LiteXModule):
-    """FPGA-to-host data in real-time flow: never waits for the host, starts every buffer with a header.
+class BufferFramer(LiteXModule):
+    """FPGA-to-host data in the framed flows (flow.py): a header in every buffer; `last` ends a buffer.
+
+    In *real-time* flow (`enable` and `drop`) it never waits for the host; in *packets* flow (`enable`
+    without `drop`) it waits, as lossless flow does, and loses nothing.
 
     Between buffers, the framer begins a buffer only while the host has a buffer free (`given` more than it
-    has begun since `reset`) and the DMA writer is enabled (`running`); otherwise it drops the words that
-    come, counting their bytes. Once begun, a buffer's header and `buffer_bytes` - 32 bytes of data go to
-    the writer with the writer's back-pressure (the port's FIFO takes it up; the writer has the host's
-    buffer for them, so it only waits on the link). Data is therefore only ever dropped between buffers,
-    and the header of each buffer says how many bytes were dropped just before its data: the host knows
-    exactly where data was lost and how much.
+    has begun since `reset`) and the DMA writer is enabled (`running`). Otherwise, in real-time flow, it
+    drops the words that come, counting their bytes; in packets flow it holds them back. Once begun, a
+    buffer's data goes to the writer with the writer's back-pressure (the port's FIFO takes it up; the
+    writer has the host's buffer for it, so it only waits on the link). Data is therefore only ever dropped
+    between buffers, and the header of each buffer says how many bytes were dropped just before its data:
+    the host knows exactly where data was lost and how much.
 
-    Header (HEADER_BYTES = 32 bytes, little-endian, in the buffer's first bytes):
+    A buffer's data ends at the buffer's end, or early at a word with `last` (the core's packet, frame or
+    result ends there). The DMA writer can only end a buffer at the end of a request (LitePCIe's writer ends
+    the descriptor at the request whose data holds a `last`: splitter.py's `terminate`), so after an early
+    `last` the framer pads with zero words to the end of the request: the next multiple of `max_request`
+    bytes from the buffer's start (buffers are aligned to it), at most `max_request` - 1 bytes. The header
+    says how many of the buffer's bytes are data.
+
+    Output, per buffer: its data words (from the buffer's byte 32), the padding, and then the header's
+    words; the `last` of the data (or padding) and of the header mark the requests that end them. The DMA
+    writer's splitter in framed mode (splitter.py) writes the data from byte 32 and then the header at byte
+    0, so that a buffer the host sees done has its header.
+
+    Header (HEADER_BYTES = 32 bytes, little-endian, at the buffer's start):
 
         offset  size  field
              0     4  magic, HEADER_MAGIC (0x314b4c48, "HLK1")
              4     4  sequence: buffers begun since the table's reset, from 0
-             8     8  time: the SoC's cycle counter (CycleCounter) when the buffer's first data word came
+             8     8  time: the SoC's cycle counter (CycleCounter) when the buffer began
             16     8  dropped: bytes dropped between the previous buffer's data and this one's (for the
-                      first buffer: since the table's reset)
-            24     4  data bytes that follow the header (buffer_bytes - 32)
-            28     4  0 (reserved)
+                      first buffer: since the table's reset); always 0 in packets flow
+            24     4  data bytes after the header: buffer_bytes - 32, or fewer when a `last` ended it
+            28     4  flags: bit 0 (HEADER_FLAG_END), a `last` ended the data (the packet's end)
 
-    With `enable` low the framer is a wire. `data_width` (bits) must divide 256.
+    `sink.bytes` gives the bytes of a word with `last` that hold data (the rest of the word is not counted;
+    0 means the whole word). With `enable` low the framer is a wire. `data_width` (bits) must divide 256.
     """
     def __init__(self, data_width):
         if data_width > HEADER_BYTES*8 or (HEADER_BYTES*8) % data_width:
-            raise ValueError(f"real-time framing needs a DMA width that divides {HEADER_BYTES*8} bits, "
+            raise ValueError(f"framed flows need a DMA width that divides {HEADER_BYTES*8} bits, "
                              f"not {data_width}")
-        self.sink         = sink   = stream.Endpoint([("data", data_width)])   # i
+        word_bytes   = data_width//8
+        byte_shift   = log2_int(word_bytes)
+        self.sink         = sink   = stream.Endpoint([("data", data_width), ("bytes", byte_shift)])  # i
         self.source       = source = stream.Endpoint([("data", data_width)])   # o
-        self.enable       = Signal()     # i: real-time flow
+        self.enable       = Signal()     # i: a framed flow
+        self.drop         = Signal()     # i: real-time (drop between buffers) rather than packets (wait)
         self.running      = Signal()     # i: the DMA writer is enabled
         self.reset        = Signal()     # i: the writer's table reset (restart sequence and counts)
         self.given        = Signal(32)   # i: buffers the host has given (flow.py)
         self.buffer_bytes = Signal(24)   # i
+        self.max_request  = Signal(16, reset=128)   # i: the writer's largest request (the link's MPS), bytes
         self.time         = Signal(64)   # i: the cycle counter
         self.dropped      = Signal()     # o: a word dropped this cycle
         self.begun        = Signal(32)   # o: buffers begun since `reset`
 
         # # #
 
-        word_bytes   = data_width//8
         header_words = HEADER_BYTES//word_bytes
         sequence      = Signal(32)
         dropped_bytes = Signal(64)   # Since the last buffer's data.
         header        = Signal(HEADER_BYTES*8)
         index         = Signal(max=max(header_words, 2))
-        left          = Signal(24)   # Data words left of the buffer.
-        data_words    = Signal(24)
+        position      = Signal(24)   # Words of the buffer written (the header's included).
+        data_bytes    = Signal(24)
+        ended         = Signal()     # A `last` ended the data.
+        begun_time    = Signal(64)
+        begun_dropped = Signal(64)
+        buffer_words  = Signal(24)
+        request_mask  = Signal(16)   # Words per request - 1.
         available     = Signal(32)
+        next_position = Signal(24)
+        at_end        = Signal()     # `next_position` ends a request (or the buffer).
         self.comb += [
-            data_words.eq(self.buffer_bytes[log2_int(word_bytes):] - header_words),
+            buffer_words.eq(self.buffer_bytes[byte_shift:]),
+            request_mask.eq((self.max_request >> byte_shift) - 1),
             available.eq(self.given - self.begun),
+            next_position.eq(position + 1),
+            at_end.eq(((next_position & request_mask) == 0) | (next_position == buffer_words)),
         ]
 
         # The table's reset restarts the ring (buffer 0, nothing dropped yet): it resets the FSM and every
@@ -196,47 +225,67 @@ class RealTimeFramer(LiteXModule):
         self.comb += fsm.reset.eq(self.reset)
         fsm.act("BETWEEN",
             If(~self.enable,
-                sink.connect(source),
+                sink.connect(source, omit={"bytes"}),
             ).Elif(sink.valid,
                 If(self.running & (available != 0) & ~available[31],
-                    NextValue(header, Cat(
-                        Constant(HEADER_MAGIC, 32), sequence, self.time, dropped_bytes,
-                        (data_words << log2_int(word_bytes))[:32], Constant(0, 32))),
-                    NextValue(sequence, sequence + 1),
+                    NextValue(begun_time, self.time),
+                    NextValue(begun_dropped, dropped_bytes),
                     NextValue(self.begun, self.begun + 1),
                     NextValue(dropped_bytes, 0),
-                    NextValue(index, 0),
-                    NextState("HEADER"),
-                ).Else(
+                    NextValue(position, header_words),
+                    NextValue(data_bytes, 0),
+                    NextValue(ended, 0),
+                    NextState("DATA"),
+                ).Elif(self.drop,
                     sink.ready.eq(1),
                     self.dropped.eq(1),
                     NextValue(dropped_bytes, dropped_bytes + word_bytes),
                 ),
             ),
         )
-        words = [header[i*data_width:(i + 1)*data_width] for i in range(header_words)]
-        fsm.act("HEADER",
-            source.valid.eq(1),
-            source.first.eq(index == 0),
-            source.data.eq(Array(words)[index]),
-            If(source.ready,
-                NextValue(index, index + 1),
-                If(index == header_words - 1,
-                    NextValue(left, data_words),
-                    If(data_words == 0,
-                        NextState("BETWEEN"),
+        last_bytes = Signal(byte_shift + 1)
+        self.comb += last_bytes.eq(Mux(sink.last & (sink.bytes != 0), sink.bytes, word_bytes))
+        fsm.act("DATA",
+            sink.connect(source, omit={"bytes", "first", "last"}),
+            source.last.eq((next_position == buffer_words) | (sink.last & at_end)),
+            If(sink.valid & source.ready,
+                NextValue(position, next_position),
+                NextValue(data_bytes, data_bytes + last_bytes),
+                If((next_position == buffer_words) | sink.last,
+                    NextValue(ended, sink.last),
+                    If(at_end,
+                        NextState("HEADER_LOAD"),
                     ).Else(
-                        NextState("DATA"),
+                        NextState("PAD"),
                     ),
                 ),
             ),
         )
-        fsm.act("DATA",
-            sink.connect(source, omit={"first", "last"}),
-            source.last.eq(left == 1),
-            If(sink.valid & source.ready,
-                NextValue(left, left - 1),
-                If(left == 1, NextState("BETWEEN")),
+        fsm.act("PAD",
+            source.valid.eq(1),
+            source.data.eq(0),
+            source.last.eq(at_end),
+            If(source.ready,
+                NextValue(position, next_position),
+                If(at_end, NextState("HEADER_LOAD")),
+            ),
+        )
+        fsm.act("HEADER_LOAD",
+            NextValue(header, Cat(
+                Constant(HEADER_MAGIC, 32), sequence, begun_time, begun_dropped,
+                data_bytes, Constant(0, 8), ended, Constant(0, 31))),
+            NextValue(sequence, sequence + 1),
+            NextValue(index, 0),
+            NextState("HEADER"),
+        )
+        words = [header[i*data_width:(i + 1)*data_width] for i in range(header_words)]
+        fsm.act("HEADER",
+            source.valid.eq(1),
+            source.data.eq(Array(words)[index]),
+            source.last.eq(index == header_words - 1),
+            If(source.ready,
+                NextValue(index, index + 1),
+                If(index == header_words - 1, NextState("BETWEEN")),
             ),
         )
 
@@ -264,7 +313,7 @@ class UserPort(LiteXModule):
     source : stream.Endpoint([("data", data_width)]), user domain, o
         Host-to-FPGA data, `first`/`last` at the DMA's buffer bounds.
     sink : stream.Endpoint([("data", data_width)]), user domain, i
-        FPGA-to-host data; `last` ends a buffer where the DMA honours it.
+        FPGA-to-host data; `last` ends a buffer in the framed flows (real-time, packets).
     dma_sink : stream.Endpoint([("data", dma_data_width)]), sys domain, i
         The DMA reader's stream.
     dma_source : stream.Endpoint([("data", dma_data_width)]), sys domain, o
@@ -283,10 +332,12 @@ class UserPort(LiteXModule):
     h2c_fifo_max, c2h_fifo_max : sys domain, o
         The most words each direction's FIFO held since that direction's clear (FIFOHighWater).
     c2h_dropped : Signal(64), sys domain, o
-        Bytes the real-time flow dropped between buffers (RealTimeFramer), since the writer's table reset.
-    c2h_realtime, c2h_running, c2h_table_reset, c2h_given, c2h_buffer_bytes, time : sys domain, i
-        Real-time flow: on, the DMA writer's enable, its table's reset, the buffers the host has given it
-        and their size (flow.py's DMAFlow), the cycle counter (for the headers).
+        Bytes the real-time flow dropped between buffers (BufferFramer), since the writer's table reset.
+    c2h_realtime, c2h_packets, c2h_running, c2h_table_reset, c2h_given, c2h_buffer_bytes, c2h_max_request,
+    time : sys domain, i
+        Framed flows: real-time on, packets on, the DMA writer's enable, its table's reset, the buffers the
+        host has given it and their size (flow.py's DMAFlow), the writer's largest request (the link's
+        MPS), the cycle counter (for the headers).
     h2c_core_waits, c2h_core_waits : Signal(32), sys domain, o
         Cycles of the core's clock the core was ready for a word the port did not have (h2c), or had a
         word the port could not take (c2h); counted in the core's clock, read through a Gray code.
@@ -306,8 +357,10 @@ class UserPort(LiteXModule):
         self.select     = Signal()                                      # i (sys): the `select` CSR with_csr
         self.h2c_clear  = Signal()                                      # i (sys)
         self.c2h_clear  = Signal()                                      # i (sys)
-        # Real-time flow (RealTimeFramer), from the DMA writer's flow gate (flow.py) and the cycle counter.
+        # Framed flows (BufferFramer), from the DMA writer's flow gate (flow.py) and the cycle counter.
         self.c2h_realtime     = Signal()                                # i (sys)
+        self.c2h_packets      = Signal()                                # i (sys)
+        self.c2h_max_request  = Signal(16, reset=128)                   # i (sys)
         self.c2h_running      = Signal()                                # i (sys)
         self.c2h_table_reset  = Signal()                                # i (sys)
         self.c2h_given        = Signal(32)                              # i (sys)
@@ -327,20 +380,32 @@ class UserPort(LiteXModule):
             h2c_fifo.source.connect(self.source),
         ]
 
-        # FPGA-to-host: the FIFO into the DMA's domain, then convert, then frame (real-time flow only).
+        # FPGA-to-host: the FIFO into the DMA's domain, then convert, then frame (framed flows only). A
+        # `last` goes on only in framed flows (the framer ends a buffer there); otherwise buffers are whole.
         self.c2h_fifo      = c2h_fifo      = _fifo(layout, clock_domain, "sys", fifo_depth)
-        self.c2h_converter = c2h_converter = stream.Converter(data_width, dma_data_width)
-        self.c2h_framer    = c2h_framer    = RealTimeFramer(dma_data_width)
+        self.comb += self.sink.connect(c2h_fifo.sink)
+        self.c2h_converter = c2h_converter = stream.Converter(data_width, dma_data_width,
+                                                              report_valid_token_count=True)
+        self.c2h_framer    = c2h_framer    = BufferFramer(dma_data_width)
+        framed = Signal()
+        if data_width < dma_data_width:   # The bytes of a short last word (0: the whole word).
+            last_bytes = c2h_converter.source.valid_token_count * (data_width//8)
+        else:
+            last_bytes = 0
         self.comb += [
-            self.sink.connect(c2h_fifo.sink),
-            c2h_fifo.source.connect(c2h_converter.sink),
-            c2h_converter.source.connect(c2h_framer.sink),
+            framed.eq(self.c2h_realtime | self.c2h_packets),
+            c2h_fifo.source.connect(c2h_converter.sink, omit={"last"}),
+            c2h_converter.sink.last.eq(c2h_fifo.source.last & framed),
+            c2h_converter.source.connect(c2h_framer.sink, omit={"valid_token_count"}),
+            c2h_framer.sink.bytes.eq(last_bytes),
             c2h_framer.source.connect(self.dma_source),
-            c2h_framer.enable.eq(self.c2h_realtime),
+            c2h_framer.enable.eq(framed),
+            c2h_framer.drop.eq(self.c2h_realtime),
             c2h_framer.running.eq(self.c2h_running),
             c2h_framer.reset.eq(self.c2h_table_reset),
             c2h_framer.given.eq(self.c2h_given),
             c2h_framer.buffer_bytes.eq(self.c2h_buffer_bytes),
+            c2h_framer.max_request.eq(self.c2h_max_request),
             c2h_framer.time.eq(self.time),
         ]
 

@@ -17,7 +17,9 @@ buffers it stalls for `stall_ns` (the host profile's stall options): it then rea
 nothing, as a program that is descheduled or busy elsewhere.
 
 `flow` is the engines' flow mode: "lossless" (both directions gated), "realtime" (FPGA-to-host only,
-through a user core that never waits), or "loop" (LitePCIe's own, no gate: what a slow host loses there).
+through a user core that never waits), "packets" (FPGA-to-host only, through a user core: lossless, each
+buffer ended by the core's `last` or full, its length in its header), or "loop" (LitePCIe's own, no gate:
+what a slow host loses there). In the framed flows (real-time, packets) `size` counts whole buffers.
 
 Targets: "patterns" (the channel's pattern generator and checker, each direction alone or both),
 "loopback" (host data through the FPGA's loopback and back), "user" (the SoC's user core: an accelerator
@@ -33,7 +35,7 @@ import cocotb
 from cocotb.triggers import Timer
 from cocotb.utils import get_sim_time
 
-from hostlink.cores.pcie.flow import FLOW_MODES, HEADER_BYTES, HEADER_MAGIC
+from hostlink.cores.pcie.flow import FLOW_MODES, FRAMED_MODES, HEADER_BYTES, HEADER_FLAG_END, HEADER_MAGIC
 from hostlink.cores.pcie.config import check_dma_length
 from hostlink.sim.pcie.driver import DMA_IRQ_DISABLE
 
@@ -75,7 +77,7 @@ async def program_ring(drv, channel, ring, flow):
         await drv.write(f"{prefix}_table_value", address & 0xffffffff, word=1)
         await drv.write(f"{prefix}_table_we", address >> 32)
     await drv.write(f"{prefix}_table_loop_prog_n", 1)
-    await drv.write(f"{prefix}_flow_mode", FLOW_MODES[flow] if flow != "realtime" or ring.engine == "writer"
+    await drv.write(f"{prefix}_flow_mode", FLOW_MODES[flow] if flow not in FRAMED_MODES or ring.engine == "writer"
                     else FLOW_MODES["lossless"])
     if ring.engine == "writer":
         await drv.write(f"{prefix}_flow_buffer_bytes", ring.buffer_bytes)
@@ -90,24 +92,29 @@ def check_stream_job(job, word_bytes):
         raise ValueError(f"a ring has 1 to 256 buffers (the descriptor table's depth), not {buffers!r}")
     if size <= 0 or size % buffer_bytes:
         raise ValueError(f"a stream moves a whole number of {buffer_bytes}-byte buffers, not {size} bytes")
-    if job["flow"] == "realtime" and (job["target"] != "user" or job["directions"] != ["c2h"]):
-        raise ValueError("real-time flow is FPGA-to-host through a user core that produces data")
-    if job["flow"] == "realtime" and buffer_bytes <= HEADER_BYTES:
-        raise ValueError(f"a real-time buffer holds its {HEADER_BYTES}-byte header and data: more than "
-                         f"{HEADER_BYTES} bytes, not {buffer_bytes}")
+    if job["flow"] in FRAMED_MODES and (job["target"] != "user" or job["directions"] != ["c2h"]):
+        raise ValueError(f"{job['flow']} flow is FPGA-to-host through a user core that produces data")
+    if job["flow"] in FRAMED_MODES and (buffer_bytes <= HEADER_BYTES or buffer_bytes % 512):
+        raise ValueError(f"a {job['flow']} buffer holds its {HEADER_BYTES}-byte header and data and is aligned "
+                         f"to the largest request (512 bytes at most here): a multiple of 512 bytes, not "
+                         f"{buffer_bytes}")
 
 
-def parse_realtime(data, buffer_bytes, lanes_start=0):
-    """Checks a real-time stream of 32-bit counts (examples/stream_source.py) buffer by buffer: each header
-    (magic, sequence, data length) and that the counts skipped just before each buffer's data are exactly
-    the bytes its header says were dropped, and that none is skipped within a buffer. Returns (errors,
-    dropped bytes by the headers, drop events [(buffer, bytes)], times)."""
-    errors, dropped, events, times = 0, 0, [], []
-    expected = lanes_start
-    for k in range(len(data) // buffer_bytes):
-        buffer = data[k*buffer_bytes:(k + 1)*buffer_bytes]
-        magic, sequence, time, gap, length, reserved = struct.unpack_from("<IIQQII", buffer)
-        if (magic, sequence, length, reserved) != (HEADER_MAGIC, k & 0xffffffff, buffer_bytes - HEADER_BYTES, 0):
+def parse_framed(buffers, lanes_start=0):
+    """Checks a framed stream (real-time or packets flow) of 32-bit counts (examples/stream_source.py),
+    given as each buffer's bytes in host memory (header and data; what follows the data is not read):
+    each header (magic, sequence, a data length that fills the buffer unless a `last` ended it), that the
+    counts skipped just before each buffer's data are exactly the bytes its header says were dropped, and
+    that none is skipped within a buffer. Returns a dict: errors, dropped (bytes, by the headers), events
+    [(buffer, bytes)], times, packets (bytes of each packet a `last` ended, in order), data_bytes."""
+    errors, dropped, events, times, packets = 0, 0, [], [], []
+    expected, packet, data_bytes = lanes_start, 0, 0
+    for k, buffer in enumerate(buffers):
+        magic, sequence, time, gap, length, flags = struct.unpack_from("<IIQQII", buffer)
+        ended = flags & HEADER_FLAG_END
+        if (magic, sequence, flags & ~HEADER_FLAG_END) != (HEADER_MAGIC, k & 0xffffffff, 0) or \
+                length > len(buffer) - HEADER_BYTES or (not ended and length != len(buffer) - HEADER_BYTES) or \
+                length == 0 or length % 4:
             errors += 1
             continue
         counts = struct.unpack_from(f"<{length // 4}I", buffer, HEADER_BYTES)
@@ -117,10 +124,25 @@ def parse_realtime(data, buffer_bytes, lanes_start=0):
         errors += sum(1 for a, b in zip(counts, counts[1:]) if b != (a + 1) & 0xffffffff)
         if gap:
             events.append((k, gap))
+            packet = 0   # A drop cuts the packet it falls in.
         dropped += gap
         times.append(time)
         expected = (counts[-1] + 1) & 0xffffffff
-    return errors, dropped, events, times
+        packet += length
+        data_bytes += length
+        if ended:
+            packets.append(packet)
+            packet = 0
+    return {"errors": errors, "dropped": dropped, "events": events, "times": times, "packets": packets,
+            "data_bytes": data_bytes}
+
+
+def parse_realtime(data, buffer_bytes, lanes_start=0):
+    """parse_framed() of a ring's buffers read back to back (`buffer_bytes` each): (errors, dropped bytes by
+    the headers, drop events [(buffer, bytes)], times)."""
+    r = parse_framed([data[k*buffer_bytes:(k + 1)*buffer_bytes] for k in range(len(data) // buffer_bytes)],
+                     lanes_start)
+    return r["errors"], r["dropped"], r["events"], r["times"]
 
 
 async def run_stream_job(bench, job):
@@ -183,10 +205,12 @@ async def run_stream_job(bench, job):
         await drv.write(f"{user_core['csr_prefix']}_{name}", value)
 
     received = bytearray()
+    framed   = []       # The framed flows: each buffer, as the host read it.
     served   = 0        # Buffers served since the last stall.
     stalls   = 0
     deadline = get_sim_time("ns") + job.get("timeout_ns", 2_000_000 + size * 40 + count * stall_ns * 2)
     bench.job_bytes = lambda: len(received) if "c2h" in rings else rings["h2c"].done * buffer_bytes
+    moved = lambda: len(received) if flow in FRAMED_MODES else size
     def finished():
         return all(ring.done >= count for ring in rings.values())
     while not finished() and get_sim_time("ns") < deadline:
@@ -195,7 +219,12 @@ async def run_stream_job(bench, job):
             new = (done - ring.done) & 0xffffffff
             for k in range(ring.done, ring.done + min(new, count - ring.done)):
                 lo, hi = ring.slot(k)
-                if d == "c2h":
+                if d == "c2h" and flow in FRAMED_MODES:
+                    buffer = bytes(ring.region[lo:hi])
+                    length = struct.unpack_from("<I", buffer, 24)[0]
+                    framed.append(buffer[:HEADER_BYTES + min(length, buffer_bytes - HEADER_BYTES)])
+                    received += buffer[HEADER_BYTES:HEADER_BYTES + length]
+                elif d == "c2h":
                     received += ring.region[lo:hi]
                 else:
                     nxt = k + buffers
@@ -230,15 +259,19 @@ async def run_stream_job(bench, job):
             expected = data
         elif model is not None and "h2c" in rings:
             expected = model(data, settings)
-        elif flow != "realtime":
+        elif flow not in FRAMED_MODES:
             expected = count_pattern(size)   # A source of counts (examples/stream_source.py), nothing lost.
         if expected is not None:
             got = bytes(received[:size])
             errors += sum(1 for a, b in zip(got, expected) if a != b) + abs(len(got) - size)
-        elif flow == "realtime":
-            bad, dropped, events, times = parse_realtime(bytes(received[:size]), buffer_bytes)
-            errors += bad + abs(len(received) - size)
-            row.update(header_dropped_bytes=dropped, drop_events=events[:16], drop_event_count=len(events))
+        else:   # A framed flow: the counts, headers and packets.
+            parsed = parse_framed(framed)
+            errors += parsed["errors"] + abs(len(framed) - count)
+            if flow == "packets":
+                errors += parsed["dropped"]   # Lossless: nothing may be dropped.
+            row.update(header_dropped_bytes=parsed["dropped"], drop_events=parsed["events"][:16],
+                       drop_event_count=len(parsed["events"]), packet_count=len(parsed["packets"]),
+                       packet_bytes=sorted(set(parsed["packets"]))[:16])
             row["port_dropped_bytes"] = await drv.read64(f"pcie_dma{ch}_user_c2h_dropped")
             if drv.csrs.has(f"{user_core['csr_prefix']}_overruns"):
                 row["core_overruns"] = await drv.read(f"{user_core['csr_prefix']}_overruns")
@@ -262,10 +295,10 @@ async def run_stream_job(bench, job):
     cycles = bench.cycles(t_end - t_start) if not timed_out else None
     row.update({
         "kind": "stream", "flow": flow, "target": target, "direction": "+".join(directions),
-        "size": size, "bytes": size, "channels": 1, "buffers": buffers, "buffer_bytes": buffer_bytes,
+        "size": size, "bytes": moved(), "channels": 1, "buffers": buffers, "buffer_bytes": buffer_bytes,
         "stall_ns": stall_ns, "stall_every": stall_every, "stalls": stalls,
         "cycles": cycles,
-        "gbytes_per_s": (size / (cycles / bench.sys_clk_hz) / 1e9) if cycles else 0.0,
+        "gbytes_per_s": (moved() / (cycles / bench.sys_clk_hz) / 1e9) if cycles else 0.0,
         "errors": errors + (1 if timed_out else 0), "timed_out": timed_out,
         "msis": 0, "msis_expected": 0,
     })

@@ -122,6 +122,8 @@ BENCHES = [
         "doc/user_cores.md"),
     ("flow",  "flow_realtime_under_zc706", "./sim.py dma --board zc706 --flow realtime --user-core examples.stream_source:CountingSource --user-setting rate=37546 --sizes 512K --ring 8 --buffer-size 16K --json {out}/flow_realtime_under_zc706.json", 1,
         "doc/user_cores.md"),
+    ("flow",  "flow_packets_zc706", "./sim.py dma --board zc706 --flow packets --user-core examples.stream_source:CountingSource --user-setting packet=766 --sizes 256K --ring 8 --buffer-size 16K --json {out}/flow_packets_zc706.json", 1,
+        "doc/user_cores.md"),
     ("driver", "driver_zc706",  "./sim.py driver --board zc706 --json {out}/driver_zc706.json", 2,
         "doc/driver_sim.md"),
     ("driver", "driver_vc709",  "./sim.py driver --board vc709 --json {out}/driver_vc709.json", 2,

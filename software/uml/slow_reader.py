@@ -7,6 +7,7 @@
 Runs (as root: it sets the source) inside the User-Mode Linux of ./sim.py driver.
 
     slow_reader.py CSR_JSON FLOW BYTES EVERY PAUSE_RINGS [RATE]
+    slow_reader.py CSR_JSON packets BYTES RATE PACKET
 
 Reads BYTES from channel 0's writer in flow FLOW, pausing after every EVERY buffers for PAUSE_RINGS times
 the time the link takes to fill the whole ring (in device cycles, read from the SoC's cycle counter:
@@ -16,6 +17,9 @@ simulated time, whatever the machine's speed). The data counts 32-bit words from
 - realtime: from the SoC's user core, examples/stream_source.py at RATE (its `rate` CSR), buffer by buffer
   (hostlink.host.Buffer): each buffer's header must say exactly how many bytes the counts skip before
   its data, and none may be skipped within it; the port's drop count must be at least the headers' sum.
+- packets: from the same source at RATE, `last` every PACKET samples, read whole packets without pausing
+  (hostlink.host's read_packets): every packet of the same length, a whole number of PACKET samples,
+  nothing lost between or within them, no overrun.
 
 Prints what it read and what was wrong; exits 1 if anything was.
 """
@@ -31,8 +35,11 @@ BYTES_PER_CYCLE = 16   # At most what a DMA word carries per cycle (128 bits): t
 
 
 def main(argv):
+    if len(argv) == 5 and argv[1] == "packets":
+        return packets(argv[0], int(argv[2]), int(argv[3]), int(argv[4]))
     if len(argv) not in (5, 6):
-        print("usage: slow_reader.py CSR_JSON FLOW BYTES EVERY PAUSE_RINGS [RATE]", file=sys.stderr)
+        print("usage: slow_reader.py CSR_JSON FLOW BYTES EVERY PAUSE_RINGS [RATE]\n"
+              "       slow_reader.py CSR_JSON packets BYTES RATE PACKET", file=sys.stderr)
         return 2
     if len(argv) == 6 and argv[1] == "realtime":
         return realtime(argv[0], int(argv[2]), int(argv[3]), float(argv[4]), int(argv[5]))
@@ -95,6 +102,31 @@ def realtime(csr_json, size, every, rings, rate):
     print(f"{len(buffers)} real-time buffers: {dropped} bytes dropped in {places} places by the headers, "
           f"{port_dropped} by the port's count, {overruns} core overruns: {wrong} things wrong")
     return 0 if wrong == 0 and places > 0 else 1
+
+
+def packets(csr_json, size, rate, packet):
+    with Channel(0, flow="packets", directions=("c2h",), registers=csr_json, timeout=300) as channel:
+        channel.register("pcie_dma0_user_select", 1)
+        channel.register("user_core_rate", rate)
+        channel.register("user_core_packet", packet)
+        channel._start("c2h")
+        channel.register("user_core_enable", 1)
+        got, total = [], 0
+        while total < size:
+            [p] = channel.read_packets(1)
+            got.append(p)
+            total += len(p)
+        channel.register("user_core_enable", 0)
+        overruns = channel.register("user_core_overruns")
+        channel.register("user_core_packet", 0)
+        channel.register("pcie_dma0_user_select", 0)
+    lengths = sorted({len(p) for p in got})
+    counts = array.array("I", b"".join(got))
+    wrong = sum(1 for i, w in enumerate(counts) if w != i & 0xffffffff)
+    wrong += len(lengths) != 1 or lengths[0] % packet != 0 or overruns != 0
+    print(f"{len(got)} packets of {', '.join(map(str, lengths))} bytes ({packet} samples each) in packets "
+          f"flow, {overruns} core overruns: {wrong} things wrong")
+    return 0 if wrong == 0 else 1
 
 
 if __name__ == "__main__":
