@@ -28,6 +28,7 @@ TEST_PACKAGES = SIM_PACKAGES + [
     "libevent-dev", "libjson-c-dev", "zlib1g-dev", "iproute2",  # ./sim.py udp: LiteX's TAP, network namespaces.
     "linux-source-6.1", "flex", "bison", "bc",  # The User-Mode Linux kernel of ./sim.py driver.
     "gdb",                                  # The kernel's stacks when a run of it hangs (sim/uml/bench.py).
+    "pkgconf",                              # libhostlink's hostlink.pc, as a user's build finds it.
 ]
 # Debian's headers package depends on its kernel image, which is installed with it but never booted here.
 BACKPORTS_PACKAGES = ["linux-headers-6.12-amd64"]

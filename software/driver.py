@@ -7,10 +7,11 @@
     generate_driver(soc, driver_dir)   LitePCIe's kernel/ and user/ sources, with csr.h, soc.h and
                                        mem.h generated from this very SoC, hostlink's DDR3
                                        bring-up tool in dram/ (generate_dram_tool) and its PCIe fault
-                                       counters tool in status/.
+                                       counters tool in status/, and libhostlink (software/lib, with
+                                       the C examples) in user/libhostlink.
     build_driver(driver_dir)           litepcie.ko (and liteuart.ko) against installed kernel headers,
-                                       then litepcie_util, litepcie_test, dram/hostlink_dram and
-                                       status/hostlink_status.
+                                       then litepcie_util, litepcie_test, dram/hostlink_dram,
+                                       status/hostlink_status and user/libhostlink.
 
     python -m hostlink.software.driver build DIR [--kernel-build-dir PATH]
 """
@@ -38,10 +39,15 @@ KERNEL_MODULES = ["litepcie.ko", "liteuart.ko"]
 USER_TOOLS     = ["litepcie_util", "litepcie_test", "hostlink_bench"]
 DRAM_TOOLS     = ["hostlink_dram"]   # In <driver_dir>/dram.
 STATUS_TOOLS   = ["hostlink_status"] # In <driver_dir>/status.
+LIBRARY_FILES  = ["libhostlink.so.0.1.0", "libhostlink.a", "hostlink.pc"]       # In <driver_dir>/user/libhostlink,
+LIBRARY_TOOLS  = ["accelerator_host", "source_host"]                             # with these examples.
 
 DRAM_TOOL_SOURCES   = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dram")
 STATUS_TOOL_SOURCES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "status")
 BENCH_TOOL_SOURCES  = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bench")
+LIBRARY_SOURCES     = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib")
+LIBRARY_EXAMPLES    = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples", name)
+                       for name in ["accelerator_host.c", "source_host.c"]]
 
 # Generation ---------------------------------------------------------------------------------------
 
@@ -81,6 +87,7 @@ def generate_driver(soc, driver_dir):
     add_polling(kernel_dir)
     add_flow(kernel_dir)
     _add_bench_tool(os.path.join(driver_dir, "user"))
+    _add_library(os.path.join(driver_dir, "user", "libhostlink"), kernel_dir)
     max_request = getattr(getattr(soc, "pcie_phy", None), "max_request_limit", 512)
     if max_request > 512:
         _ask_for_read_request_size(kernel_dir, max_request)
@@ -108,6 +115,37 @@ def _add_bench_tool(user_dir):
              "hostlink_bench: liblitepcie/liblitepcie.a hostlink_bench.o\n"
              "\t$(CC) $(LDFLAGS) -o $@ $^ -Lliblitepcie -llitepcie -lpthread -lm\n")
     _write(path, text)
+
+
+def _add_library(library_dir, kernel_dir):
+    """libhostlink (software/lib) and its C examples in `library_dir`, with hostlink_registers.h: the SoC's
+    CSR names, addresses and sizes from kernel/csr.h, for registers by name."""
+    os.makedirs(library_dir, exist_ok=True)
+    for name in ["hostlink.c", "hostlink.h", "hostlink.pc.in", "Makefile"]:
+        shutil.copy(os.path.join(LIBRARY_SOURCES, name), library_dir)
+    for path in LIBRARY_EXAMPLES:
+        shutil.copy(path, library_dir)
+    defines = _read_defines(os.path.join(kernel_dir, "csr.h"))
+    base = int(defines.get("CSR_BASE", "0x0L").rstrip("Ll"), 0)
+    rows = []
+    for key, value in sorted(defines.items()):
+        if key.startswith("CSR_") and key.endswith("_ADDR"):
+            name = key[len("CSR_"):-len("_ADDR")]
+            offset, size = _csr_offset(value), defines.get(f"CSR_{name}_SIZE", "1")
+            if offset is None or not size.isdigit():
+                continue
+            rows.append(f'\t{{"{name.lower()}", 0x{base + offset:x}, {int(size)}}},')
+    if not rows:
+        raise ValueError(f"{kernel_dir}/csr.h names no registers (CSR_<NAME>_ADDR): cannot build libhostlink")
+    _write(os.path.join(library_dir, "hostlink_registers.h"), "\n".join([
+        "/* The SoC's registers by CSR name: generated from kernel/csr.h by hostlink (software/driver.py). */",
+        "#ifndef HOSTLINK_REGISTERS_H",
+        "#define HOSTLINK_REGISTERS_H",
+        "static const struct { const char *name; uint32_t address; int words; } hostlink_registers[] = {",
+        *rows,
+        "};",
+        "#endif",
+        ""]))
 
 
 READ_REQUEST_ANCHOR = "\tpci_set_master(dev);\n"
@@ -285,6 +323,7 @@ class DriverBuild:
     kernel_build_dir : str
     kernel_modules   : list = field(default_factory=list)  # Paths of the built .ko files.
     user_tools       : list = field(default_factory=list)  # Paths of the built executables.
+    libraries        : list = field(default_factory=list)  # libhostlink: .so, .a and hostlink.pc.
     warnings         : list = field(default_factory=list)  # Compiler/modpost warning lines.
     log              : str  = ""                            # Full output of both builds.
 
@@ -337,6 +376,11 @@ def build_driver(driver_dir, kernel_build_dir=None):
         raise DriverBuildError(f"{status_dir} has no Makefile: the driver was generated before the fault "
                                f"counters tool existed; generate it again")
     log += _make("fault counters tool", status_dir, [])
+    library_dir = os.path.join(user_dir, "libhostlink")
+    if not os.path.isfile(os.path.join(library_dir, "Makefile")):
+        raise DriverBuildError(f"{library_dir} has no Makefile: the driver was generated before libhostlink "
+                               f"existed; generate it again")
+    log += _make("libhostlink", library_dir, [])
 
     result = DriverBuild(driver_dir=driver_dir, kernel_build_dir=os.path.abspath(kernel_build_dir), log=log)
     result.warnings = [line for line in log.splitlines() if _WARNING.search(line)]
@@ -346,10 +390,14 @@ def build_driver(driver_dir, kernel_build_dir=None):
             raise DriverBuildError(f"make succeeded but {path} was not produced:\n{log}")
         result.kernel_modules.append(path)
     for path in [os.path.join(user_dir, n) for n in USER_TOOLS] + [os.path.join(dram_dir, n) for n in DRAM_TOOLS] \
-            + [os.path.join(status_dir, n) for n in STATUS_TOOLS]:
+            + [os.path.join(status_dir, n) for n in STATUS_TOOLS] + [os.path.join(library_dir, n) for n in LIBRARY_TOOLS]:
         if not os.access(path, os.X_OK):
             raise DriverBuildError(f"make succeeded but {path} was not produced:\n{log}")
         result.user_tools.append(path)
+    for path in [os.path.join(library_dir, n) for n in LIBRARY_FILES]:
+        if not os.path.isfile(path):
+            raise DriverBuildError(f"make succeeded but {path} was not produced:\n{log}")
+        result.libraries.append(path)
     return result
 
 # CLI ----------------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import warnings
 
 import pytest
@@ -249,10 +250,49 @@ def test_build_kernel_module_and_user_tools(generated):
         assert re.search(rf"^vermagic:\s+{re.escape(release)}\b", info, re.MULTILINE), info
         assert "pci:v000010EE" in info
     assert os.access(os.path.join(driver_dir, "status", "hostlink_status"), os.X_OK)
+    check_libhostlink(os.path.join(driver_dir, "user", "libhostlink"), result)
     # litepcie_util runs on this machine (no board: its usage text only).
     usage = subprocess.run([os.path.join(driver_dir, "user", "litepcie_util")],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     assert "dma_test" in usage.stdout
+
+def check_libhostlink(library_dir, result):
+    """libhostlink: shared with its soname, static, hostlink.pc; installed, a program of the user's builds
+    against it with pkg-config and runs (no board here: the clear error of a missing device); the SoC's
+    registers by name are compiled in."""
+    assert sorted(os.path.basename(p) for p in result.libraries) == \
+        ["hostlink.pc", "libhostlink.a", "libhostlink.so.0.1.0"]
+    soname = subprocess.run(["readelf", "-d", os.path.join(library_dir, "libhostlink.so.0.1.0")],
+                            capture_output=True, text=True, check=True).stdout
+    assert "Library soname: [libhostlink.so.0]" in soname
+    exported = subprocess.run(["nm", "-D", "--defined-only", os.path.join(library_dir, "libhostlink.so.0.1.0")],
+                              capture_output=True, text=True, check=True).stdout
+    assert all(f" hostlink_{name}\n" in exported for name in
+               ["open", "close", "transfer", "read_buffer", "read_packet", "register_read", "cycles", "error"])
+    registers = open(os.path.join(library_dir, "hostlink_registers.h")).read()
+    assert '"pcie_dma0_writer_flow_given"' in registers and '"ctrl_scratch", 0x4, 1' in registers
+    with tempfile.TemporaryDirectory() as prefix:
+        subprocess.run(["make", "-C", library_dir, "install", f"PREFIX={prefix}"], capture_output=True, check=True)
+        program = os.path.join(prefix, "program.c")
+        with open(program, "w") as f:
+            f.write('#include <stdio.h>\n#include <hostlink.h>\nint main(void) {\n'
+                    '\tstruct hostlink_channel *ch;\n'
+                    '\tint ret = hostlink_open(&ch, 7, HOSTLINK_FLOW_LOSSLESS, HOSTLINK_C2H, 100);\n'
+                    '\tprintf("%d %s\\n", ret, hostlink_open_error());\n\treturn ret == 0;\n}\n')
+        env = dict(os.environ, PKG_CONFIG_PATH=os.path.join(prefix, "lib", "pkgconfig"))
+        flags = subprocess.run(["pkg-config", "--cflags", "--libs", "hostlink"], capture_output=True, text=True,
+                               env=env, check=True).stdout.split()
+        subprocess.run(["gcc", "-Wall", "-Werror", "-o", os.path.join(prefix, "program"), program, *flags],
+                       capture_output=True, text=True, check=True)
+        run = subprocess.run([os.path.join(prefix, "program")], capture_output=True, text=True,
+                             env=dict(env, LD_LIBRARY_PATH=os.path.join(prefix, "lib")))
+        assert run.returncode == 0
+        assert run.stdout.startswith("-19 /dev/litepcie7 does not exist: is the board there and litepcie.ko "
+                                     "loaded?"), run.stdout
+    # The examples say what is wrong in one line.
+    run = subprocess.run([os.path.join(library_dir, "accelerator_host"), "--bad"], capture_output=True, text=True)
+    assert run.returncode == 2 and run.stderr.startswith("usage: accelerator_host")
+
 
 @pytest.mark.slow
 @needs_headers

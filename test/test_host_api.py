@@ -167,11 +167,12 @@ def _output(result):
 @needs_kernel
 @pytest.mark.parametrize("board", ["zc706", "vc709"])
 def test_the_accelerator_and_a_slow_reader_through_the_driver(tmp_path, board):
-    """The Python example as a group member after its root set-up; then, on the same SoC's channel 0
-    given back to its patterns, a reader that pauses for three ring-fills every 32 buffers: lossless
-    flow loses nothing, LitePCIe's loop mode loses data (and the driver logs it)."""
+    """The Python example as a group member after its root set-up, and the C one (libhostlink); then, on
+    the same SoC's channel 0 given back to its patterns, a reader that pauses for three ring-fills every 32
+    buffers: lossless flow loses nothing, LitePCIe's loop mode loses data (and the driver logs it)."""
     command = (f"python3 {EXAMPLE} --setup --registers csr.json; "
                f"python3 {MEMBER} member -- python3 {EXAMPLE} --size 256K; "
+               f"python3 {MEMBER} member -- accelerator_host --size 131072; "
                f"python3 -c \"import sys; sys.path.insert(0, '{REPO}'); from hostlink.host import Channel; "
                f"Channel(0, directions=('c2h',), flow='loop', registers='csr.json').register('pcie_dma0_user_select', 0)\"; "
                f"python3 {SLOW} csr.json lossless 524288 32 3; python3 {SLOW} csr.json loop 524288 32 3")
@@ -180,6 +181,9 @@ def test_the_accelerator_and_a_slow_reader_through_the_driver(tmp_path, board):
     assert "channel 0 to the accelerator, a = 3, b = 4660" in output, output[-3000:]
     assert "group member (uid 1000" in output and "262144 bytes through the accelerator and back" in output
     assert re.search(r"262144 bytes through the accelerator and back in [0-9.]+ s: 0 bytes wrong", output)
+    # The same from C (libhostlink's example, linked statically), as a group member.
+    assert re.search(r"131072 bytes through the accelerator and back in [0-9.]+ s \(C\): 0 samples wrong",
+                     output), output[-3000:]
     # (Pauses: 3 with the ZC706's 4 KiB buffers, 1 with the VC709's 8 KiB.)
     assert re.search(r"524288 bytes read in flow lossless, [1-9] pauses of 3.0 ring-fills: 0 words wrong", output)
     lost = re.search(r"524288 bytes read in flow loop, [1-9] pauses of 3.0 ring-fills: (\d+) words wrong", output)
@@ -196,8 +200,14 @@ def test_real_time_drops_and_packet_lengths_through_the_driver(tmp_path, board):
     packets (200 samples, over a buffer each) reach the program whole, with their lengths."""
     code, result = _run(tmp_path, board, "examples.stream_source:CountingSource",
                         f"python3 {SLOW} csr.json realtime 262144 16 3 32768; "
-                        f"python3 {SLOW} csr.json packets 131072 4096 200")
+                        f"python3 {SLOW} csr.json packets 131072 4096 200; "
+                        f"source_host realtime 32 32768 && source_host packets 8 4096 200")
     output = _output(result)
+    # The same from C (libhostlink's example).
+    assert re.search(r"32 real-time buffers, \d+ data bytes over \d+ cycles \(C\): \d+ bytes dropped in \d+ "
+                     r"places by the headers, \d+ by the port's count, 0 core overruns: 0 things wrong", output), \
+        output[-3000:]
+    assert "8 packets, 51200 bytes in packets flow (C): 0 things wrong" in output
     assert re.search(r"\d+ packets of 6400 bytes \(200 samples each\) in packets flow, 0 core overruns: "
                      r"0 things wrong", output), output[-3000:]
     match = re.search(r"(\d+) real-time buffers: (\d+) bytes dropped in (\d+) places by the headers, (\d+) by the "

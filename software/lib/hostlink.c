@@ -1,0 +1,493 @@
+/* This file is part of hostlink.
+ * Copyright (c) 2026 hostlink developers
+ * SPDX-License-Identifier: BSD-2-Clause
+ *
+ * libhostlink (hostlink.h): the driver's device node, read(), write() and ioctl(), as hostlink/host.py
+ * does them. Built per SoC beside LitePCIe's user tools: litepcie.h is the generated driver's (its ioctls,
+ * with hostlink's polling and flow modes) and hostlink_registers.h the SoC's CSR names (driver.py).
+ */
+
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hostlink.h"
+#include "litepcie.h"
+#include "hostlink_registers.h"
+
+struct hostlink_channel {
+	int fd;
+	char path[64];
+	int directions, started, flow;
+	int timeout_ms;
+	size_t buffer_size, buffer_count;
+	unsigned char *scratch;          /* one buffer, for read_buffer */
+	pthread_mutex_t lock;
+	char error[256];
+};
+
+static __thread char open_error[256];
+
+static int fail(struct hostlink_channel *ch, int err, const char *format, ...)
+{
+	char *to = ch ? ch->error : open_error;
+	va_list args;
+	int n;
+
+	n = ch ? snprintf(to, sizeof(ch->error), "%s: ", ch->path) : 0;
+	va_start(args, format);
+	vsnprintf(to + n, sizeof(open_error) - n, format, args);
+	va_end(args);
+	n = strlen(to);
+	snprintf(to + n, sizeof(open_error) - n, " (%s)", strerrorname_np(err) ? strerrorname_np(err) : "?");
+	return -err;
+}
+
+static const char *advice(int err)
+{
+	switch (err) {
+	case ENOTTY: return "the driver lacks this call: rebuild it with hostlink (--driver)";
+	case EPERM:  return "not permitted for your user";
+	case EIO:    return "the device does not answer: is it still there?";
+	case ENODEV: return "the device is gone (driver removed?)";
+	default:     return strerror(err);
+	}
+}
+
+static int do_ioctl(struct hostlink_channel *ch, unsigned long request, void *arg, const char *what)
+{
+	if (ioctl(ch->fd, request, arg) < 0) {
+		int err = errno;
+		if (request == LITEPCIE_IOCTL_DMA_FLOW && err == EOPNOTSUPP)
+			return fail(ch, err, "cannot %s: this SoC has no flow gates: regenerate it with hostlink", what);
+		if (request == LITEPCIE_IOCTL_REG && err == EPERM)
+			return fail(ch, err, "cannot %s: register writes need CAP_SYS_RAWIO (root)", what);
+		return fail(ch, err, "cannot %s: %s", what, advice(err));
+	}
+	return 0;
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* Devices ---------------------------------------------------------------------------------------- */
+
+int hostlink_list(char paths[][32], int max)
+{
+	glob_t g;
+	int count = 0;
+	size_t i, j;
+
+	if (glob("/dev/litepcie[0-9]*", 0, NULL, &g) != 0)
+		return 0;
+	/* In channel order: /dev/litepcie2 before /dev/litepcie10. */
+	for (i = 0; i < g.gl_pathc; i++)
+		for (j = i + 1; j < g.gl_pathc; j++)
+			if (atoi(g.gl_pathv[j] + 13) < atoi(g.gl_pathv[i] + 13)) {
+				char *t = g.gl_pathv[i];
+				g.gl_pathv[i] = g.gl_pathv[j];
+				g.gl_pathv[j] = t;
+			}
+	for (i = 0; i < g.gl_pathc; i++, count++)
+		if (count < max)
+			snprintf(paths[count], 32, "%s", g.gl_pathv[i]);
+	globfree(&g);
+	return count;
+}
+
+int hostlink_open(struct hostlink_channel **ch, int channel, enum hostlink_flow flow, int directions,
+		  int timeout_ms)
+{
+	char path[32];
+	snprintf(path, sizeof(path), "/dev/litepcie%d", channel);
+	return hostlink_open_path(ch, path, flow, directions, timeout_ms);
+}
+
+int hostlink_open_path(struct hostlink_channel **out, const char *path, enum hostlink_flow flow,
+		       int directions, int timeout_ms)
+{
+	struct hostlink_channel *ch;
+	struct litepcie_ioctl_mmap_dma_info info;
+	struct litepcie_ioctl_lock lock = {0};
+	struct litepcie_ioctl_dma_poll poll_mode = {0};
+	struct litepcie_ioctl_dma_flow flow_mode = {0};
+	int reader = !!(directions & HOSTLINK_H2C), writer = !!(directions & HOSTLINK_C2H);
+	int ret;
+
+	*out = NULL;
+	if (flow < HOSTLINK_FLOW_LOOP || flow > HOSTLINK_FLOW_PACKETS)
+		return fail(NULL, EINVAL, "flow must be HOSTLINK_FLOW_LOOP, _LOSSLESS, _REALTIME or _PACKETS, not %d",
+			    flow);
+	if (!directions || (directions & ~(HOSTLINK_H2C | HOSTLINK_C2H)))
+		return fail(NULL, EINVAL, "directions are HOSTLINK_H2C and/or HOSTLINK_C2H, not %d", directions);
+	if (flow >= HOSTLINK_FLOW_REALTIME && reader)
+		return fail(NULL, EINVAL, "%s flow is FPGA to host: directions HOSTLINK_C2H",
+			    flow == HOSTLINK_FLOW_REALTIME ? "real-time" : "packets");
+	if (timeout_ms <= 0)
+		return fail(NULL, EINVAL, "the timeout is a positive number of milliseconds, not %d", timeout_ms);
+	ch = calloc(1, sizeof(*ch));
+	if (!ch)
+		return fail(NULL, ENOMEM, "out of memory");
+	snprintf(ch->path, sizeof(ch->path), "%s", path);
+	ch->directions = directions;
+	ch->flow = flow;
+	ch->timeout_ms = timeout_ms;
+	pthread_mutex_init(&ch->lock, NULL);
+	ch->fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	if (ch->fd < 0) {
+		int err = errno;
+		char devices[4][32];
+		int n = hostlink_list(devices, 4);
+		free(ch);
+		if (err == ENOENT)
+			return fail(NULL, ENODEV, "%s does not exist: is the board there and litepcie.ko loaded? "
+				    "(devices: %s%s)", path, n ? devices[0] : "none", n > 1 ? ", ..." : "");
+		if (err == EACCES)
+			return fail(NULL, err, "no permission to open %s: be a member of its group (hostlink, see "
+				    "doc/driver.md)", path);
+		return fail(NULL, err, "cannot open %s: %s", path, strerror(err));
+	}
+	ret = do_ioctl(ch, LITEPCIE_IOCTL_MMAP_DMA_INFO, &info, "read the ring's geometry");
+	if (ret < 0)
+		goto error;
+	ch->buffer_size = info.dma_tx_buf_size;
+	ch->buffer_count = info.dma_tx_buf_count;
+	lock.dma_reader_request = reader;
+	lock.dma_writer_request = writer;
+	ret = do_ioctl(ch, LITEPCIE_IOCTL_LOCK, &lock, "lock");
+	if (ret < 0)
+		goto error;
+	if ((reader && !lock.dma_reader_status) || (writer && !lock.dma_writer_status)) {
+		ret = fail(ch, EBUSY, "%s held by another program",
+			   reader && !lock.dma_reader_status ? (writer && !lock.dma_writer_status ? "h2c and c2h" : "h2c")
+							     : "c2h");
+		goto error;
+	}
+	poll_mode.writer = writer;
+	poll_mode.reader = reader;
+	ret = do_ioctl(ch, LITEPCIE_IOCTL_DMA_POLL, &poll_mode, "poll");
+	if (ret < 0)
+		goto error;
+	flow_mode.writer = writer ? flow : 0;
+	flow_mode.reader = reader ? (flow ? 1 : 0) : 0;
+	ret = do_ioctl(ch, LITEPCIE_IOCTL_DMA_FLOW, &flow_mode, "set the flow mode");
+	if (ret < 0)
+		goto error;
+	ch->scratch = malloc(ch->buffer_size);
+	if (!ch->scratch) {
+		ret = fail(ch, ENOMEM, "out of memory");
+		goto error;
+	}
+	*out = ch;
+	return 0;
+error:
+	snprintf(open_error, sizeof(open_error), "%s", ch->error);
+	close(ch->fd);   /* The driver releases the locks, polling and flow mode with the file. */
+	free(ch);
+	return ret;
+}
+
+static int engine(struct hostlink_channel *ch, int direction, int enable, int64_t *hw, int64_t *sw)
+{
+	int ret;
+	if (direction == HOSTLINK_H2C) {
+		struct litepcie_ioctl_dma_reader m = {.enable = enable};
+		ret = do_ioctl(ch, LITEPCIE_IOCTL_DMA_READER, &m, "run the h2c DMA");
+		if (hw) *hw = m.hw_count;
+		if (sw) *sw = m.sw_count;
+	} else {
+		struct litepcie_ioctl_dma_writer m = {.enable = enable};
+		ret = do_ioctl(ch, LITEPCIE_IOCTL_DMA_WRITER, &m, "run the c2h DMA");
+		if (hw) *hw = m.hw_count;
+		if (sw) *sw = m.sw_count;
+	}
+	return ret;
+}
+
+static int start(struct hostlink_channel *ch, int direction)
+{
+	int ret = 0;
+	if (!(ch->started & direction)) {
+		ret = engine(ch, direction, 1, NULL, NULL);
+		if (ret == 0)
+			ch->started |= direction;
+	}
+	return ret;
+}
+
+int hostlink_start(struct hostlink_channel *ch, int directions)
+{
+	int ret = 0;
+	if (directions & ~ch->directions)
+		return fail(ch, EINVAL, "opened without %s", (directions & ~ch->directions) & HOSTLINK_H2C ?
+			    "HOSTLINK_H2C" : "HOSTLINK_C2H");
+	pthread_mutex_lock(&ch->lock);
+	if (directions & HOSTLINK_C2H)
+		ret = start(ch, HOSTLINK_C2H);
+	if (ret == 0 && (directions & HOSTLINK_H2C))
+		ret = start(ch, HOSTLINK_H2C);
+	pthread_mutex_unlock(&ch->lock);
+	return ret;
+}
+
+void hostlink_close(struct hostlink_channel *ch)
+{
+	if (!ch)
+		return;
+	if (ch->started & HOSTLINK_C2H)
+		engine(ch, HOSTLINK_C2H, 0, NULL, NULL);
+	if (ch->started & HOSTLINK_H2C)
+		engine(ch, HOSTLINK_H2C, 0, NULL, NULL);
+	close(ch->fd);
+	pthread_mutex_destroy(&ch->lock);
+	free(ch->scratch);
+	free(ch);
+}
+
+const char *hostlink_error(struct hostlink_channel *ch) { return ch ? ch->error : open_error; }
+const char *hostlink_open_error(void) { return open_error; }
+size_t hostlink_buffer_size(struct hostlink_channel *ch) { return ch->buffer_size; }
+size_t hostlink_buffer_count(struct hostlink_channel *ch) { return ch->buffer_count; }
+
+/* Data ------------------------------------------------------------------------------------------- */
+
+static int whole(struct hostlink_channel *ch, size_t size, const char *what)
+{
+	if (size == 0 || size % ch->buffer_size)
+		return fail(ch, EINVAL, "%s moves whole %zu-byte buffers: %zu bytes is not a positive multiple",
+			    what, ch->buffer_size, size);
+	return 0;
+}
+
+static ssize_t transfer(struct hostlink_channel *ch, const void *in, size_t in_size, void *out, size_t out_size)
+{
+	const unsigned char *src = in;
+	unsigned char *dst = out;
+	size_t sent = 0, got = 0, batch = ch->buffer_size * (ch->buffer_count / 2);
+	int64_t deadline;
+	int ret;
+
+	if (in_size) {
+		if (!(ch->directions & HOSTLINK_H2C))
+			return fail(ch, EINVAL, "opened without HOSTLINK_H2C");
+		if ((ret = whole(ch, in_size, "writing")) < 0)
+			return ret;
+	}
+	if (out_size) {
+		if (!(ch->directions & HOSTLINK_C2H))
+			return fail(ch, EINVAL, "opened without HOSTLINK_C2H");
+		if ((ret = whole(ch, out_size, "reading")) < 0)
+			return ret;
+		if ((ret = start(ch, HOSTLINK_C2H)) < 0)   /* Armed first: it waits for data. */
+			return ret;
+	}
+	deadline = now_ms() + ch->timeout_ms;
+	while (sent < in_size || got < out_size) {
+		int moved = 0;
+		if (sent < in_size) {
+			size_t n = in_size - sent < batch ? in_size - sent : batch;
+			ssize_t w = write(ch->fd, src + sent, n);
+			if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+				return fail(ch, errno, "write: %s", strerror(errno));
+			if (w > 0) {
+				sent += w;
+				moved = 1;
+			}
+			if ((ret = start(ch, HOSTLINK_H2C)) < 0)   /* After the first buffers: none is read stale. */
+				return ret;
+		}
+		if (got < out_size) {
+			size_t n = out_size - got < batch ? out_size - got : batch;
+			ssize_t r = read(ch->fd, dst + got, n);
+			if (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+				return fail(ch, errno, "read: %s", strerror(errno));
+			if (r > 0) {
+				got += r;
+				moved = 1;
+			}
+		}
+		if (moved)
+			deadline = now_ms() + ch->timeout_ms;
+		else if (now_ms() > deadline)
+			return fail(ch, ETIMEDOUT, "transfer: no progress for %d ms after %zu of %zu bytes (is the "
+				    "core taking and giving data, its channel selected?)", ch->timeout_ms,
+				    sent + got, in_size + out_size);
+		else
+			usleep(200);
+	}
+	return out_size ? (ssize_t)out_size : (ssize_t)in_size;
+}
+
+ssize_t hostlink_transfer(struct hostlink_channel *ch, const void *in, size_t in_size, void *out, size_t out_size)
+{
+	ssize_t ret;
+	pthread_mutex_lock(&ch->lock);
+	ret = transfer(ch, in, in_size, out, out_size);
+	pthread_mutex_unlock(&ch->lock);
+	return ret;
+}
+
+ssize_t hostlink_write(struct hostlink_channel *ch, const void *data, size_t size)
+{
+	return hostlink_transfer(ch, data, size, NULL, 0);
+}
+
+ssize_t hostlink_read(struct hostlink_channel *ch, void *data, size_t size)
+{
+	return hostlink_transfer(ch, NULL, 0, data, size);
+}
+
+static ssize_t read_buffer(struct hostlink_channel *ch, void *data, size_t capacity,
+			   struct hostlink_buffer_info *info)
+{
+	const unsigned char *b = ch->scratch;
+	uint32_t magic, length, flags;
+	ssize_t ret;
+
+	if (ch->flow != HOSTLINK_FLOW_REALTIME && ch->flow != HOSTLINK_FLOW_PACKETS)
+		return fail(ch, EINVAL, "buffers have headers in real-time and packets flows only");
+	ret = transfer(ch, NULL, 0, ch->scratch, ch->buffer_size);
+	if (ret < 0)
+		return ret;
+	memcpy(&magic, b, 4);
+	memcpy(&info->sequence, b + 4, 4);
+	memcpy(&info->time, b + 8, 8);
+	memcpy(&info->dropped, b + 16, 8);
+	memcpy(&length, b + 24, 4);
+	memcpy(&flags, b + 28, 4);
+	if (magic != HOSTLINK_HEADER_MAGIC || length > ch->buffer_size - HOSTLINK_HEADER_BYTES)
+		return fail(ch, EPROTO, "a buffer without hostlink's header: is the channel's writer in real-time "
+			    "or packets flow, through a user port?");
+	info->length = length;
+	info->ended = !!(flags & HOSTLINK_HEADER_FLAG_END);
+	if (length > capacity)
+		return fail(ch, EMSGSIZE, "a buffer of %u data bytes does not fit in %zu", length, capacity);
+	memcpy(data, b + HOSTLINK_HEADER_BYTES, length);
+	return length;
+}
+
+ssize_t hostlink_read_buffer(struct hostlink_channel *ch, void *data, size_t capacity,
+			     struct hostlink_buffer_info *info)
+{
+	ssize_t ret;
+	pthread_mutex_lock(&ch->lock);
+	ret = read_buffer(ch, data, capacity, info);
+	pthread_mutex_unlock(&ch->lock);
+	return ret;
+}
+
+ssize_t hostlink_read_packet(struct hostlink_channel *ch, void *data, size_t capacity)
+{
+	struct hostlink_buffer_info info;
+	unsigned char *dst = data;
+	size_t length = 0;
+	int too_long = 0;
+	ssize_t ret = 0;
+
+	pthread_mutex_lock(&ch->lock);
+	for (;;) {
+		size_t room = too_long ? 0 : capacity - length;
+		ret = read_buffer(ch, dst + length, room, &info);
+		if (ret == -EMSGSIZE) {   /* Consume the rest of the packet, then say so. */
+			too_long = 1;
+			if (info.ended)
+				break;
+			continue;
+		}
+		if (ret < 0)
+			break;
+		if (info.dropped && length) {
+			ret = fail(ch, EPROTO, "%llu bytes dropped within a packet (buffer %u): real-time flow loses "
+				   "data, packets flow does not", (unsigned long long)info.dropped, info.sequence);
+			break;
+		}
+		length += ret;
+		if (info.ended)
+			break;
+	}
+	if (too_long)
+		ret = fail(ch, EMSGSIZE, "a packet longer than %zu bytes (consumed)", capacity);
+	else if (ret >= 0)
+		ret = length;
+	pthread_mutex_unlock(&ch->lock);
+	return ret;
+}
+
+/* Registers and state ---------------------------------------------------------------------------- */
+
+static int register_access(struct hostlink_channel *ch, const char *name, int word, uint32_t *value, int write)
+{
+	struct litepcie_ioctl_reg m = {0};
+	size_t i;
+	int ret;
+
+	for (i = 0; i < sizeof(hostlink_registers) / sizeof(hostlink_registers[0]); i++)
+		if (strcmp(hostlink_registers[i].name, name) == 0)
+			break;
+	if (i == sizeof(hostlink_registers) / sizeof(hostlink_registers[0]))
+		return fail(ch, EINVAL, "no register '%s' in this SoC's map", name);
+	if (word < 0 || word >= hostlink_registers[i].words)
+		return fail(ch, EINVAL, "register '%s' has %d 32-bit words, not a word %d", name,
+			    hostlink_registers[i].words, word);
+	m.addr = hostlink_registers[i].address + 4 * word;
+	m.val = write ? *value : 0;
+	m.is_write = write;
+	pthread_mutex_lock(&ch->lock);
+	ret = do_ioctl(ch, LITEPCIE_IOCTL_REG, &m, write ? "write a register" : "read a register");
+	pthread_mutex_unlock(&ch->lock);
+	if (ret == 0 && !write)
+		*value = m.val;
+	return ret;
+}
+
+int hostlink_register_read(struct hostlink_channel *ch, const char *name, uint32_t *value)
+{
+	return register_access(ch, name, 0, value, 0);
+}
+
+int hostlink_register_write(struct hostlink_channel *ch, const char *name, uint32_t value)
+{
+	return register_access(ch, name, 0, &value, 1);
+}
+
+int hostlink_register_word(struct hostlink_channel *ch, const char *name, int word, uint32_t *value)
+{
+	return register_access(ch, name, word, value, 0);
+}
+
+int hostlink_cycles(struct hostlink_channel *ch, uint64_t *cycles)
+{
+	struct litepcie_ioctl_cycles m = {0};
+	int ret;
+	pthread_mutex_lock(&ch->lock);
+	ret = do_ioctl(ch, LITEPCIE_IOCTL_CYCLES, &m, "read the cycle counter");
+	pthread_mutex_unlock(&ch->lock);
+	*cycles = m.cycles;
+	return ret;
+}
+
+int hostlink_counts(struct hostlink_channel *ch, struct hostlink_counts *counts)
+{
+	int ret = 0;
+	memset(counts, 0, sizeof(*counts));
+	pthread_mutex_lock(&ch->lock);
+	if (ch->directions & HOSTLINK_H2C)
+		ret = engine(ch, HOSTLINK_H2C, !!(ch->started & HOSTLINK_H2C), &counts->h2c_done, &counts->h2c_served);
+	if (ret == 0 && (ch->directions & HOSTLINK_C2H))
+		ret = engine(ch, HOSTLINK_C2H, !!(ch->started & HOSTLINK_C2H), &counts->c2h_done, &counts->c2h_served);
+	pthread_mutex_unlock(&ch->lock);
+	return ret;
+}

@@ -1,0 +1,126 @@
+/* This file is part of hostlink.
+ * Copyright (c) 2026 hostlink developers
+ * SPDX-License-Identifier: BSD-2-Clause
+ *
+ * libhostlink: your program's side of a hostlink PCIe SoC, in C, through its generated Linux driver
+ * (the same calls as Python's hostlink.host; doc/host_api.md).
+ *
+ *     struct hostlink_channel *ch;
+ *     int ret = hostlink_open(&ch, 0, HOSTLINK_FLOW_LOSSLESS, HOSTLINK_H2C | HOSTLINK_C2H, 5000);
+ *     if (ret < 0) { fprintf(stderr, "%s\n", hostlink_open_error()); return 1; }
+ *     ret = hostlink_transfer(ch, samples, size, results, size);   // out and back, overlapped
+ *     if (ret < 0) fprintf(stderr, "%s\n", hostlink_error(ch));
+ *     hostlink_close(ch);
+ *
+ * Every call returns 0 (or a count) on success and a negative errno on failure; hostlink_error() then
+ * says what happened and what to do. Every blocking call gives up with -ETIMEDOUT after the channel's
+ * timeout without progress. A channel may be used from several threads: its calls are serialized.
+ * Sizes are whole buffers of the driver's ring (hostlink_buffer_size()).
+ */
+
+#ifndef HOSTLINK_H
+#define HOSTLINK_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define HOSTLINK_VERSION_MAJOR 0
+#define HOSTLINK_VERSION_MINOR 1
+#define HOSTLINK_VERSION_PATCH 0
+
+/* Flow modes (doc/user_cores.md). REALTIME and PACKETS: FPGA to host only. */
+enum hostlink_flow {
+	HOSTLINK_FLOW_LOOP     = 0,   /* LitePCIe's loop mode: loses data when the program falls behind. */
+	HOSTLINK_FLOW_LOSSLESS = 1,   /* The DMA moves only buffers the program has written or read.     */
+	HOSTLINK_FLOW_REALTIME = 2,   /* Drops between buffers, each buffer headed by what was dropped.  */
+	HOSTLINK_FLOW_PACKETS  = 3,   /* Lossless; the core's `last` ends a buffer, its length in the header. */
+};
+
+/* Directions, or-ed. */
+#define HOSTLINK_H2C 1   /* host to FPGA: the channel's DMA reader */
+#define HOSTLINK_C2H 2   /* FPGA to host: the channel's DMA writer */
+
+/* A framed buffer's header (real-time and packets flows), 32 bytes at the buffer's start. */
+#define HOSTLINK_HEADER_BYTES    32
+#define HOSTLINK_HEADER_MAGIC    0x314b4c48u   /* "HLK1" */
+#define HOSTLINK_HEADER_FLAG_END 1u            /* a `last` from the core ended the buffer's data */
+
+struct hostlink_buffer_info {
+	uint32_t sequence;   /* buffers begun since the writer's start, from 0 */
+	uint64_t time;       /* the SoC's cycle counter when the buffer began */
+	uint64_t dropped;    /* bytes dropped just before this buffer's data (real-time flow) */
+	uint32_t length;     /* bytes of data (after the header) */
+	int      ended;      /* 1: a `last` from the core ended it (a packet's end) */
+};
+
+struct hostlink_channel;
+
+/* The DMA channels' device nodes, /dev/litepcie0, ... : writes up to `max` paths of up to 32 bytes each
+ * into `paths` and returns how many there are (possibly more than `max`). */
+int hostlink_list(char paths[][32], int max);
+
+/* Open DMA channel `channel` (/dev/litepcie<channel>) for `directions` in `flow`, with `timeout_ms`
+ * milliseconds without progress before a call gives up. Locks the directions (another program holding one:
+ * -EBUSY). On failure *ch is NULL and hostlink_open_error() says why. */
+int hostlink_open(struct hostlink_channel **ch, int channel, enum hostlink_flow flow, int directions,
+		  int timeout_ms);
+/* The same on a device node's path. */
+int hostlink_open_path(struct hostlink_channel **ch, const char *path, enum hostlink_flow flow,
+		       int directions, int timeout_ms);
+/* Stops what the channel started and releases it. */
+void hostlink_close(struct hostlink_channel *ch);
+
+/* The message of the last failure: of `ch`'s last failed call, or of the calling thread's last failed open. */
+const char *hostlink_error(struct hostlink_channel *ch);
+const char *hostlink_open_error(void);
+
+/* The driver's ring: bytes per buffer, buffers. */
+size_t hostlink_buffer_size(struct hostlink_channel *ch);
+size_t hostlink_buffer_count(struct hostlink_channel *ch);
+
+/* Arm the DMA of `directions` now (reads and writes arm what they use themselves): before you start a
+ * source that cannot wait. */
+int hostlink_start(struct hostlink_channel *ch, int directions);
+
+/* Copy transfers, whole buffers. write: host to FPGA, returns once all of it is in the driver's ring; read:
+ * FPGA to host; transfer: both at once, overlapped (an accelerator: samples out, results back). They
+ * return the bytes moved (read: `size`; transfer: `out_size`) or a negative errno. */
+ssize_t hostlink_write(struct hostlink_channel *ch, const void *data, size_t size);
+ssize_t hostlink_read(struct hostlink_channel *ch, void *data, size_t size);
+ssize_t hostlink_transfer(struct hostlink_channel *ch, const void *in, size_t in_size, void *out,
+			  size_t out_size);
+
+/* Real-time and packets flows: the next buffer's data (up to `capacity` bytes; more is -EMSGSIZE) and its
+ * header. Returns the data's length. */
+ssize_t hostlink_read_buffer(struct hostlink_channel *ch, void *data, size_t capacity,
+			     struct hostlink_buffer_info *info);
+/* Packets flow: the core's next packet, from as many buffers as it takes. Returns its length; a packet
+ * longer than `capacity` is -EMSGSIZE (and is consumed); a drop within it (real-time flow) is -EPROTO. */
+ssize_t hostlink_read_packet(struct hostlink_channel *ch, void *data, size_t capacity);
+
+/* Registers by their CSR names (the SoC's map, compiled in: e.g. "user_core_a"); the first 32-bit word,
+ * or word `word` of a wider one (most significant first). Writes need CAP_SYS_RAWIO (root): -EPERM. */
+int hostlink_register_read(struct hostlink_channel *ch, const char *name, uint32_t *value);
+int hostlink_register_write(struct hostlink_channel *ch, const char *name, uint32_t value);
+int hostlink_register_word(struct hostlink_channel *ch, const char *name, int word, uint32_t *value);
+
+/* The SoC's cycle counter (its system clock): device time. */
+int hostlink_cycles(struct hostlink_channel *ch, uint64_t *cycles);
+
+/* Per direction: buffers done by the DMA and served by this program. */
+struct hostlink_counts {
+	int64_t h2c_done, h2c_served;
+	int64_t c2h_done, c2h_served;
+};
+int hostlink_counts(struct hostlink_channel *ch, struct hostlink_counts *counts);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HOSTLINK_H */
