@@ -35,7 +35,7 @@ int main(int argc, char **argv)
 	int packets = argc == 5 && !strcmp(argv[1], "packets");
 	long count, i, places = 0, wrong = 0;
 	uint32_t expected = 0, overruns = 0, *data;
-	uint64_t dropped = 0, bytes = 0, first_time = 0, last_time = 0, port_dropped_hi = 0;
+	uint64_t dropped = 0, bytes = 0, first_time = 0, last_time = 0, port_dropped = 0;
 	uint32_t port_hi = 0, port_lo = 0, samples = 0;
 	size_t capacity;
 
@@ -99,8 +99,8 @@ int main(int argc, char **argv)
 	    hostlink_register_write(ch, "user_core_packet", 0) < 0 ||
 	    hostlink_register_write(ch, "pcie_dma0_user_select", 0) < 0)
 		goto error;
-	port_dropped_hi = ((uint64_t)port_hi << 32) | port_lo;
-	wrong += overruns != 0 || port_dropped_hi < dropped;
+	port_dropped = ((uint64_t)port_hi << 32) | port_lo;
+	wrong += overruns != 0 || port_dropped < dropped;
 	if (packets)
 		printf("%ld packets, %llu bytes in packets flow (C): %ld things wrong\n", count,
 		       (unsigned long long)bytes, wrong);
@@ -108,7 +108,7 @@ int main(int argc, char **argv)
 		printf("%ld real-time buffers, %llu data bytes over %llu cycles (C): %llu bytes dropped in %ld places "
 		       "by the headers, %llu by the port's count, %u core overruns: %ld things wrong\n", count,
 		       (unsigned long long)bytes, (unsigned long long)(last_time - first_time),
-		       (unsigned long long)dropped, places, (unsigned long long)port_dropped_hi, overruns, wrong);
+		       (unsigned long long)dropped, places, (unsigned long long)port_dropped, overruns, wrong);
 	hostlink_close(ch);
 	free(data);
 	return wrong != 0;

@@ -21,8 +21,8 @@ have written or read, however slow your program is), "realtime" (FPGA to host fr
 wait: data dropped between buffers, each buffer headed by what was dropped; `read_buffers()` parses the
 headers), "packets" (FPGA to host, lossless: your core's `last` ends a buffer, its header gives the
 length; `read_packets()` gives you the core's packets whole) and "loop" (LitePCIe's own, which loses data
-when the program falls behind). A channel is
-completed by polling: the driver reads the flow gate's exact count of buffers done on each call.
+when the program falls behind). A channel is completed by polling: the driver reads the flow gate's exact
+count of buffers done on each call.
 
 Every failure raises `HostlinkError` (an OSError: `errno` and a message that says what to do): no device,
 no permission, a channel another program holds, a SoC without flow gates, a size that is not whole
@@ -99,8 +99,8 @@ class Channel:
     """One DMA channel of a board, opened for your program.
 
     `channel`: the channel's number, or its device node's path. `flow`: "lossless" (default), "realtime"
-    or "packets" (FPGA to host) or "loop". `directions`: which of "h2c" (host to FPGA) and "c2h" (FPGA to host) to
-    take; each is locked for this program (another program holding it: HostlinkError EBUSY).
+    or "packets" (FPGA to host) or "loop". `directions`: which of "h2c" (host to FPGA) and "c2h" (FPGA to
+    host) to take; each is locked for this program (another program holding it: HostlinkError EBUSY).
     `timeout`: seconds without progress before a call gives up (HostlinkError ETIMEDOUT).
     `registers`: a csr.json or the driver's csr.h, to read and write registers by name.
     """

@@ -390,7 +390,8 @@ def build_driver(driver_dir, kernel_build_dir=None):
             raise DriverBuildError(f"make succeeded but {path} was not produced:\n{log}")
         result.kernel_modules.append(path)
     for path in [os.path.join(user_dir, n) for n in USER_TOOLS] + [os.path.join(dram_dir, n) for n in DRAM_TOOLS] \
-            + [os.path.join(status_dir, n) for n in STATUS_TOOLS] + [os.path.join(library_dir, n) for n in LIBRARY_TOOLS]:
+            + [os.path.join(status_dir, n) for n in STATUS_TOOLS] \
+            + [os.path.join(library_dir, n) for n in LIBRARY_TOOLS]:
         if not os.access(path, os.X_OK):
             raise DriverBuildError(f"make succeeded but {path} was not produced:\n{log}")
         result.user_tools.append(path)

@@ -40,15 +40,16 @@ static __thread char open_error[256];
 static int fail(struct hostlink_channel *ch, int err, const char *format, ...)
 {
 	char *to = ch ? ch->error : open_error;
+	size_t size = ch ? sizeof(ch->error) : sizeof(open_error);
 	va_list args;
 	int n;
 
-	n = ch ? snprintf(to, sizeof(ch->error), "%s: ", ch->path) : 0;
+	n = ch ? snprintf(to, size, "%s: ", ch->path) : 0;
 	va_start(args, format);
-	vsnprintf(to + n, sizeof(open_error) - n, format, args);
+	vsnprintf(to + n, size - n, format, args);
 	va_end(args);
 	n = strlen(to);
-	snprintf(to + n, sizeof(open_error) - n, " (%s)", strerrorname_np(err) ? strerrorname_np(err) : "?");
+	snprintf(to + n, size - n, " (%s)", strerrorname_np(err) ? strerrorname_np(err) : "?");
 	return -err;
 }
 
