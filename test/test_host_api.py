@@ -228,3 +228,21 @@ def test_sim_driver_refuses_a_bad_user_core_with_one_line(argv, message, capsys)
         driver_main(["--board", "zc706", *argv, "--", "true"])
     assert exit.value.code == 2
     assert message in capsys.readouterr().err.strip().splitlines()[-1]
+
+
+def test_python_and_c_agree_with_the_gateware_on_flows_and_the_header():
+    """hostlink.host (which imports without the project) and hostlink.h (C) write the flow numbers and the
+    header's layout again: they must be the gateware's (hostlink.cores.pcie.flow)."""
+    from hostlink import host
+    from hostlink.cores.pcie import flow
+    assert host.FLOWS == flow.FLOW_MODES
+    assert set(host.FRAMED) == set(flow.FRAMED_MODES)
+    assert (host.HEADER_BYTES, host.HEADER_MAGIC, host.HEADER_FLAG_END) == \
+        (flow.HEADER_BYTES, flow.HEADER_MAGIC, flow.HEADER_FLAG_END)
+    header = read(os.path.join(REPO, "software", "lib", "hostlink.h"))
+    defined = {m.group(1): int(m.group(2), 0)
+               for m in re.finditer(r"(HOSTLINK_\w+)\s+=?\s*(0x[0-9a-f]+|\d+)u?\b", header)}
+    for name, number in flow.FLOW_MODES.items():
+        assert defined[f"HOSTLINK_FLOW_{name.upper()}"] == number
+    assert (defined["HOSTLINK_HEADER_BYTES"], defined["HOSTLINK_HEADER_MAGIC"], defined["HOSTLINK_HEADER_FLAG_END"]) == \
+        (flow.HEADER_BYTES, flow.HEADER_MAGIC, flow.HEADER_FLAG_END)
