@@ -29,6 +29,7 @@ from litepcie.software import generate_litepcie_software_headers
 
 from hostlink.software.driver_hardening import harden_driver
 from hostlink.software.driver_kernels import port_driver
+from hostlink.software.driver_mmap import fix_mmap
 from hostlink.software.driver_polling import add_polling
 from hostlink.software.driver_flow import add_flow, flow_offsets
 
@@ -58,7 +59,7 @@ def generate_driver(soc, driver_dir):
     its liteuart.c is ported to Linux 6.10+ behind version guards (driver_kernels.port_driver) so that the
     modules also build against bookworm-backports' 6.12. They are hardened (driver_hardening.harden_driver: checked ioctl
     arguments, register writes for CAP_SYS_RAWIO only, device nodes 0660 for the group hostlink, with a
-    udev rule). One line is added when the SoC's DMA reads more than 512 bytes at a time
+    udev rule); the zero-copy mmap maps the right pages behind an IOMMU (driver_mmap.fix_mmap). One line is added when the SoC's DMA reads more than 512 bytes at a time
     (VC709): the probe asks for that Max Read Request Size (pcie_set_readrq). The register headers come from `soc`; the
     DMA register offsets that LitePCIe's config.h keeps by hand are checked against them, so a SoC
     whose DMA register layout differs from what the driver expects fails here, not on the board.
@@ -83,6 +84,7 @@ def generate_driver(soc, driver_dir):
     _add_flow_offsets(kernel_dir)
     _check_dma_offsets(kernel_dir)
     harden_driver(kernel_dir)
+    fix_mmap(kernel_dir)
     port_driver(kernel_dir)
     add_polling(kernel_dir)
     add_flow(kernel_dir)

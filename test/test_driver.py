@@ -19,7 +19,7 @@ import pytest
 from hostlink.software import driver
 from hostlink.software.driver import (DriverBuildError, build_driver, find_kernel_build_dir, generate_driver,
     kernel_build_dirs)
-from hostlink.software import driver_hardening, driver_kernels
+from hostlink.software import driver_hardening, driver_kernels, driver_mmap
 from hostlink.software.driver_hardening import DriverPatchError, harden_driver
 from hostlink.targets import boards as registry
 
@@ -316,6 +316,47 @@ def test_build_refuses_a_bad_kernel_tree(generated, tmp_path):
     _, _, driver_dir = generated
     with pytest.raises(DriverBuildError, match="is not a configured kernel build tree"):
         build_driver(driver_dir, kernel_build_dir=str(tmp_path))
+
+# Zero-copy mmap -----------------------------------------------------------------------------------
+
+def test_zero_copy_mmap_maps_each_page_by_its_own_frame(generated):
+    """The generated mmap handler maps every page of a buffer by the frame of its kernel address
+    (vmalloc_to_pfn in the vmalloc area, where an IOMMU's coherent buffers live): no frame from __pa() is left;
+    the ARM branch and LitePCIe's length and offset checks are kept; the test-only aliases are not there."""
+    _, _, driver_dir = generated
+    main_c = read(os.path.join(driver_dir, "kernel", "main.c"))
+    for name, what, anchor, replacement in driver_mmap.MMAP_PATCHES:
+        assert replacement in main_c, what
+    assert "= __pa(" not in main_c
+    mmap = main_c[main_c.index("static int litepcie_mmap("):main_c.index("static unsigned int litepcie_poll(")]
+    assert mmap.count("remap_pfn_range(") == 2   # ARM: a buffer at a time; the others: a page at a time.
+    assert "if (is_vmalloc_addr(va))\n\t\treturn vmalloc_to_pfn(va);" in main_c
+    for _, what, text in driver_hardening.REQUIRED + driver_mmap.REQUIRED:
+        assert text in mmap, what
+    assert "hostlink_test_remap_buffer" not in main_c
+
+@pytest.mark.parametrize("index", range(len(driver_mmap.MMAP_PATCHES)))
+def test_mmap_fix_refuses_when_an_anchor_is_missing(tmp_path, index):
+    name, what, anchor, _ = driver_mmap.MMAP_PATCHES[index]
+    kernel = _litepcie_kernel_copy(tmp_path)
+    path = os.path.join(kernel, name)
+    before = read(path).replace(anchor, "/* moved */\n")
+    with open(path, "w") as f:
+        f.write(before)
+    with pytest.raises(DriverPatchError, match=rf"cannot apply zero-copy mmap '{re.escape(what)}'.*found it 0 times"):
+        driver_mmap.fix_mmap(kernel)
+    assert read(path) == before
+
+def test_remapped_buffers_for_tests_apply_to_the_generated_driver(generated, tmp_path):
+    """The test-only change (sim/uml/run.py, the VC709's simulated driver) places both its parts: each buffer
+    used through a vmap() alias, unmapped by devres before the buffer is freed."""
+    _, _, driver_dir = generated
+    kernel = str(tmp_path / "kernel")
+    shutil.copytree(os.path.join(driver_dir, "kernel"), kernel)
+    driver_mmap.use_remapped_buffers(kernel)
+    main_c = read(os.path.join(kernel, "main.c"))
+    assert "dmachan->reader_addr[j] = hostlink_test_remap_buffer(s, dmachan->reader_addr[j]);" in main_c
+    assert "devm_add_action_or_reset(&s->dev->dev, hostlink_test_unmap_buffer, alias)" in main_c
 
 # Kernels ------------------------------------------------------------------------------------------
 

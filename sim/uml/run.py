@@ -31,6 +31,7 @@ from hostlink.sim.build_lock import held
 from hostlink.sim.pcie.run import REPO, BUILD_ROOT, bench_config, build_model, copy_memory_inits, run_bench
 from hostlink.sim.pcie.soc import get_board
 from hostlink.sim.uml.kernel import UML_DIR, UML_KERNEL, UML_TREE, KernelError, ensure_kernel, preflight
+from hostlink.software.driver_mmap import use_remapped_buffers
 from hostlink.targets import boards as registry
 from hostlink.toolchain import verilator_env
 
@@ -57,6 +58,11 @@ def sim_dma_ring(board):
     """The DMA ring of the board's simulated SoC (its driver's and tools' config.h)."""
     board = board if isinstance(board, str) else board.name
     return SIM_DMA_RING_GEN3 if registry.BOARDS[board].pcie.gen >= 3 else SIM_DMA_RING
+
+# The boards whose simulated driver uses its DMA buffers through vmalloc-area aliases, as behind an IOMMU
+# (software/driver_mmap.py): their zero-copy runs (litepcie_util -z, hostlink_bench -m zero-copy) check
+# that the mmap maps the right pages. The others keep the kernel's linear addresses: both paths run.
+SIM_REMAPPED_BUFFERS = ("vc709",)
 
 # litepcie_util dma_test checks data only after 128 loops of the ring (32 or 64 MiB here, 256 MiB with
 # LitePCIe's defaults: hours of simulation). The simulated SoC's copy skips this many loops instead.
@@ -129,7 +135,8 @@ def build_uml_driver(board, dma_channels, soc_dir, build_root=BUILD_ROOT, ring=N
     from hostlink.software.driver import LIBRARY_EXAMPLES, LIBRARY_SOURCES
     for path in [os.path.abspath(__file__), os.path.join(software, "driver.py"),
                  os.path.join(software, "driver_hardening.py"), os.path.join(software, "driver_polling.py"),
-                 os.path.join(software, "driver_flow.py"), os.path.join(software, "bench", "hostlink_bench.c"),
+                 os.path.join(software, "driver_flow.py"), os.path.join(software, "driver_kernels.py"),
+                 os.path.join(software, "driver_mmap.py"), os.path.join(software, "bench", "hostlink_bench.c"),
                  *[os.path.join(LIBRARY_SOURCES, n) for n in sorted(os.listdir(LIBRARY_SOURCES))],
                  *LIBRARY_EXAMPLES]:
         with open(path, "rb") as f:
@@ -155,6 +162,8 @@ def build_uml_driver(board, dma_channels, soc_dir, build_root=BUILD_ROOT, ring=N
             root.handlers[:] = saved
         set_dma_ring(os.path.join(driver_dir, "kernel", "config.h"), ring)
         set_dma_test_skip(os.path.join(driver_dir, "user", "litepcie_util.c"), SIM_DMA_TEST_SKIP_LOOPS)
+        if board.name in SIM_REMAPPED_BUFFERS:
+            use_remapped_buffers(os.path.join(driver_dir, "kernel"))
         # litepcie.ko alone: liteuart.ko needs the serial core, which the User-Mode Linux kernel lacks.
         # Kbuild reads a Kbuild file before the Makefile.
         kernel_dir = os.path.join(driver_dir, "kernel")
