@@ -32,6 +32,7 @@ int main(int argc, char **argv)
 {
 	struct hostlink_channel *ch;
 	struct hostlink_buffer_info info;
+	struct hostlink_stats stats;
 	int packets = argc == 5 && !strcmp(argv[1], "packets");
 	long count, i, places = 0, wrong = 0;
 	uint32_t expected = 0, overruns = 0, *data;
@@ -92,6 +93,14 @@ int main(int argc, char **argv)
 		if (packets && i < 3)
 			printf("  packet %ld: %zd bytes\n", i, n);
 	}
+	/* The driver's and the DMA's counters, before the stop clears the driver's. */
+	if (hostlink_stats(ch, &stats) < 0)
+		goto error;
+	printf("stats (C): %lld buffers served, %lld done by the DMA, %u by its flow gate, %llu lost, "
+	       "at most %u of %u waiting\n", (long long)stats.c2h.sw_count, (long long)stats.c2h.hw_count,
+	       stats.c2h.fpga_done, (unsigned long long)stats.c2h.lost, stats.c2h.level_max, stats.buffer_count);
+	wrong += stats.c2h.lost != 0 || stats.c2h.hw_count < stats.c2h.sw_count ||
+		 stats.c2h.fpga_done < (uint32_t)stats.c2h.hw_count || stats.c2h.flow != (packets ? 3u : 2u);
 	if (hostlink_register_write(ch, "user_core_enable", 0) < 0 ||
 	    hostlink_register_read(ch, "user_core_overruns", &overruns) < 0 ||
 	    hostlink_register_word(ch, "pcie_dma0_user_c2h_dropped", 0, &port_hi) < 0 ||

@@ -57,6 +57,9 @@ _DMA_COUNT = struct.Struct("<B7xqq")          # litepcie_ioctl_dma_writer / _rea
 _LOCK      = struct.Struct("<6B")             # litepcie_ioctl_lock
 _INFO      = struct.Struct("<6Q")             # litepcie_ioctl_mmap_dma_info
 _TWO       = struct.Struct("<2B")             # litepcie_ioctl_dma_poll / _dma_flow
+_STATS_DIRECTION = ("hw_count", "sw_count", "lost", "lost_events", "level", "level_max", "flow", "enabled",
+                    "fpga_given", "fpga_started", "fpga_done", "fpga_waits")
+_STATS     = struct.Struct("<" + "qqQQ8I" * 2 + "2I")   # litepcie_ioctl_stats: writer, reader, ring
 IOCTL_REG         = _ioc(_RW, 0,  _REG.size)
 IOCTL_DMA_WRITER  = _ioc(_RW, 21, _DMA_COUNT.size)
 IOCTL_DMA_READER  = _ioc(_RW, 22, _DMA_COUNT.size)
@@ -65,6 +68,7 @@ IOCTL_LOCK        = _ioc(_RW, 25, _LOCK.size)
 IOCTL_DMA_POLL    = _ioc(_W,  40, _TWO.size)
 IOCTL_CYCLES      = _ioc(_R,  41, 8)
 IOCTL_DMA_FLOW    = _ioc(_W,  42, _TWO.size)
+IOCTL_STATS       = _ioc(_R,  43, _STATS.size)
 
 
 class HostlinkError(OSError):
@@ -290,6 +294,19 @@ class Channel:
     def counts(self):
         """{direction: (buffers done by the DMA, buffers served by this program)}."""
         return {d: self._engine(d)[1:] for d in self.directions}
+
+    def stats(self):
+        """The driver's and the DMA's counters for this channel, since each direction's last start:
+        {"c2h": {...}, "h2c": {...}, "buffer_count": N, "buffer_size": B}. Per direction: `hw_count` and
+        `sw_count` (buffers done by the DMA, served by programs), `lost` and `lost_events` (loop mode:
+        buffers read() or write() found lost, and the calls that found them), `level` and `level_max`
+        (buffers waiting for the program now, and the most it found when it came), `flow` (its number),
+        `enabled`, and the DMA's flow gate's own counts `fpga_given` (flow modes), `fpga_started`, `fpga_done` and
+        `fpga_waits` (cycles a buffer waited for the host; all 0 on a SoC without flow gates)."""
+        fields = _STATS.unpack(self._ioctl(IOCTL_STATS, bytes(_STATS.size), "read the channel's stats"))
+        n = len(_STATS_DIRECTION)
+        return {"c2h": dict(zip(_STATS_DIRECTION, fields[:n])), "h2c": dict(zip(_STATS_DIRECTION, fields[n:2*n])),
+                "buffer_count": fields[2*n], "buffer_size": fields[2*n + 1]}
 
     def close(self):
         if self.fd is None:

@@ -32,6 +32,7 @@ from hostlink.software.driver_kernels import port_driver
 from hostlink.software.driver_mmap import fix_mmap
 from hostlink.software.driver_polling import add_polling
 from hostlink.software.driver_flow import add_flow, flow_offsets
+from hostlink.software.driver_stats import add_stats
 
 __all__ = ["DriverBuildError", "DriverBuild", "generate_driver", "generate_dram_tool", "find_kernel_build_dir",
     "kernel_build_dirs", "build_driver"]
@@ -88,6 +89,7 @@ def generate_driver(soc, driver_dir):
     port_driver(kernel_dir)
     add_polling(kernel_dir)
     add_flow(kernel_dir)
+    add_stats(kernel_dir)
     _add_bench_tool(os.path.join(driver_dir, "user"))
     _add_library(os.path.join(driver_dir, "user", "libhostlink"), kernel_dir)
     max_request = getattr(getattr(soc, "pcie_phy", None), "max_request_limit", 512)

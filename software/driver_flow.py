@@ -39,9 +39,12 @@ from hostlink.software.driver_hardening import DriverPatchError, apply_patches
 
 __all__ = ["FLOW_PATCHES", "FLOW_REGISTERS", "add_flow", "flow_offsets", "DriverPatchError"]
 
-# The flow registers the driver writes, per direction (hostlink.cores.pcie.flow.DMAFlow's CSRs).
+# The flow registers the driver writes or reads, per direction (hostlink.cores.pcie.flow.DMAFlow's CSRs;
+# STARTED and WAITS for the stats ioctl, driver_stats.py).
 FLOW_REGISTERS = [("WRITER", "MODE"), ("WRITER", "GIVEN"), ("WRITER", "DONE"), ("WRITER", "BUFFER_BYTES"),
-                  ("READER", "MODE"), ("READER", "GIVEN"), ("READER", "DONE")]
+                  ("WRITER", "STARTED"), ("WRITER", "WAITS"),
+                  ("READER", "MODE"), ("READER", "GIVEN"), ("READER", "DONE"),
+                  ("READER", "STARTED"), ("READER", "WAITS")]
 
 _EINVAL = "{\n\t\t\tret = -EINVAL;\n\t\t\tbreak;\n\t\t}\n"
 

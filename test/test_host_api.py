@@ -27,7 +27,8 @@ from helpers import LITEPCIE_KERNEL, generate_zc706_driver, read
 
 from hostlink import REPO
 from hostlink.sim.uml.kernel import UML_KERNEL
-from hostlink.software import driver_flow
+from hostlink.sim.uml.run import sim_dma_ring
+from hostlink.software import driver_flow, driver_stats
 from hostlink.software.driver_flow import add_flow
 from hostlink.software.driver_hardening import DriverPatchError, harden_driver
 from hostlink.software.driver_kernels import port_driver
@@ -52,7 +53,10 @@ def test_generated_driver_has_the_flow_modes(generated):
     case = main_c[main_c.index("case LITEPCIE_IOCTL_DMA_FLOW:"):main_c.index("case LITEPCIE_IOCTL_MMAP_DMA_WRITER_UPDATE:")]
     assert "litepcie_writel" not in case and "litepcie_readl" not in case
     assert "!chan_priv->writer" in case and "!chan_priv->reader" in case
-    flow_writes = set(re.findall(r"PCIE_DMA_(\w+_FLOW_\w+)_OFFSET", main_c))
+    # The stats ioctl (driver_stats.py) reads the gate's counts, writes nothing.
+    stats = main_c[main_c.index("case LITEPCIE_IOCTL_STATS:"):main_c.index("case LITEPCIE_IOCTL_DMA_FLOW:")]
+    assert "litepcie_writel" not in stats and "hostlink_writer_refresh(dev, chan)" in stats
+    flow_writes = set(re.findall(r"PCIE_DMA_(\w+_FLOW_\w+)_OFFSET", main_c.replace(stats, "")))
     assert flow_writes == {"WRITER_FLOW_MODE", "WRITER_FLOW_BUFFER_BYTES", "WRITER_FLOW_GIVEN",
                            "READER_FLOW_MODE", "READER_FLOW_GIVEN", "WRITER_FLOW_DONE", "READER_FLOW_DONE"}
     config = read(os.path.join(kernel, "config.h"))
@@ -76,6 +80,44 @@ def test_flow_refuses_when_an_anchor_is_missing(tmp_path, index):
     before = {n: read(os.path.join(kernel, n)) for n in ["main.c", "litepcie.h"]}
     with pytest.raises(DriverPatchError, match=rf"cannot apply flow change '{re.escape(what)}'.*found it 0 times"):
         add_flow(kernel)
+    assert {n: read(os.path.join(kernel, n)) for n in ["main.c", "litepcie.h"]} == before
+
+def test_generated_driver_has_the_stats_ioctl(generated, tmp_path):
+    """Every stats change is in the driver; the ioctl only reads (any opener may call it); its number and
+    struct are the ones hostlink.host and libhostlink use (the header compiled, its size printed)."""
+    kernel = os.path.join(generated, "kernel")
+    for name, what, anchor, replacement in driver_stats.STATS_PATCHES:
+        assert replacement in read(os.path.join(kernel, name)), what
+    main_c = read(os.path.join(kernel, "main.c"))
+    case = main_c[main_c.index("case LITEPCIE_IOCTL_STATS:"):main_c.index("case LITEPCIE_IOCTL_DMA_FLOW:")]
+    assert "litepcie_writel" not in case and "chan_priv->" not in case
+    assert set(re.findall(r"PCIE_DMA_(\w+_FLOW_\w+)_OFFSET", case)) == \
+        {f"{d}_FLOW_{r}" for d in ("WRITER", "READER") for r in ("GIVEN", "STARTED", "DONE", "WAITS")}
+    program = tmp_path / "size.c"
+    program.write_text('#include <stdio.h>\n#include <stdint.h>\n#include <sys/ioctl.h>\n#include "litepcie.h"\n'
+                       'int main(void) { printf("%zu %lu\\n", sizeof(struct litepcie_ioctl_stats), '
+                       '(unsigned long)LITEPCIE_IOCTL_STATS); return 0; }\n')
+    subprocess.run(["gcc", "-Wall", "-Werror", f"-I{kernel}", "-o", str(tmp_path / "size"), str(program)], check=True)
+    size, number = (int(v) for v in subprocess.run([str(tmp_path / "size")], capture_output=True, text=True,
+                                                   check=True).stdout.split())
+    from hostlink import host
+    assert (size, number) == (host._STATS.size, host.IOCTL_STATS)
+
+
+@pytest.mark.parametrize("index", range(len(driver_stats.STATS_PATCHES)))
+def test_stats_refuse_when_an_anchor_is_missing(tmp_path, index):
+    kernel = str(tmp_path / "kernel")
+    shutil.copytree(LITEPCIE_KERNEL, kernel, ignore=shutil.ignore_patterns("__pycache__"))
+    for patch in (harden_driver, port_driver, add_polling, add_flow):
+        patch(kernel)
+    name, what, anchor, _ = driver_stats.STATS_PATCHES[index]
+    path = os.path.join(kernel, name)
+    changed = read(path).replace(anchor, "/* moved */\n")
+    with open(path, "w") as f:
+        f.write(changed)
+    before = {n: read(os.path.join(kernel, n)) for n in ["main.c", "litepcie.h"]}
+    with pytest.raises(DriverPatchError, match=rf"cannot apply stats change '{re.escape(what)}'.*found it 0 times"):
+        driver_stats.add_stats(kernel)
     assert {n: read(os.path.join(kernel, n)) for n in ["main.c", "litepcie.h"]} == before
 
 # hostlink.host ------------------------------------------------------------------------------------
@@ -190,6 +232,23 @@ def test_the_accelerator_and_a_slow_reader_through_the_driver(tmp_path, board):
     assert lost and int(lost.group(1)) > 0
     # Only loop mode's losses in the kernel log.
     assert result["kernel_warnings"] and all("Reading too late" in w for w in result["kernel_warnings"])
+    # The stats ioctl: lossless lost nothing, the program found at most half the ring waiting (the DMA may not
+    # go further), the driver's counts agree with the DMA's own; loop mode counted exactly the buffers
+    # the kernel log says were lost.
+    ring = sim_dma_ring(board)
+    stats = {flow: {k: int(v) for k, v in re.findall(r"(\w+) (-?\d+)", line)} for flow, line in
+             re.findall(r"stats of the c2h direction in flow (\w+): (.*)", output)}
+    lossless, loop = stats["lossless"], stats["loop"]
+    assert lossless["lost"] == lossless["lost_events"] == 0, lossless
+    assert ring["DMA_BUFFER_COUNT"] // 4 <= lossless["level_max"] <= ring["DMA_BUFFER_COUNT"] // 2, lossless
+    assert lossless["sw_count"] == 524288 // ring["DMA_BUFFER_SIZE"] and lossless["enabled"] == 1, lossless
+    # (The DMA may finish a buffer between the driver's refresh and its reading of the gate's counts.)
+    assert lossless["sw_count"] <= lossless["hw_count"] <= lossless["fpga_done"] <= lossless["fpga_given"], lossless
+    assert lossless["fpga_given"] == lossless["sw_count"] + ring["DMA_BUFFER_COUNT"] // 2, lossless
+    assert lossless["fpga_waits"] > 0 and lossless["flow"] == 1, lossless
+    logged = sum(int(n) for w in result["kernel_warnings"] for n in re.findall(r"Reading too late, (\d+) buffers", w))
+    assert loop["lost"] == logged > 0 and loop["lost_events"] == len(result["kernel_warnings"]), (loop, logged)
+    assert loop["level_max"] > ring["DMA_BUFFER_COUNT"] // 2 and loop["flow"] == 0 and loop["fpga_given"] == 0, loop
 
 
 @pytest.mark.uml
@@ -208,6 +267,10 @@ def test_real_time_drops_and_packet_lengths_through_the_driver(tmp_path, board):
                      r"places by the headers, \d+ by the port's count, 0 core overruns: 0 things wrong", output), \
         output[-3000:]
     assert "8 packets, 51200 bytes in packets flow (C): 0 things wrong" in output
+    # libhostlink's stats (the driver's stats ioctl), checked by the example against the DMA's own counts.
+    served = [int(n) for n in re.findall(r"stats \(C\): (\d+) buffers served, \d+ done by the DMA, \d+ by its flow "
+                                         r"gate, 0 lost, at most \d+ of 64 waiting", output)]
+    assert served and served[0] == 32, output[-3000:]
     assert re.search(r"\d+ packets of 6400 bytes \(200 samples each\) in packets flow, 0 core overruns: "
                      r"0 things wrong", output), output[-3000:]
     match = re.search(r"(\d+) real-time buffers: (\d+) bytes dropped in (\d+) places by the headers, (\d+) by the "

@@ -136,7 +136,7 @@ def build_uml_driver(board, dma_channels, soc_dir, build_root=BUILD_ROOT, ring=N
     for path in [os.path.abspath(__file__), os.path.join(software, "driver.py"),
                  os.path.join(software, "driver_hardening.py"), os.path.join(software, "driver_polling.py"),
                  os.path.join(software, "driver_flow.py"), os.path.join(software, "driver_kernels.py"),
-                 os.path.join(software, "driver_mmap.py"), os.path.join(software, "bench", "hostlink_bench.c"),
+                 os.path.join(software, "driver_mmap.py"), os.path.join(software, "driver_stats.py"), os.path.join(software, "bench", "hostlink_bench.c"),
                  *[os.path.join(LIBRARY_SOURCES, n) for n in sorted(os.listdir(LIBRARY_SOURCES))],
                  *LIBRARY_EXAMPLES]:
         with open(path, "rb") as f:

@@ -480,6 +480,39 @@ int hostlink_cycles(struct hostlink_channel *ch, uint64_t *cycles)
 	return ret;
 }
 
+static void direction_stats(struct hostlink_direction_stats *to, const struct litepcie_ioctl_stats_direction *from)
+{
+	to->hw_count     = from->hw_count;
+	to->sw_count     = from->sw_count;
+	to->lost         = from->lost;
+	to->lost_events  = from->lost_events;
+	to->level        = from->level;
+	to->level_max    = from->level_max;
+	to->flow         = from->flow;
+	to->enabled      = from->enabled;
+	to->fpga_given   = from->fpga_given;
+	to->fpga_started = from->fpga_started;
+	to->fpga_done    = from->fpga_done;
+	to->fpga_waits   = from->fpga_waits;
+}
+
+int hostlink_stats(struct hostlink_channel *ch, struct hostlink_stats *stats)
+{
+	struct litepcie_ioctl_stats m = {0};
+	int ret;
+	memset(stats, 0, sizeof(*stats));
+	pthread_mutex_lock(&ch->lock);
+	ret = do_ioctl(ch, LITEPCIE_IOCTL_STATS, &m, "read the channel's stats");
+	pthread_mutex_unlock(&ch->lock);
+	if (ret < 0)
+		return ret;
+	direction_stats(&stats->c2h, &m.writer);
+	direction_stats(&stats->h2c, &m.reader);
+	stats->buffer_count = m.buffer_count;
+	stats->buffer_size  = m.buffer_size;
+	return 0;
+}
+
 int hostlink_counts(struct hostlink_channel *ch, struct hostlink_counts *counts)
 {
 	int ret = 0;

@@ -119,6 +119,28 @@ struct hostlink_counts {
 };
 int hostlink_counts(struct hostlink_channel *ch, struct hostlink_counts *counts);
 
+/* The driver's and the DMA's counters for the channel, per direction, since its last start (the driver's
+ * stats ioctl; hostlink.host's Channel.stats() has the same names). */
+struct hostlink_direction_stats {
+	int64_t  hw_count;      /* buffers the DMA has done */
+	int64_t  sw_count;      /* buffers programs have served (read, written) */
+	uint64_t lost;          /* loop mode: buffers read() or write() found lost */
+	uint64_t lost_events;   /* the calls that found them */
+	uint32_t level;         /* buffers waiting for the program now */
+	uint32_t level_max;     /* the most it found waiting when it came */
+	uint32_t flow;          /* HOSTLINK_FLOW_* */
+	uint32_t enabled;
+	uint32_t fpga_given;    /* the DMA's flow gate (0 on a SoC without): buffers given (flow modes), */
+	uint32_t fpga_started;  /* begun, */
+	uint32_t fpga_done;     /* finished, */
+	uint32_t fpga_waits;    /* cycles a buffer waited for the host */
+};
+struct hostlink_stats {
+	struct hostlink_direction_stats h2c, c2h;
+	uint32_t buffer_count, buffer_size;   /* the ring */
+};
+int hostlink_stats(struct hostlink_channel *ch, struct hostlink_stats *stats);
+
 #ifdef __cplusplus
 }
 #endif

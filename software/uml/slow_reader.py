@@ -13,7 +13,8 @@ Reads BYTES from channel 0's writer in flow FLOW, pausing after every EVERY buff
 the time the link takes to fill the whole ring (in device cycles, read from the SoC's cycle counter:
 simulated time, whatever the machine's speed). The data counts 32-bit words from 0.
 
-- lossless, loop: from the channel's pattern generator; every word must be the next number.
+- lossless, loop: from the channel's pattern generator; every word must be the next number. Prints the
+  driver's stats of the direction (hostlink.host's Channel.stats()) before it stops.
 - realtime: from the SoC's user core, examples/stream_source.py at RATE (its `rate` CSR), buffer by buffer
   (hostlink.host.Buffer): each buffer's header must say exactly how many bytes the counts skip before
   its data, and none may be skipped within it; the port's drop count must be at least the headers' sum.
@@ -59,10 +60,12 @@ def main(argv):
                 while channel.cycles() < until:
                     pass
                 pauses += 1
+        stats = channel.stats()["c2h"]              # Before the stop, which clears the driver's counts.
         channel.register("pcie_dma0_generator_control", 0)
     words = array.array("I", bytes(data))
     wrong = sum(1 for i, w in enumerate(words) if w != i & 0xffffffff)
     print(f"{len(data)} bytes read in flow {flow}, {pauses} pauses of {rings} ring-fills: {wrong} words wrong")
+    print(f"stats of the c2h direction in flow {flow}: " + ", ".join(f"{k} {v}" for k, v in stats.items()))
     return 0 if wrong == 0 else 1
 
 
