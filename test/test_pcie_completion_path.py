@@ -21,6 +21,23 @@ from hostlink.cores.pcie.controller import TLPController
 CPLD = 0b10 << 29 | 0b01010 << 24
 
 MAX_CYCLES = 20_000   # A bench that has not finished by then has lost data: the assertions say what.
+DRAIN_CYCLES = 64     # After the output a bench expects, cycles ready for more: nothing more may come.
+
+
+def wait_for(signal, on_wait=None):
+    """Yields cycles until `signal` is high (checked before each), calling `on_wait` for each cycle waited;
+    fails after MAX_CYCLES: a design that never answers fails its test instead of hanging the run."""
+    for _ in range(MAX_CYCLES):
+        if (yield signal):
+            return
+        if on_wait is not None:
+            on_wait()
+        yield
+    raise AssertionError(f"waited {MAX_CYCLES} cycles for a handshake: the design is stuck")
+
+
+def stuck(what):
+    return AssertionError(f"{what} not done after {MAX_CYCLES} steps: the design is stuck")
 
 # Completion TLPs ----------------------------------------------------------------------------------
 
@@ -60,20 +77,23 @@ def send(endpoint, packets, rng, valid_probability, stalls=None):
             yield endpoint.dat.eq(dat)
             yield endpoint.be.eq(be)
             yield
-            while not (yield endpoint.ready):
-                if stalls is not None:
-                    stalls.append(1)
-                yield
+            yield from wait_for(endpoint.ready, None if stalls is None else lambda: stalls.append(1))
     yield endpoint.valid.eq(0)
 
 
 def collect(endpoint, fields, count, rng, ready_probability, packets):
-    """Receives `count` packets on `endpoint`: for each, the list of beats as dicts of `fields`."""
-    current = []
+    """Receives `count` packets on `endpoint`: for each, the list of beats as dicts of `fields`. Then stays
+    ready for DRAIN_CYCLES and keeps whatever else comes, an unfinished packet too: a test that checks the
+    number of packets sees output missing, extra or cut short."""
+    current, drained = [], 0
     for _ in range(MAX_CYCLES):
-        if len(packets) == count:
-            break
-        ready = rng.random() < ready_probability
+        if len(packets) >= count:
+            if drained == DRAIN_CYCLES:
+                break
+            drained += 1
+            ready = True
+        else:
+            ready = rng.random() < ready_probability
         yield endpoint.ready.eq(ready)
         yield
         if ready and (yield endpoint.valid):
@@ -84,11 +104,16 @@ def collect(endpoint, fields, count, rng, ready_probability, packets):
             if beat["last"]:
                 packets.append(current)
                 current = []
+    if current:
+        packets.append(current)
 
 # Header extracter and depacketizer ----------------------------------------------------------------
 
+# {no idle, idle cycles on the input} x {no back-pressure, back-pressure on the output}.
+IDLE_X_BACKPRESSURE = [(1.0, 1.0), (0.6, 1.0), (1.0, 0.7), (0.6, 0.7)]
+
 @pytest.mark.parametrize("data_width", [128, 256])
-@pytest.mark.parametrize("valid_probability, ready_probability", [(1.0, 1.0), (0.6, 0.7)])
+@pytest.mark.parametrize("valid_probability, ready_probability", IDLE_X_BACKPRESSURE)
 def test_depacketizer_payload_and_fields_for_every_length(data_width, valid_probability, ready_probability):
     rng = random.Random(data_width*7 + int(10*valid_probability))
     n = data_width//32
@@ -108,6 +133,7 @@ def test_depacketizer_payload_and_fields_for_every_length(data_width, valid_prob
             ready_probability, received),
     ])
 
+    assert len(received) == len(packets), f"{len(packets)} TLPs in, {len(received)} out"
     for (tag, payload, byte_count, lower), out in zip(tlps, received):
         assert len(out) == max(1, -(-len(payload)//n)), f"{len(payload)} DW payload"
         assert out[0]["first"] and all(not b["first"] for b in out[1:])
@@ -174,7 +200,7 @@ def request_dws(fmt_type, address, payload=(), length=None, requester_id=0x0000,
 
 
 @pytest.mark.parametrize("data_width", [128, 256])
-@pytest.mark.parametrize("valid_probability, ready_probability", [(1.0, 1.0), (0.6, 0.7)])
+@pytest.mark.parametrize("valid_probability, ready_probability", IDLE_X_BACKPRESSURE)
 def test_requests_and_completions_leave_on_their_own_outputs(data_width, valid_probability, ready_probability):
     rng  = random.Random(data_width + int(10*valid_probability))
     mask = 0xfff00000   # BAR0 of 1 MiB: the address bits above it are dropped.
@@ -252,8 +278,7 @@ def _read_requests(dut, requests, dws, byte_offset=0):
         yield dut.master_in.sink.user_id.eq(user_id)
         yield dut.master_in.sink.adr.eq(index << 12 | byte_offset)
         yield
-        while not (yield dut.master_in.sink.ready):
-            yield
+        yield from wait_for(dut.master_in.sink.ready)
     yield dut.master_in.sink.valid.eq(0)
 
 
@@ -273,7 +298,9 @@ def _controller_bench(dut, requests, max_pending, words_per_completion, completi
     def host():
         yield dut.master_out.sink.ready.eq(1)
         sent = 0
-        while sent < len(requests):
+        for _ in range(MAX_CYCLES):
+            if sent == len(requests):
+                break
             yield
             if (yield dut.master_out.sink.valid) and (yield dut.master_out.sink.ready):
                 tag   = (yield dut.master_out.sink.tag)
@@ -296,21 +323,27 @@ def _controller_bench(dut, requests, max_pending, words_per_completion, completi
                         yield dut.master_out.source.end.eq(c == completions_per_request - 1)
                         yield dut.master_out.source.dat.eq(index << 16 | c*words_per_completion + w)
                         yield
-                        while not (yield dut.master_out.source.ready):
-                            log["completion_stalls"] = log.get("completion_stalls", 0) + 1
-                            yield
+                        yield from wait_for(dut.master_out.source.ready, lambda: log.__setitem__(
+                            "completion_stalls", log.get("completion_stalls", 0) + 1))
                 yield dut.master_out.source.valid.eq(0)
                 del outstanding[tag]
                 sent += 1
                 yield dut.master_out.sink.ready.eq(1)
+        else:
+            raise stuck("the host's completions")
 
     def consumer():
         words = completions_per_request*words_per_completion
         received = log.setdefault("received", [])
+        drained = 0
         for _ in range(MAX_CYCLES):
-            if len(received) == len(requests)*words:
-                break
-            ready = rng.random() < ready_probability
+            if len(received) >= len(requests)*words:   # Then ready a while longer: nothing more may come.
+                if drained == DRAIN_CYCLES:
+                    break
+                drained += 1
+                ready = True
+            else:
+                ready = rng.random() < ready_probability
             yield dut.master_in.source.ready.eq(ready)
             yield
             if ready and (yield dut.master_in.source.valid):
@@ -361,7 +394,9 @@ def _interleaving_bench(dut, requests, words_per_completion, completions_per_req
     def host():
         yield dut.master_out.sink.ready.eq(1)
         done = 0
-        while done < len(requests):
+        for _ in range(MAX_CYCLES):
+            if done == len(requests):
+                break
             yield
             if (yield dut.master_out.sink.valid) and (yield dut.master_out.sink.ready):
                 index = (yield dut.master_out.sink.adr) >> 12
@@ -388,13 +423,20 @@ def _interleaving_bench(dut, requests, words_per_completion, completions_per_req
                 if entry[2] == completions_per_request:
                     pending.remove(entry)
                     done += 1
+        else:
+            raise stuck("the host's completions")
 
     def consumer():
         received = log.setdefault("received", [])
+        drained = 0
         for _ in range(MAX_CYCLES):
-            if len(received) == len(requests)*words_per_completion*completions_per_request:
-                break
-            ready = rng.random() < ready_probability
+            if len(received) >= len(requests)*words_per_completion*completions_per_request:
+                if drained == DRAIN_CYCLES:   # Ready a while longer: nothing more may come.
+                    break
+                drained += 1
+                ready = True
+            else:
+                ready = rng.random() < ready_probability
             yield dut.master_in.source.ready.eq(ready)
             yield
             if ready and (yield dut.master_in.source.valid):
@@ -435,11 +477,13 @@ def test_controller_streams_consecutive_requests_without_a_bubble():
             yield dut.master_in.sink.adr.eq(index << 12)
             yield dut.master_in.sink.len.eq(16*8)
             yield dut.master_out.sink.ready.eq(1)
-            while True:
+            for _ in range(MAX_CYCLES):
                 yield
                 if (yield dut.master_out.sink.valid) and (yield dut.master_in.sink.ready):
                     tags.append((yield dut.master_out.sink.tag))
                     break
+            else:
+                raise stuck(f"read request {index}")
         yield dut.master_in.sink.valid.eq(0)
         for index, tag in reversed(list(enumerate(tags))):   # Completed last request first.
             for w in range(16):
@@ -609,7 +653,9 @@ def _rcb_bench(dut, requests, request_bytes, completion_bytes, rng, log, offset=
     def host():
         yield dut.master_out.sink.ready.eq(1)
         done = 0
-        while done < len(requests):
+        for _ in range(MAX_CYCLES):
+            if done == len(requests):
+                break
             yield
             if (yield dut.master_out.sink.valid) and (yield dut.master_out.sink.ready):
                 adr   = (yield dut.master_out.sink.adr)
@@ -637,6 +683,8 @@ def _rcb_bench(dut, requests, request_bytes, completion_bytes, rng, log, offset=
                 if not pieces:
                     pending.remove(entry)
                     done += 1
+        else:
+            raise stuck("the host's completions")
 
     def consumer():
         yield dut.master_in.source.ready.eq(1)
