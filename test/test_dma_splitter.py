@@ -20,6 +20,8 @@ import litepcie.frontend.dma as litepcie_dma
 
 from hostlink.cores.pcie.splitter import DescriptorSplitter, litepcie_with_descriptor_splitter
 
+from benches.migen_streams import DRAIN_CYCLES, MAX_CYCLES, wait_for
+
 FIELDS = ["address", "length", "first", "last", "user_id", "irq_disable", "last_disable"]
 
 
@@ -57,16 +59,17 @@ def run_splitter(splitter_cls, descriptors, seed, valid_probability, ready_proba
             for key in ["address", "length", "irq_disable", "last_disable"]:
                 yield getattr(dut.sink, key).eq(d[key])
             yield
-            while not (yield dut.sink.ready):    # Values of this cycle; the edge that follows takes it.
-                yield
+            yield from wait_for(dut.sink.ready)   # Values of this cycle; the edge that follows takes it.
             accepted.append(d)
         yield dut.sink.valid.eq(0)
 
     def sink():
-        cycle = 0
-        while len(accepted) < len(descriptors):
-            assert cycle < 20_000, "the splitter stopped"
-            ready     = sink_rng.random() < ready_probability
+        cycle, drained = 0, 0
+        while len(accepted) < len(descriptors) or drained < DRAIN_CYCLES:
+            assert cycle < MAX_CYCLES, "the splitter stopped"
+            if len(accepted) == len(descriptors):   # Then ready a while longer: nothing more may come.
+                drained += 1
+            ready     = sink_rng.random() < ready_probability or len(accepted) == len(descriptors)
             terminate = terminate_every and (len(requests) + 1) % terminate_every == 0
             yield dut.source.ready.eq(ready)
             yield dut.terminate.eq(terminate)
@@ -272,8 +275,7 @@ def test_refusals_are_signalled_once_per_descriptor():
             yield dut.sink.valid.eq(1)
             yield dut.sink.length.eq(length)
             yield
-            while not (yield dut.sink.ready):
-                yield
+            yield from wait_for(dut.sink.ready)
             log.append((length, (yield dut.refused), (yield dut.source.valid)))
         yield dut.sink.valid.eq(0)
     run_simulation(dut, bench())

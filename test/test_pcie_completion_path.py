@@ -18,26 +18,10 @@ from migen import *
 from hostlink.cores.pcie.tlp import TLPHeaderExtracter, CompletionDepacketizer, TLPDepacketizer
 from hostlink.cores.pcie.controller import TLPController
 
+from benches.migen_streams import (DRAIN_CYCLES, IDLE_X_BACKPRESSURE, MAX_CYCLES, collect, send, stuck,
+    wait_for)
+
 CPLD = 0b10 << 29 | 0b01010 << 24
-
-MAX_CYCLES = 20_000   # A bench that has not finished by then has lost data: the assertions say what.
-DRAIN_CYCLES = 64     # After the output a bench expects, cycles ready for more: nothing more may come.
-
-
-def wait_for(signal, on_wait=None):
-    """Yields cycles until `signal` is high (checked before each), calling `on_wait` for each cycle waited;
-    fails after MAX_CYCLES: a design that never answers fails its test instead of hanging the run."""
-    for _ in range(MAX_CYCLES):
-        if (yield signal):
-            return
-        if on_wait is not None:
-            on_wait()
-        yield
-    raise AssertionError(f"waited {MAX_CYCLES} cycles for a handshake: the design is stuck")
-
-
-def stuck(what):
-    return AssertionError(f"{what} not done after {MAX_CYCLES} steps: the design is stuck")
 
 # Completion TLPs ----------------------------------------------------------------------------------
 
@@ -64,53 +48,7 @@ def beats_of(dws, data_width):
     return beats
 
 
-def send(endpoint, packets, rng, valid_probability, stalls=None):
-    """Drives `packets` (lists of (dat, be)) on `endpoint`; counts cycles where valid waited on ready."""
-    for packet in packets:
-        for i, (dat, be) in enumerate(packet):
-            while rng.random() > valid_probability:
-                yield endpoint.valid.eq(0)
-                yield
-            yield endpoint.valid.eq(1)
-            yield endpoint.first.eq(i == 0)
-            yield endpoint.last.eq(i == len(packet) - 1)
-            yield endpoint.dat.eq(dat)
-            yield endpoint.be.eq(be)
-            yield
-            yield from wait_for(endpoint.ready, None if stalls is None else lambda: stalls.append(1))
-    yield endpoint.valid.eq(0)
-
-
-def collect(endpoint, fields, count, rng, ready_probability, packets):
-    """Receives `count` packets on `endpoint`: for each, the list of beats as dicts of `fields`. Then stays
-    ready for DRAIN_CYCLES and keeps whatever else comes, an unfinished packet too: a test that checks the
-    number of packets sees output missing, extra or cut short."""
-    current, drained = [], 0
-    for _ in range(MAX_CYCLES):
-        if len(packets) >= count:
-            if drained == DRAIN_CYCLES:
-                break
-            drained += 1
-            ready = True
-        else:
-            ready = rng.random() < ready_probability
-        yield endpoint.ready.eq(ready)
-        yield
-        if ready and (yield endpoint.valid):
-            beat = {}
-            for f in fields + ["first", "last"]:
-                beat[f] = (yield getattr(endpoint, f))
-            current.append(beat)
-            if beat["last"]:
-                packets.append(current)
-                current = []
-    if current:
-        packets.append(current)
-
 # Header extracter and depacketizer ----------------------------------------------------------------
-
-# {no idle, idle cycles on the input} x {no back-pressure, back-pressure on the output}.
-IDLE_X_BACKPRESSURE = [(1.0, 1.0), (0.6, 1.0), (1.0, 0.7), (0.6, 0.7)]
 
 @pytest.mark.parametrize("data_width", [128, 256])
 @pytest.mark.parametrize("valid_probability, ready_probability", IDLE_X_BACKPRESSURE)

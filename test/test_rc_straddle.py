@@ -17,7 +17,7 @@ from migen import *
 
 from hostlink.cores.pcie.rc_straddle import RCStraddleDepacketizer
 
-MAX_CYCLES = 20_000
+from benches.migen_streams import IDLE_X_BACKPRESSURE, collect as collect_packets, wait_for
 
 
 def descriptor(tag, payload, byte_count=None, lower_address=0, status=0, poisoned=0, error_code=0,
@@ -74,28 +74,13 @@ def drive(dut, beats, rng, valid_probability, stalls):
         yield dut.tkeep.eq(tkeep)
         yield dut.tuser.eq(tuser)
         yield
-        while not (yield dut.tready):
-            stalls.append(1)
-            yield
+        yield from wait_for(dut.tready, lambda: stalls.append(1))
     yield dut.tvalid.eq(0)
 
 
 def collect(dut, count, rng, ready_probability, packets):
-    current = []
-    for _ in range(MAX_CYCLES):
-        if len(packets) == count:
-            break
-        ready = rng.random() < ready_probability
-        yield dut.source.ready.eq(ready)
-        yield
-        if ready and (yield dut.source.valid):
-            beat = {}
-            for f in ["dat", "first", "last", "tag", "len", "end", "adr", "err", "req_id", "cmp_id"]:
-                beat[f] = (yield getattr(dut.source, f))
-            current.append(beat)
-            if beat["last"]:
-                packets.append(current)
-                current = []
+    return collect_packets(dut.source, ["dat", "tag", "len", "end", "adr", "err", "req_id", "cmp_id"], count, rng,
+                           ready_probability, packets)
 
 
 def run(completions, straddle, valid_probability=1.0, ready_probability=1.0, seed=1):
@@ -122,7 +107,7 @@ def check(cases, received):
 
 
 @pytest.mark.parametrize("straddle", [True, False])
-@pytest.mark.parametrize("valid_probability, ready_probability", [(1.0, 1.0), (0.6, 0.7), (1.0, 0.5)])
+@pytest.mark.parametrize("valid_probability, ready_probability", IDLE_X_BACKPRESSURE + [(1.0, 0.5)])
 def test_payload_and_fields_for_every_length(straddle, valid_probability, ready_probability):
     rng = random.Random(int(straddle) + int(10*valid_probability) + int(100*ready_probability))
     lengths = list(range(0, 26)) + [32, 64, 128]

@@ -1,0 +1,84 @@
+# This file is part of hostlink.
+# Copyright (c) 2026 hostlink developers
+# SPDX-License-Identifier: BSD-2-Clause
+
+"""Stream drivers and monitors for gateware tests in migen's simulator (run_simulation generators), shared
+so that every bench waits, drains and fails the same way:
+
+    send(endpoint, packets, rng, valid_probability, stalls=None)   drive packets of (dat, be) beats
+    collect(endpoint, fields, count, rng, ready_probability, out)  receive `count` packets, then drain
+    wait_for(signal, on_wait=None)                                 a bounded handshake wait
+    stuck(what)                                                    the error of a bench loop that ran out
+    IDLE_X_BACKPRESSURE                                            (valid, ready) probabilities, crossed
+
+A design that stops answering fails its test after MAX_CYCLES instead of hanging the run; a monitor stays
+ready DRAIN_CYCLES after the output it expects and keeps whatever else comes, so a test that compares
+counts sees output missing, extra or cut short.
+"""
+
+MAX_CYCLES   = 20_000   # A bench that has not finished by then has lost data: the assertions say what.
+DRAIN_CYCLES = 64       # After the output a bench expects, cycles ready for more: nothing more may come.
+
+# {no idle, idle cycles on the input} x {no back-pressure, back-pressure on the output}.
+IDLE_X_BACKPRESSURE = [(1.0, 1.0), (0.6, 1.0), (1.0, 0.7), (0.6, 0.7)]
+
+
+def wait_for(signal, on_wait=None):
+    """Yields cycles until `signal` is high (checked before each), calling `on_wait` for each cycle waited;
+    fails after MAX_CYCLES: a design that never answers fails its test instead of hanging the run."""
+    for _ in range(MAX_CYCLES):
+        if (yield signal):
+            return
+        if on_wait is not None:
+            on_wait()
+        yield
+    raise AssertionError(f"waited {MAX_CYCLES} cycles for a handshake: the design is stuck")
+
+
+def stuck(what):
+    return AssertionError(f"{what} not done after {MAX_CYCLES} steps: the design is stuck")
+
+
+def send(endpoint, packets, rng, valid_probability, stalls=None):
+    """Drives `packets` (lists of (dat, be)) on `endpoint`, idle before a beat with probability
+    1 - `valid_probability`; appends to `stalls` a 1 per cycle where valid waited on ready."""
+    for packet in packets:
+        for i, (dat, be) in enumerate(packet):
+            while rng.random() > valid_probability:
+                yield endpoint.valid.eq(0)
+                yield
+            yield endpoint.valid.eq(1)
+            yield endpoint.first.eq(i == 0)
+            yield endpoint.last.eq(i == len(packet) - 1)
+            yield endpoint.dat.eq(dat)
+            yield endpoint.be.eq(be)
+            yield
+            yield from wait_for(endpoint.ready, None if stalls is None else lambda: stalls.append(1))
+    yield endpoint.valid.eq(0)
+
+
+def collect(endpoint, fields, count, rng, ready_probability, packets):
+    """Receives `count` packets on `endpoint` (ready with probability `ready_probability`): for each, the
+    list of beats as dicts of `fields` and first/last. Then stays ready for DRAIN_CYCLES and keeps whatever
+    else comes, an unfinished packet too."""
+    current, drained = [], 0
+    for _ in range(MAX_CYCLES):
+        if len(packets) >= count:
+            if drained == DRAIN_CYCLES:
+                break
+            drained += 1
+            ready = True
+        else:
+            ready = rng.random() < ready_probability
+        yield endpoint.ready.eq(ready)
+        yield
+        if ready and (yield endpoint.valid):
+            beat = {}
+            for f in fields + ["first", "last"]:
+                beat[f] = (yield getattr(endpoint, f))
+            current.append(beat)
+            if beat["last"]:
+                packets.append(current)
+                current = []
+    if current:
+        packets.append(current)
