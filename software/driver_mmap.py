@@ -35,6 +35,18 @@ __all__ = ["MMAP_PATCHES", "REMAPPED_BUFFERS_PATCHES", "fix_mmap", "use_remapped
 
 _MMAP = "static int litepcie_mmap(struct file *file, struct vm_area_struct *vma)\n"
 
+# LitePCIe's mapping of a whole buffer, after its #if/#else: kept for ARM only, moved into that branch.
+_WHOLE_BUFFER = (
+    "\t\t/*\n"
+    "\t\t * Note: the memory is cached, so the user must explicitly\n"
+    "\t\t * flush the CPU caches on architectures which require it.\n"
+    "\t\t */\n"
+    "\t\tif (remap_pfn_range(vma, vma->vm_start + i * DMA_BUFFER_SIZE, pfn,\n"
+    "\t\t\t\t    DMA_BUFFER_SIZE, vma->vm_page_prot)) {\n"
+    "\t\t\tdev_err(&s->dev->dev, \"mmap remap_pfn_range failed\\n\");\n"
+    "\t\t\treturn -EAGAIN;\n"
+    "\t\t}\n")
+
 MMAP_PATCHES = [
     ("main.c", "mmap: vmalloc header",
      "#include <linux/mm.h>\n",
@@ -59,24 +71,8 @@ MMAP_PATCHES = [
      "\t\telse\n"
      "\t\t\tpfn = __pa(chan->dma.writer_addr[i]) >> PAGE_SHIFT;\n"
      "#endif\n"
-     "\t\t/*\n"
-     "\t\t * Note: the memory is cached, so the user must explicitly\n"
-     "\t\t * flush the CPU caches on architectures which require it.\n"
-     "\t\t */\n"
-     "\t\tif (remap_pfn_range(vma, vma->vm_start + i * DMA_BUFFER_SIZE, pfn,\n"
-     "\t\t\t\t    DMA_BUFFER_SIZE, vma->vm_page_prot)) {\n"
-     "\t\t\tdev_err(&s->dev->dev, \"mmap remap_pfn_range failed\\n\");\n"
-     "\t\t\treturn -EAGAIN;\n"
-     "\t\t}\n",
-     "\t\t/*\n"
-     "\t\t * Note: the memory is cached, so the user must explicitly\n"
-     "\t\t * flush the CPU caches on architectures which require it.\n"
-     "\t\t */\n"
-     "\t\tif (remap_pfn_range(vma, vma->vm_start + i * DMA_BUFFER_SIZE, pfn,\n"
-     "\t\t\t\t    DMA_BUFFER_SIZE, vma->vm_page_prot)) {\n"
-     "\t\t\tdev_err(&s->dev->dev, \"mmap remap_pfn_range failed\\n\");\n"
-     "\t\t\treturn -EAGAIN;\n"
-     "\t\t}\n"
+     + _WHOLE_BUFFER,
+     _WHOLE_BUFFER +
      "#else\n"
      "\t\t/* hostlink: page by page, each page's frame from the kernel's address of the page\n"
      "\t\t * (hostlink_buffer_pfn), not __pa() of the buffer: right behind an IOMMU too. */\n"

@@ -66,6 +66,30 @@ def read(path):
         return f.read()
 
 
+def check_missing_anchor_is_refused(tmp_path, patch, apply, kind, applied_before=()):
+    """A copy of LitePCIe's driver sources (with the patch sets `applied_before` applied) that lost the anchor
+    of `patch` (file, what, anchor, replacement): `apply(kernel)` refuses it with DriverPatchError naming
+    the `kind` of change and `what`, and leaves the sources as they were (nothing half-patched)."""
+    import re
+    import shutil
+    import pytest
+    from hostlink.software.driver_hardening import DriverPatchError
+    kernel = str(tmp_path / "kernel")
+    shutil.copytree(LITEPCIE_KERNEL, kernel, ignore=shutil.ignore_patterns("__pycache__"))
+    for before in applied_before:
+        before(kernel)
+    name, what, anchor, _ = patch
+    path = os.path.join(kernel, name)
+    changed = read(path).replace(anchor, "/* moved */\n")
+    with open(path, "w") as f:
+        f.write(changed)
+    sources = {n: read(os.path.join(kernel, n)) for n in sorted(os.listdir(kernel)) if n.endswith((".c", ".h"))}
+    with pytest.raises(DriverPatchError, match=rf"cannot apply {re.escape(kind)} '{re.escape(what)}'.*found it 0 "
+                                               r"times.*LitePCIe's driver has changed"):
+        apply(kernel)
+    assert {n: read(os.path.join(kernel, n)) for n in sources} == sources
+
+
 def generate_zc706_driver(tmp_path_factory):
     """The ZC706 SoC's generated driver (kernel/, user/, ...) in a fresh folder; returns the folder."""
     from hostlink.software.driver import generate_driver

@@ -23,7 +23,7 @@ from hostlink.software import driver_hardening, driver_kernels, driver_mmap
 from hostlink.software.driver_hardening import DriverPatchError, harden_driver
 from hostlink.targets import boards as registry
 
-from helpers import run_target
+from helpers import check_missing_anchor_is_refused, run_target
 
 
 BOARDS = registry.PCIE_BOARDS
@@ -337,15 +337,7 @@ def test_zero_copy_mmap_maps_each_page_by_its_own_frame(generated):
 
 @pytest.mark.parametrize("index", range(len(driver_mmap.MMAP_PATCHES)))
 def test_mmap_fix_refuses_when_an_anchor_is_missing(tmp_path, index):
-    name, what, anchor, _ = driver_mmap.MMAP_PATCHES[index]
-    kernel = _litepcie_kernel_copy(tmp_path)
-    path = os.path.join(kernel, name)
-    before = read(path).replace(anchor, "/* moved */\n")
-    with open(path, "w") as f:
-        f.write(before)
-    with pytest.raises(DriverPatchError, match=rf"cannot apply zero-copy mmap '{re.escape(what)}'.*found it 0 times"):
-        driver_mmap.fix_mmap(kernel)
-    assert read(path) == before
+    check_missing_anchor_is_refused(tmp_path, driver_mmap.MMAP_PATCHES[index], driver_mmap.fix_mmap, "zero-copy mmap")
 
 def test_remapped_buffers_for_tests_apply_to_the_generated_driver(generated, tmp_path):
     """The test-only change (sim/uml/run.py, the VC709's simulated driver) places both its parts: each buffer
@@ -364,16 +356,8 @@ def test_remapped_buffers_for_tests_apply_to_the_generated_driver(generated, tmp
 def test_kernel_port_refuses_when_an_anchor_is_missing(tmp_path, index):
     """A LitePCIe whose liteuart.c lost the code a compatibility change is anchored on stops generation,
     names the change, and leaves the source untouched."""
-    name, what, anchor, _ = driver_kernels.PATCHES[index]
-    kernel = _litepcie_kernel_copy(tmp_path)
-    path = os.path.join(kernel, name)
-    before = read(path).replace(anchor, "/* moved */\n")
-    with open(path, "w") as f:
-        f.write(before)
-    with pytest.raises(DriverPatchError, match=rf"cannot apply kernel compatibility change '{re.escape(what)}'"
-                                               r".*found it 0 times.*LitePCIe's driver has changed"):
-        driver_kernels.port_driver(kernel)
-    assert read(path) == before
+    check_missing_anchor_is_refused(tmp_path, driver_kernels.PATCHES[index], driver_kernels.port_driver,
+                                    "kernel compatibility change")
 
 def preprocess_versions(text, version):
     """`text` as the C preprocessor leaves it for kernel `version` (major, minor), for the conditions the

@@ -23,14 +23,14 @@ import subprocess
 
 import pytest
 
-from helpers import LITEPCIE_KERNEL, generate_zc706_driver, read
+from helpers import check_missing_anchor_is_refused, generate_zc706_driver, read
 
 from hostlink import REPO
 from hostlink.sim.uml.kernel import UML_KERNEL
 from hostlink.sim.uml.run import sim_dma_ring
 from hostlink.software import driver_flow, driver_stats
 from hostlink.software.driver_flow import add_flow
-from hostlink.software.driver_hardening import DriverPatchError, harden_driver
+from hostlink.software.driver_hardening import harden_driver
 from hostlink.software.driver_kernels import port_driver
 from hostlink.software.driver_polling import add_polling
 
@@ -67,20 +67,9 @@ def test_generated_driver_has_the_flow_modes(generated):
 
 @pytest.mark.parametrize("index", range(len(driver_flow.FLOW_PATCHES)))
 def test_flow_refuses_when_an_anchor_is_missing(tmp_path, index):
-    kernel = str(tmp_path / "kernel")
-    shutil.copytree(LITEPCIE_KERNEL, kernel, ignore=shutil.ignore_patterns("__pycache__"))
-    harden_driver(kernel)
-    port_driver(kernel)
-    add_polling(kernel)
-    name, what, anchor, _ = driver_flow.FLOW_PATCHES[index]
-    path = os.path.join(kernel, name)
-    changed = read(path).replace(anchor, "/* moved */\n")
-    with open(path, "w") as f:
-        f.write(changed)
-    before = {n: read(os.path.join(kernel, n)) for n in ["main.c", "litepcie.h"]}
-    with pytest.raises(DriverPatchError, match=rf"cannot apply flow change '{re.escape(what)}'.*found it 0 times"):
-        add_flow(kernel)
-    assert {n: read(os.path.join(kernel, n)) for n in ["main.c", "litepcie.h"]} == before
+    check_missing_anchor_is_refused(tmp_path, driver_flow.FLOW_PATCHES[index], add_flow, "flow change",
+                                    (harden_driver, port_driver, add_polling))
+
 
 def test_generated_driver_has_the_stats_ioctl(generated, tmp_path):
     """Every stats change is in the driver; the ioctl only reads (any opener may call it); its number and
@@ -106,19 +95,8 @@ def test_generated_driver_has_the_stats_ioctl(generated, tmp_path):
 
 @pytest.mark.parametrize("index", range(len(driver_stats.STATS_PATCHES)))
 def test_stats_refuse_when_an_anchor_is_missing(tmp_path, index):
-    kernel = str(tmp_path / "kernel")
-    shutil.copytree(LITEPCIE_KERNEL, kernel, ignore=shutil.ignore_patterns("__pycache__"))
-    for patch in (harden_driver, port_driver, add_polling, add_flow):
-        patch(kernel)
-    name, what, anchor, _ = driver_stats.STATS_PATCHES[index]
-    path = os.path.join(kernel, name)
-    changed = read(path).replace(anchor, "/* moved */\n")
-    with open(path, "w") as f:
-        f.write(changed)
-    before = {n: read(os.path.join(kernel, n)) for n in ["main.c", "litepcie.h"]}
-    with pytest.raises(DriverPatchError, match=rf"cannot apply stats change '{re.escape(what)}'.*found it 0 times"):
-        driver_stats.add_stats(kernel)
-    assert {n: read(os.path.join(kernel, n)) for n in ["main.c", "litepcie.h"]} == before
+    check_missing_anchor_is_refused(tmp_path, driver_stats.STATS_PATCHES[index], driver_stats.add_stats,
+                                    "stats change", (harden_driver, port_driver, add_polling, add_flow))
 
 # hostlink.host ------------------------------------------------------------------------------------
 

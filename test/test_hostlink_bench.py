@@ -15,14 +15,13 @@ fail.
 import json
 import os
 import re
-import shutil
 
 import pytest
 
-from helpers import LITEPCIE_KERNEL, generate_zc706_driver, read
+from helpers import check_missing_anchor_is_refused, generate_zc706_driver, read
 
 from hostlink.software import driver_polling
-from hostlink.software.driver_hardening import DriverPatchError, harden_driver
+from hostlink.software.driver_hardening import harden_driver
 from hostlink.software.driver_polling import add_polling
 from hostlink.software import bench_plot
 
@@ -78,18 +77,8 @@ def test_generated_driver_polls_without_register_writes(generated):
 def test_polling_refuses_when_an_anchor_is_missing(tmp_path, index):
     """A LitePCIe whose sources lost a line a polling change is anchored on stops generation, names
     the change, and leaves the sources untouched."""
-    kernel = str(tmp_path / "kernel")
-    shutil.copytree(LITEPCIE_KERNEL, kernel, ignore=shutil.ignore_patterns("__pycache__"))
-    harden_driver(kernel)
-    name, what, anchor, _ = driver_polling.POLLING_PATCHES[index]
-    path = os.path.join(kernel, name)
-    changed = read(path).replace(anchor, "/* moved */\n")
-    with open(path, "w") as f:
-        f.write(changed)
-    before = {n: read(os.path.join(kernel, n)) for n in ["main.c", "litepcie.h"]}
-    with pytest.raises(DriverPatchError, match=rf"cannot apply polling change '{re.escape(what)}'.*found it 0 times"):
-        add_polling(kernel)
-    assert {n: read(os.path.join(kernel, n)) for n in ["main.c", "litepcie.h"]} == before
+    check_missing_anchor_is_refused(tmp_path, driver_polling.POLLING_PATCHES[index], add_polling, "polling change",
+                                    (harden_driver,))
 
 
 def test_bench_makefile_anchor_missing_is_refused(tmp_path):

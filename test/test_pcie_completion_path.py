@@ -18,8 +18,7 @@ from migen import *
 from hostlink.cores.pcie.tlp import TLPHeaderExtracter, CompletionDepacketizer, TLPDepacketizer
 from hostlink.cores.pcie.controller import TLPController
 
-from benches.migen_streams import (DRAIN_CYCLES, IDLE_X_BACKPRESSURE, MAX_CYCLES, collect, send, stuck,
-    wait_for)
+from benches.migen_streams import IDLE_X_BACKPRESSURE, MAX_CYCLES, Readiness, collect, send, stuck, wait_for
 
 CPLD = 0b10 << 29 | 0b01010 << 24
 
@@ -273,15 +272,11 @@ def _controller_bench(dut, requests, max_pending, words_per_completion, completi
     def consumer():
         words = completions_per_request*words_per_completion
         received = log.setdefault("received", [])
-        drained = 0
+        readiness = Readiness(rng, ready_probability)   # Ready a while longer at the end: nothing more may come.
         for _ in range(MAX_CYCLES):
-            if len(received) >= len(requests)*words:   # Then ready a while longer: nothing more may come.
-                if drained == DRAIN_CYCLES:
-                    break
-                drained += 1
-                ready = True
-            else:
-                ready = rng.random() < ready_probability
+            ready = readiness.next(len(received) >= len(requests)*words)
+            if ready is None:
+                break
             yield dut.master_in.source.ready.eq(ready)
             yield
             if ready and (yield dut.master_in.source.valid):
@@ -366,15 +361,11 @@ def _interleaving_bench(dut, requests, words_per_completion, completions_per_req
 
     def consumer():
         received = log.setdefault("received", [])
-        drained = 0
+        readiness = Readiness(rng, ready_probability)   # Ready a while longer at the end: nothing more may come.
         for _ in range(MAX_CYCLES):
-            if len(received) >= len(requests)*words_per_completion*completions_per_request:
-                if drained == DRAIN_CYCLES:   # Ready a while longer: nothing more may come.
-                    break
-                drained += 1
-                ready = True
-            else:
-                ready = rng.random() < ready_probability
+            ready = readiness.next(len(received) >= len(requests)*words_per_completion*completions_per_request)
+            if ready is None:
+                break
             yield dut.master_in.source.ready.eq(ready)
             yield
             if ready and (yield dut.master_in.source.valid):

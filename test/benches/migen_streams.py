@@ -7,6 +7,7 @@ so that every bench waits, drains and fails the same way:
 
     send(endpoint, packets, rng, valid_probability, stalls=None)   drive packets of (dat, be) beats
     collect(endpoint, fields, count, rng, ready_probability, out)  receive `count` packets, then drain
+    Readiness(rng, ready_probability)                              a monitor's ready, with the drain
     wait_for(signal, on_wait=None)                                 a bounded handshake wait
     stuck(what)                                                    the error of a bench loop that ran out
     IDLE_X_BACKPRESSURE                                            (valid, ready) probabilities, crossed
@@ -57,19 +58,31 @@ def send(endpoint, packets, rng, valid_probability, stalls=None):
     yield endpoint.valid.eq(0)
 
 
+class Readiness:
+    """A monitor's ready: high with probability `probability` until the output it expects is in, then high
+    for DRAIN_CYCLES, then over. `next(expected_in)` gives each cycle's ready, None once over."""
+
+    def __init__(self, rng, probability):
+        self.rng, self.probability, self.drained = rng, probability, 0
+
+    def next(self, expected_in):
+        if not expected_in:
+            return self.rng.random() < self.probability
+        if self.drained == DRAIN_CYCLES:
+            return None
+        self.drained += 1
+        return True
+
+
 def collect(endpoint, fields, count, rng, ready_probability, packets):
     """Receives `count` packets on `endpoint` (ready with probability `ready_probability`): for each, the
     list of beats as dicts of `fields` and first/last. Then stays ready for DRAIN_CYCLES and keeps whatever
     else comes, an unfinished packet too."""
-    current, drained = [], 0
+    current, readiness = [], Readiness(rng, ready_probability)
     for _ in range(MAX_CYCLES):
-        if len(packets) >= count:
-            if drained == DRAIN_CYCLES:
-                break
-            drained += 1
-            ready = True
-        else:
-            ready = rng.random() < ready_probability
+        ready = readiness.next(len(packets) >= count)
+        if ready is None:
+            break
         yield endpoint.ready.eq(ready)
         yield
         if ready and (yield endpoint.valid):
