@@ -32,6 +32,7 @@ buffers, a DMA that makes no progress within `timeout` seconds.
 import errno
 import fcntl
 import glob
+import mmap
 import os
 import select
 import struct
@@ -56,6 +57,7 @@ _REG       = struct.Struct("<IIB3x")          # litepcie_ioctl_reg
 _DMA_COUNT = struct.Struct("<B7xqq")          # litepcie_ioctl_dma_writer / _reader
 _LOCK      = struct.Struct("<6B")             # litepcie_ioctl_lock
 _INFO      = struct.Struct("<6Q")             # litepcie_ioctl_mmap_dma_info
+_UPDATE    = struct.Struct("<q")              # litepcie_ioctl_mmap_dma_update
 _TWO       = struct.Struct("<2B")             # litepcie_ioctl_dma_poll / _dma_flow
 _STATS_DIRECTION = ("hw_count", "sw_count", "lost", "lost_events", "level", "level_max", "flow", "enabled",
                     "fpga_given", "fpga_started", "fpga_done", "fpga_waits")
@@ -65,6 +67,8 @@ IOCTL_DMA_WRITER  = _ioc(_RW, 21, _DMA_COUNT.size)
 IOCTL_DMA_READER  = _ioc(_RW, 22, _DMA_COUNT.size)
 IOCTL_DMA_INFO    = _ioc(_R,  24, _INFO.size)
 IOCTL_LOCK        = _ioc(_RW, 25, _LOCK.size)
+IOCTL_MMAP_WRITER_UPDATE = _ioc(_W, 26, _UPDATE.size)
+IOCTL_MMAP_READER_UPDATE = _ioc(_W, 27, _UPDATE.size)
 IOCTL_DMA_POLL    = _ioc(_W,  40, _TWO.size)
 IOCTL_CYCLES      = _ioc(_R,  41, 8)
 IOCTL_DMA_FLOW    = _ioc(_W,  42, _TWO.size)
@@ -129,9 +133,12 @@ class Channel:
                          f"(hostlink, see doc/driver.md)") from None
         self._registers = _read_register_map(registers) if registers else None
         self._started = set()
+        self._rings = {}                     # Zero-copy: direction -> the driver's ring, mapped.
+        self._held = {"h2c": 0, "c2h": 0}    # Zero-copy: buffers got and not yet put.
         try:
             info = _INFO.unpack(self._ioctl(IOCTL_DMA_INFO, bytes(_INFO.size), "read the ring's geometry"))
             self.buffer_size, self.buffer_count = info[1], info[2]
+            self._ring_offsets = {"h2c": info[0], "c2h": info[3]}
             writer, reader = "c2h" in directions, "h2c" in directions
             status = _LOCK.unpack(self._ioctl(IOCTL_LOCK, _LOCK.pack(reader, writer, 0, 0, 0, 0), "lock"))
             if (reader and not status[4]) or (writer and not status[5]):
@@ -190,6 +197,16 @@ class Channel:
 
     # Data -----------------------------------------------------------------------------------------
 
+    def start(self, *directions):
+        """Arm the DMA of `directions` ("h2c", "c2h"; default: the channel's) now; reads, writes and
+        get_buffers() arm what they use themselves. For a source that cannot wait, and before zero-copy
+        sends whose results you will read."""
+        for direction in directions:
+            self._need(direction)
+        for direction in ("c2h", "h2c"):   # FPGA to host first: it waits for data.
+            if direction in (directions or self.directions):
+                self._start(direction)
+
     def write(self, data):
         """Send `data` (whole buffers) host to FPGA; returns when all of it is in the driver's ring."""
         self.transfer(data, results=0)
@@ -203,6 +220,7 @@ class Channel:
         overlapped: what an accelerator does. Returns the bytes received."""
         data = memoryview(data).cast("B") if data is not None else memoryview(b"")
         results = len(data) if results is None else results
+        self._not_holding("transfer")
         if len(data):
             self._need("h2c")
             self._whole(len(data), "writing")
@@ -243,6 +261,92 @@ class Channel:
                 select.select([], [], [], 0.0002)
         return bytes(out)
 
+    # Zero-copy ------------------------------------------------------------------------------------
+
+    def get_buffers(self, direction, count=None, timeout=None):
+        """Zero-copy: the next buffers of the driver's ring, in place, as writable memoryviews of
+        `buffer_size` bytes each (numpy.frombuffer(view, dtype) is an array over one, without a copy).
+        "c2h": buffers the DMA has filled, to read; "h2c": free buffers, to fill. Waits up to the timeout
+        for at least one; returns at most `count` (default: all that are ready), after any got before
+        and not yet put. `timeout`: seconds to wait (default: the channel's; 0: none, an empty list when
+        no buffer is ready). Give them back in order with put_buffers(): the DMA then fills them again
+        (c2h) or sends them (h2c); a view kept after that sees the ring's next use of its buffer.
+        Loop flow: buffers the DMA wrote again before you got them raise HostlinkError EOVERFLOW (the
+        next call goes on from the newest)."""
+        self._need(direction)
+        if count is not None and count <= 0:
+            raise _error(errno.EINVAL, f"get_buffers: count is a positive number of buffers, not {count}")
+        ring = self._ring(direction)
+        if direction == "c2h":
+            self._start("c2h")
+        deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
+        while True:
+            _, hw, sw = self._engine(direction)
+            first = sw + self._held[direction]
+            if direction == "c2h":
+                ready = hw - first
+                if self.flow == "loop" and hw - sw > self.buffer_count // 2:
+                    # (LitePCIe's read() counts these as lost.) Loop flow loses data: lossless or realtime do not.
+                    if self._held["c2h"]:
+                        raise _error(errno.EOVERFLOW, f"{self.path}: the DMA is {hw - sw} buffers ahead: those "
+                                     f"you hold may be written again (loop flow: use lossless or realtime)")
+                    newest = hw - self.buffer_count // 2
+                    self._update("c2h", newest)
+                    raise _error(errno.EOVERFLOW, f"{self.path}: {newest - sw} buffers written again by the "
+                                 f"DMA before you got them (loop flow: use lossless or realtime)")
+            else:
+                ready = self.buffer_count // 2 - (first - hw)   # The driver lets a program run half a ring ahead.
+            if ready > 0:
+                break
+            if timeout == 0:
+                return []
+            if time.monotonic() > deadline:
+                raise _error(errno.ETIMEDOUT, f"{self.path}: get_buffers({direction!r}): no buffer for "
+                             f"{self.timeout if timeout is None else timeout} s (is the core taking and giving "
+                             f"data, its channel selected?)")
+            select.select([], [], [], 0.0002)
+        ready = ready if count is None else min(ready, count)
+        self._held[direction] += ready
+        size = self.buffer_size
+        return [ring[((first + i) % self.buffer_count) * size:][:size] for i in range(ready)]
+
+    def put_buffers(self, direction, count=None):
+        """Give back the oldest `count` buffers got with get_buffers() (default: all): "c2h", read, the
+        DMA may fill them again; "h2c", filled, the DMA sends them."""
+        self._need(direction)
+        count = self._held[direction] if count is None else count
+        if not 0 <= count <= self._held[direction]:
+            raise _error(errno.EINVAL, f"put_buffers({direction!r}, {count}): {self._held[direction]} got "
+                         f"and not yet put")
+        if count:
+            _, _, sw = self._engine(direction)
+            self._update(direction, sw + count)
+            self._held[direction] -= count
+            if direction == "h2c":
+                self._start("h2c")          # After the first buffers: none is read stale.
+
+    def _ring(self, direction):
+        if direction not in self._rings:
+            total = self.buffer_size * self.buffer_count
+            try:
+                self._rings[direction] = memoryview(mmap.mmap(self.fd, total, mmap.MAP_SHARED,
+                                                              mmap.PROT_READ | mmap.PROT_WRITE,
+                                                              offset=self._ring_offsets[direction]))
+            except OSError as error:
+                raise _error(error.errno, f"{self.path}: cannot map the {direction} ring: "
+                             f"{os.strerror(error.errno)}") from None
+        return self._rings[direction]
+
+    def _update(self, direction, sw_count):
+        request = IOCTL_MMAP_READER_UPDATE if direction == "h2c" else IOCTL_MMAP_WRITER_UPDATE
+        self._ioctl(request, _UPDATE.pack(sw_count), f"give the {direction} buffers back")
+
+    def _not_holding(self, what):
+        held = [d for d, n in self._held.items() if n]
+        if held:
+            raise _error(errno.EBUSY, f"{self.path}: {what}: put_buffers() the zero-copy buffers of "
+                         f"{' and '.join(held)} first")
+
     def read_buffers(self, count):
         """`count` framed buffers (Buffer: sequence, time, dropped, ended, data), in order."""
         raw = self.read(count * self.buffer_size)
@@ -265,6 +369,8 @@ class Channel:
         return packets
 
     def _need(self, direction):
+        if direction not in ("h2c", "c2h"):
+            raise _error(errno.EINVAL, f"a direction is 'h2c' or 'c2h', not {direction!r}")
         if direction not in self.directions:
             raise _error(errno.EINVAL, f"{self.path} was opened for {', '.join(self.directions)} only")
 
@@ -315,6 +421,14 @@ class Channel:
             for direction in sorted(self._started):
                 self._engine(direction, False)
         finally:
+            for ring in self._rings.values():
+                mapping = ring.obj
+                try:
+                    ring.release()
+                    mapping.close()
+                except BufferError:
+                    pass   # Views still held: the mapping (and the driver's file) go with the last.
+            self._rings = {}
             os.close(self.fd)   # The driver releases the locks, polling and flow with the file.
             self.fd = None
 

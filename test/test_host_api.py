@@ -52,7 +52,9 @@ def test_generated_driver_has_the_flow_modes(generated):
     main_c = read(os.path.join(kernel, "main.c"))
     case = main_c[main_c.index("case LITEPCIE_IOCTL_DMA_FLOW:"):main_c.index("case LITEPCIE_IOCTL_MMAP_DMA_WRITER_UPDATE:")]
     assert "litepcie_writel" not in case and "litepcie_readl" not in case
-    assert "!chan_priv->writer" in case and "!chan_priv->reader" in case
+    assert "if (chan_priv->writer)\n\t\t\tchan->dma.writer_flow = m.writer;" in case
+    assert "if (chan_priv->reader)\n\t\t\tchan->dma.reader_flow = m.reader;" in case
+    assert case.count("chan->dma.writer_flow = ") == case.count("chan->dma.reader_flow = ") == 1
     # The stats ioctl (driver_stats.py) reads the gate's counts, writes nothing.
     stats = main_c[main_c.index("case LITEPCIE_IOCTL_STATS:"):main_c.index("case LITEPCIE_IOCTL_DMA_FLOW:")]
     assert "litepcie_writel" not in stats and "hostlink_writer_refresh(dev, chan)" in stats
@@ -167,6 +169,7 @@ def test_register_names_from_the_drivers_header_and_the_csr_map(generated, tmp_p
 needs_kernel = pytest.mark.skipif(not os.path.isfile(UML_KERNEL), reason="no User-Mode Linux kernel: `make uml-kernel`")
 EXAMPLE = os.path.join(REPO, "examples", "accelerator_host.py")
 SLOW    = os.path.join(REPO, "software", "uml", "slow_reader.py")
+ERRORS  = os.path.join(REPO, "software", "uml", "library_errors.py")
 MEMBER  = os.path.join(REPO, "software", "uml", "as_member.py")
 
 
@@ -193,6 +196,9 @@ def test_the_accelerator_and_a_slow_reader_through_the_driver(tmp_path, board):
     command = (f"python3 {EXAMPLE} --setup --registers csr.json; "
                f"python3 {MEMBER} member -- python3 {EXAMPLE} --size 256K; "
                f"python3 {MEMBER} member -- accelerator_host --size 131072; "
+               f"python3 {MEMBER} member -- python3 {EXAMPLE} --size 128K --zero-copy; "
+               f"python3 {MEMBER} member -- accelerator_host --size 131072 --zero-copy; "
+               f"python3 {ERRORS} csr.json; "
                f"python3 -c \"import sys; sys.path.insert(0, '{REPO}'); from hostlink.host import Channel; "
                f"Channel(0, directions=('c2h',), flow='loop', registers='csr.json').register('pcie_dma0_user_select', 0)\"; "
                f"python3 {SLOW} csr.json lossless 524288 32 3; python3 {SLOW} csr.json loop 524288 32 3")
@@ -200,10 +206,43 @@ def test_the_accelerator_and_a_slow_reader_through_the_driver(tmp_path, board):
     output = _output(result)
     assert "channel 0 to the accelerator, a = 3, b = 4660" in output, output[-3000:]
     assert "group member (uid 1000" in output and "262144 bytes through the accelerator and back" in output
-    assert re.search(r"262144 bytes through the accelerator and back in [0-9.]+ s: 0 bytes wrong", output)
+    assert re.search(r"262144 bytes through the accelerator and back in [0-9.]+ s, [1-9]\d* device cycles: "
+                     r"0 bytes wrong", output), output[-3000:]
     # The same from C (libhostlink's example, linked statically), as a group member.
-    assert re.search(r"131072 bytes through the accelerator and back in [0-9.]+ s \(C\): 0 samples wrong",
-                     output), output[-3000:]
+    assert re.search(r"131072 bytes through the accelerator and back in [0-9.]+ s, [1-9]\d* device cycles \(C\): "
+                     r"0 samples wrong", output), output[-3000:]
+    # Zero-copy (get_buffers/put_buffers): samples made and results checked in the driver's ring, in place,
+    # from Python and from C.
+    assert re.search(r"131072 bytes through the accelerator and back zero-copy in [0-9.]+ s, [1-9]\d* device "
+                     r"cycles: 0 bytes wrong", output), output[-3000:]
+    assert re.search(r"131072 bytes through the accelerator and back zero-copy in [0-9.]+ s, [1-9]\d* device "
+                     r"cycles \(C\): 0 samples wrong", output), output[-3000:]
+    # The library's failures under the real driver, each with its errno and advice (library_errors.py).
+    for check in ["outside the group: open: EACCES", "a channel that does not exist: ENODEV",
+                  "c2h held by another opener: EBUSY", "ok: h2c free while c2h is held",
+                  "a write of part of a buffer: EINVAL", "a read on a channel opened h2c only: EINVAL",
+                  "a bad direction: EINVAL", "a copy while zero-copy buffers are held: EBUSY",
+                  "giving back more than was got: EINVAL", "a read with nothing coming: ETIMEDOUT",
+                  "ok: a zero-copy get without waiting: 0 buffers", "a zero-copy get with nothing coming: ETIMEDOUT",
+                  "a register write: EPERM", "library errors: all as expected"]:
+        assert check in output, (check, output[-4000:])
+    # The same from C, libhostlink's hostlink_errors, and what only C can get wrong.
+    for check in ["outside the group: open: no permission", "a channel that does not exist: /dev/litepcie99",
+                  "a flow that does not exist: flow must be", "a timeout of 0 ms: the timeout is a positive",
+                  "c2h held by another opener: /dev/litepcie0: c2h held", "h2c free while c2h is held (C)",
+                  "a write of part of a buffer: /dev/litepcie0: writing moves whole",
+                  "a read on a channel opened h2c only: /dev/litepcie0: opened without HOSTLINK_C2H",
+                  "a bad direction: /dev/litepcie0: hostlink_get_buffers: the direction",
+                  "a copy while zero-copy buffers are held: /dev/litepcie0: hostlink_put_buffers()",
+                  "giving back more than was got: /dev/litepcie0: hostlink_put_buffers: 3 buffers",
+                  "a read with nothing coming: /dev/litepcie0: transfer: no progress for 500 ms",
+                  "a zero-copy get without waiting: 0 buffers (C)",
+                  "a zero-copy get with nothing coming: /dev/litepcie0: hostlink_get_buffers: no c2h buffer",
+                  "a register write: /dev/litepcie0: cannot write a register: register writes need CAP_SYS_RAWIO",
+                  "a register that does not exist: /dev/litepcie0: no register 'no_such_register'"]:
+        assert re.search(r"^ok: " + re.escape(check.removesuffix(" (C)")) + r".*\(C\)$", output, re.M), \
+            (check, output[-4000:])
+    assert "FAIL: " not in output, output[-4000:]
     # (Pauses: 3 with the ZC706's 4 KiB buffers, 1 with the VC709's 8 KiB.)
     assert re.search(r"524288 bytes read in flow lossless, [1-9] pauses of 3.0 ring-fills: 0 words wrong", output)
     lost = re.search(r"524288 bytes read in flow loop, [1-9] pauses of 3.0 ring-fills: (\d+) words wrong", output)

@@ -47,7 +47,10 @@ def test_generated_driver_polls_without_register_writes(generated):
     poll_case   = main_c[main_c.index("case LITEPCIE_IOCTL_DMA_POLL:"):main_c.index("case LITEPCIE_IOCTL_CYCLES:")]
     cycles_case = main_c[main_c.index("case LITEPCIE_IOCTL_CYCLES:"):main_c.index("case LITEPCIE_IOCTL_LOCK:")]
     assert "litepcie_writel" not in poll_case and "litepcie_readl" not in poll_case
-    assert "!chan_priv->writer" in poll_case and "!chan_priv->reader" in poll_case
+    # Each direction's flag is its lock holder's; a direction the caller does not hold is left as it is.
+    assert "if (chan_priv->writer)\n\t\t\tchan->dma.writer_poll = m.writer;" in poll_case
+    assert "if (chan_priv->reader)\n\t\t\tchan->dma.reader_poll = m.reader;" in poll_case
+    assert poll_case.count("chan->dma.writer_poll = ") == poll_case.count("chan->dma.reader_poll = ") == 1
     assert re.findall(r"litepcie_writel\((\w+), (\w+),", cycles_case) == [("dev", "CSR_CYCLES_LATCH_ADDR")]
     for direction in ("writer", "reader"):
         refresh = main_c[main_c.index(f"static int hostlink_{direction}_refresh"):]

@@ -11,12 +11,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -31,6 +33,9 @@ struct hostlink_channel {
 	int timeout_ms;
 	size_t buffer_size, buffer_count;
 	unsigned char *scratch;          /* one buffer, for read_buffer */
+	unsigned char *ring[2];          /* zero-copy: the h2c [0] and c2h [1] rings, mapped */
+	off_t ring_offset[2];
+	size_t held[2];                  /* zero-copy: buffers got and not yet put */
 	pthread_mutex_t lock;
 	char error[256];
 };
@@ -166,6 +171,8 @@ int hostlink_open_path(struct hostlink_channel **out, const char *path, enum hos
 		goto error;
 	ch->buffer_size = info.dma_tx_buf_size;
 	ch->buffer_count = info.dma_tx_buf_count;
+	ch->ring_offset[0] = info.dma_tx_buf_offset;
+	ch->ring_offset[1] = info.dma_rx_buf_offset;
 	lock.dma_reader_request = reader;
 	lock.dma_writer_request = writer;
 	ret = do_ioctl(ch, LITEPCIE_IOCTL_LOCK, &lock, "lock");
@@ -252,6 +259,9 @@ void hostlink_close(struct hostlink_channel *ch)
 		engine(ch, HOSTLINK_C2H, 0, NULL, NULL);
 	if (ch->started & HOSTLINK_H2C)
 		engine(ch, HOSTLINK_H2C, 0, NULL, NULL);
+	for (int i = 0; i < 2; i++)
+		if (ch->ring[i])
+			munmap(ch->ring[i], ch->buffer_size * ch->buffer_count);
 	close(ch->fd);
 	pthread_mutex_destroy(&ch->lock);
 	free(ch->scratch);
@@ -281,6 +291,9 @@ static ssize_t transfer(struct hostlink_channel *ch, const void *in, size_t in_s
 	int64_t deadline;
 	int ret;
 
+	if (ch->held[0] || ch->held[1])
+		return fail(ch, EBUSY, "hostlink_put_buffers() the zero-copy buffers of %s first",
+			    ch->held[0] ? "h2c" : "c2h");
 	if (in_size) {
 		if (!(ch->directions & HOSTLINK_H2C))
 			return fail(ch, EINVAL, "opened without HOSTLINK_H2C");
@@ -349,6 +362,127 @@ ssize_t hostlink_write(struct hostlink_channel *ch, const void *data, size_t siz
 ssize_t hostlink_read(struct hostlink_channel *ch, void *data, size_t size)
 {
 	return hostlink_transfer(ch, NULL, 0, data, size);
+}
+
+/* Zero-copy -------------------------------------------------------------------------------------- */
+
+static int direction_index(struct hostlink_channel *ch, int direction, const char *what)
+{
+	if (direction != HOSTLINK_H2C && direction != HOSTLINK_C2H)
+		return fail(ch, EINVAL, "%s: the direction is HOSTLINK_H2C or HOSTLINK_C2H, not %d", what, direction);
+	if (!(ch->directions & direction))
+		return fail(ch, EINVAL, "%s: opened without %s", what,
+			    direction == HOSTLINK_H2C ? "HOSTLINK_H2C" : "HOSTLINK_C2H");
+	return direction == HOSTLINK_C2H;
+}
+
+static int update(struct hostlink_channel *ch, int direction, int64_t sw_count)
+{
+	struct litepcie_ioctl_mmap_dma_update m = {.sw_count = sw_count};
+	return do_ioctl(ch, direction == HOSTLINK_H2C ? LITEPCIE_IOCTL_MMAP_DMA_READER_UPDATE :
+			LITEPCIE_IOCTL_MMAP_DMA_WRITER_UPDATE, &m, "give the buffers back");
+}
+
+static ssize_t get_buffers(struct hostlink_channel *ch, int direction, void **first, size_t max, int timeout_ms)
+{
+	int d = direction_index(ch, direction, "hostlink_get_buffers");
+	int64_t half = ch->buffer_count / 2, hw, sw, next, ready, deadline;
+	size_t slot;
+	int ret;
+
+	if (d < 0)
+		return d;
+	if (max == 0)
+		return fail(ch, EINVAL, "hostlink_get_buffers: max is a positive number of buffers");
+	if (!ch->ring[d]) {
+		void *ring = mmap(NULL, ch->buffer_size * ch->buffer_count, PROT_READ | PROT_WRITE, MAP_SHARED,
+				  ch->fd, ch->ring_offset[d]);
+		if (ring == MAP_FAILED)
+			return fail(ch, errno, "cannot map the %s ring: %s", d ? "c2h" : "h2c", strerror(errno));
+		ch->ring[d] = ring;
+	}
+	if (direction == HOSTLINK_C2H && (ret = start(ch, HOSTLINK_C2H)) < 0)
+		return ret;
+	if (timeout_ms < 0)
+		timeout_ms = ch->timeout_ms;
+	deadline = now_ms() + timeout_ms;
+	for (;;) {
+		if ((ret = engine(ch, direction, ch->started & direction ? 1 : 0, &hw, &sw)) < 0)
+			return ret;
+		next = sw + (int64_t)ch->held[d];
+		if (direction == HOSTLINK_C2H) {
+			ready = hw - next;
+			if (ch->flow == HOSTLINK_FLOW_LOOP && hw - sw > half) {
+				/* (LitePCIe's read() counts these as lost.) Loop flow loses data: lossless or real-time do not. */
+				if (ch->held[d])
+					return fail(ch, EOVERFLOW, "the DMA is %" PRId64 " buffers ahead: those you hold may "
+						    "be written again (loop flow: use lossless or real-time)", hw - sw);
+				if ((ret = update(ch, direction, hw - half)) < 0)
+					return ret;
+				return fail(ch, EOVERFLOW, "%" PRId64 " buffers written again by the DMA before you got "
+					    "them (loop flow: use lossless or real-time)", hw - half - sw);
+			}
+		} else {
+			ready = half - (next - hw);   /* The driver lets a program run half a ring ahead. */
+		}
+		if (ready > 0)
+			break;
+		if (timeout_ms == 0)
+			return 0;
+		if (now_ms() > deadline)
+			return fail(ch, ETIMEDOUT, "hostlink_get_buffers: no %s buffer for %d ms (is the core taking and "
+				    "giving data, its channel selected?)", d ? "c2h" : "h2c", timeout_ms);
+		usleep(200);
+	}
+	slot = (size_t)(next % (int64_t)ch->buffer_count);
+	if ((size_t)ready > ch->buffer_count - slot)
+		ready = ch->buffer_count - slot;   /* They follow each other in memory up to the ring's end. */
+	if ((size_t)ready > max)
+		ready = max;
+	ch->held[d] += ready;
+	*first = ch->ring[d] + slot * ch->buffer_size;
+	return ready;
+}
+
+ssize_t hostlink_get_buffers(struct hostlink_channel *ch, int direction, void **first, size_t max, int timeout_ms)
+{
+	ssize_t ret;
+	pthread_mutex_lock(&ch->lock);
+	ret = get_buffers(ch, direction, first, max, timeout_ms);
+	pthread_mutex_unlock(&ch->lock);
+	return ret;
+}
+
+static int put_buffers(struct hostlink_channel *ch, int direction, size_t count)
+{
+	int d = direction_index(ch, direction, "hostlink_put_buffers");
+	int64_t sw;
+	int ret;
+
+	if (d < 0)
+		return d;
+	if (count > ch->held[d])
+		return fail(ch, EINVAL, "hostlink_put_buffers: %zu buffers, of %zu got and not yet put", count,
+			    ch->held[d]);
+	if (count == 0)
+		return 0;
+	if ((ret = engine(ch, direction, ch->started & direction ? 1 : 0, NULL, &sw)) < 0)
+		return ret;
+	if ((ret = update(ch, direction, sw + (int64_t)count)) < 0)
+		return ret;
+	ch->held[d] -= count;
+	if (direction == HOSTLINK_H2C)
+		return start(ch, HOSTLINK_H2C);   /* After the first buffers: none is read stale. */
+	return 0;
+}
+
+int hostlink_put_buffers(struct hostlink_channel *ch, int direction, size_t count)
+{
+	int ret;
+	pthread_mutex_lock(&ch->lock);
+	ret = put_buffers(ch, direction, count);
+	pthread_mutex_unlock(&ch->lock);
+	return ret;
 }
 
 static ssize_t read_buffer(struct hostlink_channel *ch, void *data, size_t capacity,

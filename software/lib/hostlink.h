@@ -95,6 +95,19 @@ ssize_t hostlink_read(struct hostlink_channel *ch, void *data, size_t size);
 ssize_t hostlink_transfer(struct hostlink_channel *ch, const void *in, size_t in_size, void *out,
 			  size_t out_size);
 
+/* Zero-copy: buffers of the driver's ring, in place. HOSTLINK_C2H: buffers the DMA has filled, to read;
+ * HOSTLINK_H2C: free buffers, to fill. Waits up to `timeout_ms` (-1: the channel's timeout; 0: returns 0
+ * at once if none is ready) for at least one, after any got before and not yet put; sets *first to the
+ * first and returns how many there are that follow it in memory (up to `max` and to the ring's end: call
+ * again for those after the wrap). Loop flow: buffers the DMA wrote
+ * again before you got them are -EOVERFLOW (the next call goes on from the newest). The copy calls
+ * refuse (-EBUSY) while you hold buffers. */
+ssize_t hostlink_get_buffers(struct hostlink_channel *ch, int direction, void **first, size_t max,
+			     int timeout_ms);
+/* Give back the oldest `count` buffers got: HOSTLINK_C2H, read, the DMA may fill them again;
+ * HOSTLINK_H2C, filled, the DMA sends them. */
+int hostlink_put_buffers(struct hostlink_channel *ch, int direction, size_t count);
+
 /* Real-time and packets flows: the next buffer's data (up to `capacity` bytes; more is -EMSGSIZE) and its
  * header. Returns the data's length. */
 ssize_t hostlink_read_buffer(struct hostlink_channel *ch, void *data, size_t capacity,
