@@ -18,9 +18,12 @@ DMA_CHANNELS_MAX = 8
 
 # Checks -------------------------------------------------------------------------------------------
 
-def check_choice(name, value, choices):
-    if value not in choices:
-        raise ValueError(f"{name} must be one of {', '.join(str(c) for c in choices)}, not {value!r}")
+def check_choice(name, value, choices, described=None):
+    """`value` if it is one of `choices`, else a ValueError naming them (or saying `described`, e.g. "a
+    power of two from 1 to 128")."""
+    if isinstance(value, bool) or value not in choices:
+        allowed = described or f"one of {', '.join(str(c) for c in choices)}"
+        raise ValueError(f"{name} must be {allowed}, not {value!r}")
     return value
 
 

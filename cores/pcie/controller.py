@@ -44,6 +44,7 @@ from litex.soc.interconnect.csr import CSRStorage, CSRStatus
 
 from litepcie.common import completion_layout
 from litepcie.core.common import LitePCIeMasterInternalPort
+from hostlink.cores.pcie.config import check_choice
 
 # TLP Controller -----------------------------------------------------------------------------------
 
@@ -61,11 +62,10 @@ class TLPController(LiteXModule):
     def __init__(self, data_width, address_width, max_pending_requests, max_request_bytes=512,
         buffer_bytes=None, in_flight_bytes=None, in_flight_headers=None, rcb_bytes=64,
         completion_checks=False, timeout_cycles=2_500_000, check_requester_id=False, with_csr=False):
-        if max_pending_requests not in [1, 2, 4, 8, 16, 32, 64, 128]:
-            raise ValueError(f"reads in flight must be a power of two from 1 to 128, not {max_pending_requests!r}")
-        if max_request_bytes not in [128, 256, 512, 1024, 2048, 4096]:
-            raise ValueError(f"largest read request must be a power of two from 128 to 4096 bytes, "
-                f"not {max_request_bytes!r}")
+        check_choice("reads in flight", max_pending_requests, [2**n for n in range(8)],
+                     "a power of two from 1 to 128")
+        check_choice("largest read request", max_request_bytes, [2**n for n in range(7, 13)],
+                     "a power of two from 128 to 4096 bytes")
         beat_bytes = data_width//8
         min_bytes  = self.min_buffer_bytes(data_width, max_request_bytes)
         if buffer_bytes is None:
@@ -79,8 +79,7 @@ class TLPController(LiteXModule):
                 f"{max_request_bytes}-byte read request) up to the {buffer_bytes}-byte completion buffer, "
                 f"not {in_flight_bytes!r}")
         self.in_flight_bytes = in_flight_bytes
-        if rcb_bytes not in [64, 128]:
-            raise ValueError(f"read completion boundary must be 64 or 128 bytes, not {rcb_bytes!r}")
+        check_choice("read completion boundary", rcb_bytes, [64, 128], "64 or 128 bytes")
         # An unaligned largest read spans one RCB block more, unless it is a whole 4 KiB page (reads never
         # cross a 4 KiB boundary).
         max_request_headers = min(max_request_bytes//rcb_bytes + 1, 4096//rcb_bytes)

@@ -37,7 +37,6 @@ ETH_TYPE_OFFSET          = 12
 IPV4_TOTAL_LENGTH_OFFSET = ETH_HEADER_LEN + 2
 IPV4_CHECKSUM_OFFSET     = ETH_HEADER_LEN + 10
 UDP_LENGTH_OFFSET        = ETH_HEADER_LEN + IPV4_HEADER_LEN + 4
-UDP_CHECKSUM_OFFSET      = ETH_HEADER_LEN + IPV4_HEADER_LEN + 6
 
 # Addresses ----------------------------------------------------------------------------------------
 
@@ -121,6 +120,14 @@ def max_payload_for_mtu(mtu):
     if isinstance(mtu, bool) or not isinstance(mtu, int) or not MIN_MTU <= mtu <= MAX_MTU:
         raise ValueError(f"mtu must be an integer in {MIN_MTU}..{MAX_MTU}, not {mtu!r}")
     return mtu - IPV4_HEADER_LEN - UDP_HEADER_LEN
+
+
+def check_max_payload(max_payload):
+    """A transmitter's or receiver's `max_payload`: an integer from 0 to the largest payload at MAX_MTU."""
+    limit = max_payload_for_mtu(MAX_MTU)
+    if isinstance(max_payload, bool) or not isinstance(max_payload, int) or not 0 <= max_payload <= limit:
+        raise ValueError(f"max_payload must be an integer in 0..{limit}, not {max_payload!r}")
+    return max_payload
 
 # Header model -------------------------------------------------------------------------------------
 

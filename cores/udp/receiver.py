@@ -35,10 +35,7 @@ class UDPReceiver(LiteXModule):
         fpga_mac  = mac_to_int(fpga_mac, "fpga_mac")
         fpga_ip   = ip_to_int(fpga_ip, "fpga_ip")
         fpga_port = check_port(fpga_port, "fpga_port")
-        if isinstance(max_payload, bool) or not isinstance(max_payload, int) or \
-           not 0 <= max_payload <= max_payload_for_mtu(MAX_MTU):
-            raise ValueError(f"max_payload must be an integer in 0..{max_payload_for_mtu(MAX_MTU)}, "
-                             f"not {max_payload!r}")
+        check_max_payload(max_payload)
         if not isinstance(buffer_depth, int) or buffer_depth < max(max_payload, 1) or \
            buffer_depth & (buffer_depth - 1):
             raise ValueError(f"buffer_depth must be a power of 2 >= max_payload ({max_payload}), "

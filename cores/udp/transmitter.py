@@ -55,10 +55,7 @@ class UDPTransmitter(LiteXModule):
         host_ip   = ip_to_int(host_ip,   "host_ip")
         fpga_port = check_port(fpga_port, "fpga_port")
         host_port = check_port(host_port, "host_port")
-        if isinstance(max_payload, bool) or not isinstance(max_payload, int) or \
-           not 0 <= max_payload <= max_payload_for_mtu(MAX_MTU):
-            raise ValueError(f"max_payload must be an integer in 0..{max_payload_for_mtu(MAX_MTU)}, "
-                             f"not {max_payload!r}")
+        check_max_payload(max_payload)
         self.max_payload = max_payload
 
         self.sink     = sink   = stream.Endpoint(udp_payload_layout)
