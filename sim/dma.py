@@ -15,7 +15,7 @@ from hostlink.cores.pcie.config import DMA_DESCRIPTOR_MAX_BYTES, check_dma_chann
 from hostlink.cores.pcie.flow import FLOW_MODES, FRAMED_MODES
 from hostlink.sim.pcie import latency_sweep
 from hostlink.sim.pcie.host import host_profile
-from hostlink.sim.pcie.soc import BOARDS, get_board
+from hostlink.sim.pcie.soc import BOARDS, DEFAULT_BOARD, get_board
 from hostlink.sim.pcie.driver import TABLE_DEPTH
 from hostlink.sim.watchdog import OneLineArgumentParser, finite_float
 
@@ -94,7 +94,8 @@ def probability(text):
 
 def build_parser():
     p = OneLineArgumentParser(prog="sim.py dma", description=__doc__.strip().splitlines()[0])
-    p.add_argument("--board",        default="zc706", help=f"Board: {', '.join(sorted(BOARDS))} (default zc706).")
+    p.add_argument("--board",        default=DEFAULT_BOARD,
+        help=f"Board: {', '.join(sorted(BOARDS))} (default {DEFAULT_BOARD}).")
     p.add_argument("--sweep", action="store_true",
         help=f"Throughput against transfer size: total sizes {','.join(SWEEP_SIZES)} (unless --sizes) moved by "
              "1, 2 and 4 channels (unless --channels), each channel moving an equal share.")
@@ -432,7 +433,7 @@ def main_latency_sweep(args, parser):
 
 def main(argv=None):
     parser = build_parser()
-    args = parse_args(argv)
+    args = parse_args(argv, parser)
     if args.sweep_latency:
         return main_latency_sweep(args, parser)
     try:
@@ -470,9 +471,9 @@ RUN_BASE_SECONDS    = 1800
 RUN_SECONDS_PER_MIB = 300
 LOG_ROOTS           = []   # The simulator writes its log in the run's temporary directory.
 
-def parse_args(argv):
-    """The arguments of a run with the defaults `main` fills in (sizes, channels)."""
-    parser = build_parser()
+def parse_args(argv, parser=None):
+    """The arguments of a run with the defaults `main` fills in (sizes, channels); `parser`: build_parser()'s."""
+    parser = parser or build_parser()
     args = parser.parse_args(argv)
     if args.sweep and args.sweep_latency:
         parser.error("--sweep and --sweep-latency are two different runs: choose one")
@@ -515,7 +516,7 @@ def run_limit(args):
     return runs * (RUN_BASE_SECONDS + RUN_SECONDS_PER_MIB * moved / 2**20)
 
 
-DEMO_ARGS = ["--board", "zc706", "--sizes", "4K,64K,256K", "--directions", "bidir,h2c,c2h"]
+DEMO_ARGS = ["--board", DEFAULT_BOARD, "--sizes", "4K,64K,256K", "--directions", "bidir,h2c,c2h"]
 
 def demo():
     """./sim.py with no arguments: a DMA loopback at a few sizes on the default board."""

@@ -22,7 +22,7 @@ import threading
 
 from hostlink.sim.dma import parse_size, profile_from_args, add_host_profile_arguments
 from hostlink.sim.watchdog import OneLineArgumentParser
-from hostlink.sim.pcie.soc import BOARDS, get_board
+from hostlink.sim.pcie.soc import BOARDS, DEFAULT_BOARD, get_board
 
 # dma_test ---------------------------------------------------------------------------------------
 
@@ -96,7 +96,8 @@ def kernel_problems(dmesg):
 def build_parser():
     p = OneLineArgumentParser(prog="sim.py driver", description=__doc__.strip().splitlines()[0],
         epilog="Example: ./sim.py driver --board vc709 -- litepcie_util info")
-    p.add_argument("--board",        default="zc706", help=f"Board: {', '.join(sorted(BOARDS))} (default zc706).")
+    p.add_argument("--board",        default=DEFAULT_BOARD,
+        help=f"Board: {', '.join(sorted(BOARDS))} (default {DEFAULT_BOARD}).")
     p.add_argument("--dma-channels", type=int, default=2, help="DMA channels in the SoC (1 to 8; default 2).")
     p.add_argument("--dma-check", default="2M", type=parse_size,
         help="Each default dma_test runs until it has checked this much data, after its unchecked "

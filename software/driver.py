@@ -156,8 +156,8 @@ READ_REQUEST_ANCHOR = "\tpci_set_master(dev);\n"
 
 def _ask_for_read_request_size(kernel_dir, max_request):
     """Make the probe ask the kernel for `max_request` bytes of Max Read Request Size (Linux otherwise keeps
-    the firmware's value, often 512), as drivers do with pcie_set_readrq(). The one change to LitePCIe's
-    sources, for SoCs whose DMA reads more than 512 bytes at a time (VC709)."""
+    the firmware's value, often 512), as drivers do with pcie_set_readrq(): for SoCs whose DMA reads more
+    than 512 bytes at a time (VC709)."""
     path = os.path.join(kernel_dir, "main.c")
     with open(path) as f:
         text = f.read()
@@ -370,21 +370,14 @@ def build_driver(driver_dir, kernel_build_dir=None):
     # Kbuild derives ARCH from the host; the module Makefile's own `uname -m` default is kept.
     log  = _make("kernel module", kernel_dir, [f"KERNEL_PATH={os.path.abspath(kernel_build_dir)}"])
     log += _make("user tools",    user_dir,   [])
-    dram_dir = os.path.join(driver_dir, "dram")
-    if not os.path.isfile(os.path.join(dram_dir, "Makefile")):
-        raise DriverBuildError(f"{dram_dir} has no Makefile: the driver was generated before the DDR3 "
-                               f"bring-up tool existed; generate it again")
-    log += _make("DDR3 bring-up tool", dram_dir, [])
-    status_dir = os.path.join(driver_dir, "status")
-    if not os.path.isfile(os.path.join(status_dir, "Makefile")):
-        raise DriverBuildError(f"{status_dir} has no Makefile: the driver was generated before the fault "
-                               f"counters tool existed; generate it again")
-    log += _make("fault counters tool", status_dir, [])
+    dram_dir, status_dir = os.path.join(driver_dir, "dram"), os.path.join(driver_dir, "status")
     library_dir = os.path.join(user_dir, "libhostlink")
-    if not os.path.isfile(os.path.join(library_dir, "Makefile")):
-        raise DriverBuildError(f"{library_dir} has no Makefile: the driver was generated before libhostlink "
-                               f"existed; generate it again")
-    log += _make("libhostlink", library_dir, [])
+    for what, directory in [("DDR3 bring-up tool", dram_dir), ("fault counters tool", status_dir),
+                            ("libhostlink", library_dir)]:
+        if not os.path.isfile(os.path.join(directory, "Makefile")):
+            raise DriverBuildError(f"{directory} has no Makefile (the {what}): this driver folder is not a "
+                                   f"whole one of this hostlink's; generate it again (--driver)")
+        log += _make(what, directory, [])
 
     result = DriverBuild(driver_dir=driver_dir, kernel_build_dir=os.path.abspath(kernel_build_dir), log=log)
     result.warnings = [line for line in log.splitlines() if _WARNING.search(line)]

@@ -126,6 +126,7 @@ BOARDS = {board.name: board for board in [
 ]}
 
 PCIE_BOARDS = [name for name, board in BOARDS.items() if board.pcie is not None]
+DEFAULT_PCIE_BOARD = "zc706"   # ./sim.py dma and driver without --board: the quickest to simulate.
 UDP_BOARDS  = [name for name, board in BOARDS.items() if board.udp  is not None]
 DRAM_BOARDS = [name for name, board in BOARDS.items() if board.dram]
 

@@ -4,7 +4,7 @@
 
 """PCIe faults on every PCIe board's SoC, injected through the simulated host and hard block.
 
-One simulator run per board carries every fault (sim/pcie/bench.py `run_fault_job`): the fault on channel
+One simulator run per board carries every fault (sim/pcie/fault_jobs.py `run_fault_job`): the fault on channel
 0's transfer (channel 1 for `ca`) while the other channel moves clean data, then the driver's disable and a
 clean transfer on the same channel. Each test asserts the fault's counters in the `pcie_faults` CSR block,
 the flagged transfer (its data stops at the fault: no word passed on as good that was not), the other
