@@ -42,7 +42,7 @@ def count_pattern(size):
     return struct.pack(f"<{words}I", *[i & 0xffffffff for i in range(words)])[:size]
 
 
-def mismatches(got, expected):
+def mismatched_bytes(got, expected):
     """Bytes of `got` that differ from `expected`, and any missing or extra at the end."""
     return sum(1 for a, b in zip(got, expected) if a != b) + abs(len(got) - len(expected))
 
@@ -343,13 +343,13 @@ class Bench:
             if kind == "c2h":
                 await drv.set_generator(ch, False)
                 got = entry["dst"][0:size]
-                errors += mismatches(got, count_pattern(size))
+                errors += mismatched_bytes(got, count_pattern(size))
             if kind == "bidir":
                 got = entry["dst"][0:size]
-                errors += mismatches(got, entry["data"])
+                errors += mismatched_bytes(got, entry["data"])
             if kind == "user":
                 got = entry["dst"][0:size]
-                errors += mismatches(got, model(entry["data"], user_core["settings"]))
+                errors += mismatched_bytes(got, model(entry["data"], user_core["settings"]))
             if "dst" in entry:
                 guard = entry["dst"][size:size + 64]
                 errors += sum(1 for b in guard if b != 0xa5)

@@ -7,7 +7,7 @@ a channel while another moves clean data, then the channel's recovery (test/test
 
 from cocotb.triggers import Timer
 
-from hostlink.sim.pcie.bench import count_pattern, mismatches
+from hostlink.sim.pcie.bench import count_pattern, mismatched_bytes
 from hostlink.sim.pcie.driver import split_descriptors
 
 # The pcie_faults registers that are not counters.
@@ -75,7 +75,7 @@ async def run_fault_job(bench, job):
         await bench._wait(lambda: _done(watch), 400_000)
         await drv.set_generator(ch, False)
         got = dst[4096 - 96:4096 - 96 + size]
-        row["c2h_mismatches"] = mismatches(got, count_pattern(size))
+        row["c2h_mismatches"] = mismatched_bytes(got, count_pattern(size))
         row["c2h_landed"] = watch["landed"]
         await drv.stop(ch, "c2h")
     elif fault == "msi":
