@@ -279,7 +279,8 @@ class Channel:
         ring = self._ring(direction)
         if direction == "c2h":
             self._start("c2h")
-        deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
+        wait = self.timeout if timeout is None else timeout
+        deadline = time.monotonic() + wait
         while True:
             _, hw, sw = self._engine(direction)
             first = sw + self._held[direction]
@@ -301,9 +302,8 @@ class Channel:
             if timeout == 0:
                 return []
             if time.monotonic() > deadline:
-                raise _error(errno.ETIMEDOUT, f"{self.path}: get_buffers({direction!r}): no buffer for "
-                             f"{self.timeout if timeout is None else timeout} s (is the core taking and giving "
-                             f"data, its channel selected?)")
+                raise _error(errno.ETIMEDOUT, f"{self.path}: get_buffers({direction!r}): no buffer for {wait} s "
+                             f"(is the core taking and giving data, its channel selected?)")
             select.select([], [], [], 0.0002)
         ready = ready if count is None else min(ready, count)
         self._held[direction] += ready
