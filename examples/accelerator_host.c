@@ -95,14 +95,17 @@ int main(int argc, char **argv)
 			fprintf(stderr, "accelerator_host: %s\n", hostlink_open_error());
 			return 1;
 		}
-		snprintf(name, sizeof(name), "pcie_dma%d_user_select", channel);
+		/* The channel's number on its board: node numbers go on across boards. */
+		snprintf(name, sizeof(name), "pcie_dma%d_user_select", hostlink_channel_index(ch));
 		if ((ret = hostlink_register_write(ch, name, 1)) < 0 ||
 		    (ret = hostlink_register_write(ch, "user_core_a", a)) < 0 ||
 		    (ret = hostlink_register_write(ch, "user_core_b", b)) < 0 ||
 		    (ret = hostlink_register_write(ch, "user_core_throttle", 0)) < 0)
 			fprintf(stderr, "accelerator_host: %s\n", hostlink_error(ch));
 		else
-			printf("channel %d to the accelerator, a = %d, b = %d\n", channel, a, b);
+			printf("channel %d to the accelerator, a = %d, b = %d (/dev/litepcie%d%s%s)\n",
+			       hostlink_channel_index(ch), a, b, channel, *hostlink_board(ch) ? ", board " : "",
+			       hostlink_board(ch));
 		hostlink_close(ch);
 		return ret < 0;
 	}
@@ -133,9 +136,9 @@ int main(int argc, char **argv)
 	}
 	for (i = 0; !zero && i < (int)(size / 2); i++)
 		wrong += results[i] != (uint16_t)(a * (int16_t)samples[i] + b);
-	printf("%zu bytes through the accelerator and back%s in %.3f s, %llu device cycles (C): %zu samples wrong\n",
-	       size, zero ? " zero-copy" : "", (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9,
-	       (unsigned long long)(c1 - c0), wrong);
+	printf("%zu bytes through the accelerator and back%s in %.3f s, %llu device cycles (C): %zu samples wrong "
+	       "(/dev/litepcie%d)\n", size, zero ? " zero-copy" : "",
+	       (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9, (unsigned long long)(c1 - c0), wrong, channel);
 	hostlink_close(ch);
 	free(samples);
 	free(results);

@@ -71,7 +71,8 @@ def parse_size(text):
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
-    p.add_argument("--channel", type=int, default=0, help="The core's DMA channel (default 0).")
+    p.add_argument("--channel", type=int, default=0, help="The core's DMA channel's device node, /dev/litepcie<N> "
+        "(default 0); the numbers go on across boards: `python3 hostlink/host.py` lists each board's.")
     p.add_argument("--size", type=parse_size, default=1 << 20, help="Bytes of samples (default 1M).")
     p.add_argument("--a", type=int, default=3, help="Multiplier a, set by --setup (default 3).")
     p.add_argument("--b", type=int, default=0x1234, help="Addend b, set by --setup (default 0x1234).")
@@ -85,11 +86,13 @@ def main(argv=None):
     try:
         if args.setup:
             with Channel(args.channel, directions=("c2h",), flow="loop", registers=args.registers) as channel:
-                channel.register(f"pcie_dma{args.channel}_user_select", 1)
+                # The channel's number on its board (the node's number counts across boards).
+                channel.register(f"pcie_dma{channel.index}_user_select", 1)
                 channel.register("user_core_a", args.a & 0xffff)
                 channel.register("user_core_b", args.b & 0xffff)
                 channel.register("user_core_throttle", 0)
-            print(f"channel {args.channel} to the accelerator, a = {args.a}, b = {args.b}")
+                board = f", board {channel.board}" if channel.board else ""
+            print(f"channel {channel.index} to the accelerator, a = {args.a}, b = {args.b} ({channel.path}{board})")
             return 0
         samples = random.Random(args.seed).randbytes(args.size)
         with Channel(args.channel, flow="lossless", timeout=120) as channel:
@@ -102,7 +105,7 @@ def main(argv=None):
     want = expected(samples, args.a, args.b)
     wrong = sum(1 for got, good in zip(results, want) if got != good) + abs(len(results) - len(want))
     print(f"{args.size} bytes through the accelerator and back{' zero-copy' if args.zero_copy else ''} in "
-          f"{seconds:.3f} s, {cycles} device cycles: {wrong} bytes wrong")
+          f"{seconds:.3f} s, {cycles} device cycles: {wrong} bytes wrong ({channel.path})")
     return 0 if wrong == 0 else 1
 
 

@@ -38,7 +38,7 @@ import select
 import struct
 import time
 
-__all__ = ["Channel", "HostlinkError", "Buffer", "list_devices", "FLOWS", "HEADER_BYTES", "HEADER_MAGIC"]
+__all__ = ["Channel", "HostlinkError", "Buffer", "list_devices", "list_boards", "board_of", "FLOWS", "HEADER_BYTES", "HEADER_MAGIC"]
 
 FLOWS = {"loop": 0, "lossless": 1, "realtime": 2, "packets": 3}
 FRAMED = ("realtime", "packets")   # FPGA to host only; each buffer has a header.
@@ -83,9 +83,46 @@ def _error(code, message):
     return HostlinkError(code, f"{message} ({errno.errorcode.get(code, code)})")
 
 
+_ADVICE = {
+    errno.ENOTTY: "the driver lacks this call: rebuild it with hostlink (`--driver`)",
+    errno.EPERM:  "not permitted for your user",
+    errno.EIO:    "the device does not answer: is it still there?",
+    errno.ENODEV: "the board is gone (removed, unplugged or its driver unbound): close the channel",
+}
+
+
+def _advice(code):
+    return _ADVICE.get(code, os.strerror(code))
+
+
 def list_devices():
     """The DMA channels' device nodes the driver made, /dev/litepcie0, /dev/litepcie1, ..."""
     return sorted(glob.glob("/dev/litepcie[0-9]*"), key=lambda p: int(p[len("/dev/litepcie"):]))
+
+
+def list_boards():
+    """The boards the driver serves: {the board's PCI address: its channels' device nodes, channel 0 first}.
+    The nodes are numbered across boards (two boards of 2 channels: /dev/litepcie0 and 1, then 2 and 3). A
+    driver that does not name its boards (LitePCIe's own) puts every node under None."""
+    boards = {}
+    for path in list_devices():
+        boards.setdefault(board_of(path)[0], []).append(path)
+    return boards
+
+
+def board_of(path):
+    """(the board's PCI address, the channel's number on that board) of the device node `path`, from sysfs
+    (hostlink's driver makes each board's PCI device its nodes' parent); (None, the node's number) when the
+    driver does not say."""
+    rdev = os.stat(path).st_rdev
+    node = f"/sys/dev/char/{os.major(rdev)}:{os.minor(rdev)}"
+    device = os.path.join(node, "device")
+    try:
+        names = os.listdir(os.path.join(device, "litepcie"))
+        siblings = sorted(names, key=lambda name: int(name[len("litepcie"):]))
+        return os.path.basename(os.path.realpath(device)), siblings.index(os.path.basename(os.path.realpath(node)))
+    except (OSError, ValueError):
+        return None, os.minor(rdev)
 
 
 class Buffer:
@@ -132,6 +169,8 @@ class Channel:
             raise _error(errno.EACCES, f"no permission to open {self.path}: be a member of its group "
                          f"(hostlink, see doc/driver.md)") from None
         self._registers = _read_register_map(registers) if registers else None
+        # Which board, and which of its channels (the number in its registers' names: pcie_dma<index>_...).
+        self.board, self.index = board_of(self.path)
         self._started = set()
         self._rings = {}                     # Zero-copy: direction -> the driver's ring, mapped.
         self._held = {"h2c": 0, "c2h": 0}    # Zero-copy: buffers got and not yet put.
@@ -161,12 +200,7 @@ class Channel:
         try:
             fcntl.ioctl(self.fd, request, buffer)
         except OSError as error:
-            message = (messages or {}).get(error.errno) or {
-                errno.ENOTTY: "the driver lacks this call: rebuild it with hostlink (`--driver`)",
-                errno.EPERM:  "not permitted for your user",
-                errno.EIO:    "the device does not answer: is it still there?",
-                errno.ENODEV: "the device is gone (driver removed?)",
-            }.get(error.errno, os.strerror(error.errno))
+            message = (messages or {}).get(error.errno) or _advice(error.errno)
             raise _error(error.errno, f"{self.path}: cannot {what}: {message}") from None
         return bytes(buffer)
 
@@ -240,7 +274,7 @@ class Channel:
                 except BlockingIOError:
                     n = 0
                 except OSError as error:
-                    raise _error(error.errno, f"{self.path}: write: {os.strerror(error.errno)}") from None
+                    raise _error(error.errno, f"{self.path}: write: {_advice(error.errno)}") from None
                 sent += n
                 moved = moved or n > 0
                 self._start("h2c")                   # After the first buffers: none is read stale.
@@ -250,7 +284,7 @@ class Channel:
                 except BlockingIOError:
                     chunk = b""
                 except OSError as error:
-                    raise _error(error.errno, f"{self.path}: read: {os.strerror(error.errno)}") from None
+                    raise _error(error.errno, f"{self.path}: read: {_advice(error.errno)}") from None
                 out += chunk
                 moved = moved or bool(chunk)
             if moved:
@@ -334,7 +368,7 @@ class Channel:
                                                               offset=self._ring_offsets[direction]))
             except OSError as error:
                 raise _error(error.errno, f"{self.path}: cannot map the {direction} ring: "
-                             f"{os.strerror(error.errno)}") from None
+                             f"{_advice(error.errno)}") from None
         return self._rings[direction]
 
     def _update(self, direction, sw_count):
@@ -419,7 +453,11 @@ class Channel:
             return
         try:
             for direction in sorted(self._started):
-                self._engine(direction, False)
+                try:
+                    self._engine(direction, False)
+                except HostlinkError as error:
+                    if error.errno != errno.ENODEV:   # A board gone has nothing left to stop.
+                        raise
         finally:
             for ring in self._rings.values():
                 mapping = ring.obj
@@ -456,3 +494,17 @@ def _read_register_map(path):
     base = int(base.group(1), 16) if base else 0
     return {m.group(1).lower(): base + int(m.group(2), 16)
             for m in re.finditer(r"#define CSR_(\w+)_ADDR \(CSR_BASE \+ (0x[0-9a-fA-F]+)L\)", text)}
+
+
+def main():
+    """python3 host.py: the boards the driver serves and their channels' device nodes."""
+    boards = list_boards()
+    if not boards:
+        print("no /dev/litepcie*: is the board there and litepcie.ko loaded?")
+    for board, paths in boards.items():
+        print(f"board {board or '(not named by this driver)'}: {' '.join(paths)}")
+    return 0 if boards else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

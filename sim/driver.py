@@ -114,6 +114,10 @@ def build_parser():
              "./sim.py dma --user-core does; programs then reach it through the driver (doc/host_api.md).")
     p.add_argument("--user-channel", type=int, default=0, metavar="N",
         help="The DMA channel the user core takes (default 0).")
+    p.add_argument("--boards",       type=int, default=1, metavar="N",
+        help="Copies of the SoC on the machine's PCI bus (1 to 4, default 1), each simulated on its own: one "
+             "driver serves them all, each board's channels are device nodes of their own (/dev/litepcie0 "
+             "and 1 for the first board of 2 channels, 2 and 3 for the second).")
     p.add_argument("--json",         metavar="PATH", help="Write the results as JSON to PATH.")
     p.add_argument("--inject-fault", metavar="BYTES", type=int,
         help="Testing the checks: corrupt the 32-bit word the device writes to host memory at this many "
@@ -203,7 +207,7 @@ def main(argv=None):
         with interrupted_by_signals():
             result = run_driver_sim(board.name, commands, args.command_timeout, profile,
                 dma_channels=args.dma_channels, timeout_s=args.timeout, verbose=args.verbose,
-                fault_at=args.inject_fault, with_dram=args.with_dram, user_core=user_core)
+                fault_at=args.inject_fault, with_dram=args.with_dram, user_core=user_core, boards=args.boards)
     except ValueError as error:
         parser.error(str(error))
     except DriverSimError as error:
@@ -228,8 +232,11 @@ def main(argv=None):
                 lines = ["..."] + lines[-40:]
             print("    " + "\n    ".join(lines))
     bench = result["bench"]
-    print(f"simulated {bench['sim_ns'] / 1e6:.1f} ms in {bench['wall_s']} s: {bench['mmio_reads']} BAR reads, "
-          f"{bench['mmio_writes']} BAR writes, {bench['msis']} MSIs, {bench['host_reads']['served']} DMA reads")
+    for i, each in enumerate(result["boards"]):
+        print(f"{f'board {i}: ' if len(result['boards']) > 1 else ''}simulated {each['sim_ns'] / 1e6:.1f} ms in "
+              f"{each['wall_s']} s: {each['mmio_reads']} BAR reads, {each['mmio_writes']} BAR writes, "
+              f"{each['msis']} MSIs, {each['host_reads']['served']} DMA reads")
+        ok = ok and not each.get("mmio_read_errors")
     if bench.get("mmio_read_errors"):
         print(f"{bench['mmio_read_errors']} register or configuration requests the SoC never answered "
               f"(see {result['sim_log']})")
@@ -251,7 +258,8 @@ def main(argv=None):
         with open(args.json, "w") as f:
             json.dump({"board": board.name, "with_dram": args.with_dram, "dma_ring": sim_dma_ring(board),
                        "dma_test_skip_loops": SIM_DMA_TEST_SKIP_LOOPS, "host": profile.as_dict(),
-                       "steps": rows, "kernel_warnings": problems, "bench": bench, "passed": ok}, f, indent=2)
+                       "steps": rows, "kernel_warnings": problems, "bench": bench, "boards": result["boards"],
+                       "passed": ok}, f, indent=2)
         print(f"results written to {args.json}")
     print("PASSED" if ok else "FAILED")
     return 0 if ok else 1

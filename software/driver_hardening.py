@@ -144,6 +144,13 @@ PATCHES = [
      "\t\tif (m.dma_writer_release) {\n",
      "\t\tif (m.dma_writer_release && chan_priv->writer) { /* hostlink: holder only. */\n"),
 
+    # Not a check: each channel's device node gets its board's PCI device as parent, so that
+    # /sys/class/litepcie/litepcie<N>/device names the board (several boards in one host: hostlink.host's
+    # list_boards(), udev rules by PCI address). LitePCIe creates the nodes without a parent.
+    ("main.c", "device nodes: the board's PCI device as parent",
+     "device_create(litepcie_class, NULL, MKDEV(litepcie_major, index), NULL, \"litepcie%d\", index)",
+     "device_create(litepcie_class, &s->dev->dev, MKDEV(litepcie_major, index), NULL, \"litepcie%d\", index)"),
+
     ("init.sh", "device nodes: group hostlink, mode 0660 instead of 0666",
      "# Change permissions on litepcie created devices.\n"
      "for i in `seq 0 16` ; do\n"

@@ -28,7 +28,7 @@ from helpers import check_missing_anchor_is_refused, generate_zc706_driver, read
 from hostlink import REPO
 from hostlink.sim.uml.kernel import UML_KERNEL
 from hostlink.sim.uml.run import sim_dma_ring
-from hostlink.software import driver_flow, driver_stats
+from hostlink.software import driver_flow, driver_removal, driver_stats
 from hostlink.software.driver_flow import add_flow
 from hostlink.software.driver_hardening import harden_driver
 from hostlink.software.driver_kernels import port_driver
@@ -99,6 +99,32 @@ def test_generated_driver_has_the_stats_ioctl(generated, tmp_path):
 def test_stats_refuse_when_an_anchor_is_missing(tmp_path, index):
     check_missing_anchor_is_refused(tmp_path, driver_stats.STATS_PATCHES[index], driver_stats.add_stats,
                                     "stats change", (harden_driver, port_driver, add_polling, add_flow))
+
+
+def test_generated_driver_survives_a_board_removed_under_its_programs(generated):
+    """Every removal change is in the driver (software/driver_removal.py): each call checks the board is still
+    there, sleepers wake on its removal, and the removal waits for the last close before the board's state
+    is freed; each device node has its board as parent (list_boards())."""
+    kernel = os.path.join(generated, "kernel")
+    main_c = read(os.path.join(kernel, "main.c"))
+    for name, what, anchor, replacement in driver_removal.PATCHES:
+        assert replacement in read(os.path.join(kernel, name)), what
+    for function in ["litepcie_read", "litepcie_write", "litepcie_mmap", "litepcie_ioctl"]:
+        body = main_c[main_c.index(f"\n{function}(") if f"\n{function}(" in main_c else main_c.index(f" {function}("):]
+        body = body[:body.index("\n}\n")]
+        assert "READ_ONCE(" in body and "->gone)" in body and "return -ENODEV;" in body, function
+    remove = main_c[main_c.index("static void litepcie_pci_remove("):]
+    remove = remove[:remove.index("\n}\n")]
+    assert remove.index("WRITE_ONCE(litepcie_dev->gone, true)") < remove.index("litepcie_stop_dma(") < \
+        remove.index("litepcie_free_chdev(") < remove.index("wait_event_timeout(litepcie_dev->users_gone")
+    assert "device_create(litepcie_class, &s->dev->dev," in main_c
+
+
+@pytest.mark.parametrize("index", range(len(driver_removal.PATCHES)))
+def test_removal_refuses_when_an_anchor_is_missing(tmp_path, index):
+    from hostlink.software.driver_mmap import fix_mmap
+    check_missing_anchor_is_refused(tmp_path, driver_removal.PATCHES[index], driver_removal.add_removal,
+        "removal change", (harden_driver, fix_mmap, port_driver, add_polling, add_flow, driver_stats.add_stats))
 
 # hostlink.host ------------------------------------------------------------------------------------
 
@@ -297,7 +323,70 @@ def test_real_time_drops_and_packet_lengths_through_the_driver(tmp_path, board):
     assert code == 0 and result["passed"]
 
 
+HOST_PY = os.path.join(REPO, "hostlink", "host.py")
+GONE    = os.path.join(REPO, "software", "uml", "device_gone.py")
+
+
+@pytest.mark.uml
+@needs_kernel
+@pytest.mark.parametrize("board", ["zc706", "vc709"])
+def test_two_boards_in_one_machine_stream_at_once(tmp_path, board):
+    """Two boards of a kind on the machine's PCI bus, each simulated on its own: each board's channels are nodes of
+    their own, named by board; the accelerator is set up on each board's channel 0 by its node (the
+    register names use the channel's number on its board), then streams through both at once, Python on
+    one board and C on the other, as a group member: every result checked, each board with its figures.
+    Then the driver is taken away under a program streaming on the second board (module_gone.py)."""
+    from hostlink.sim.driver import main as driver_main
+    path = tmp_path / "two.json"
+    both = (f"python3 {EXAMPLE} --size 256K --channel 0 > python.out & "
+            f"accelerator_host --size 262144 --channel 2 > c.out & wait; cat python.out c.out")
+    code = driver_main(["--board", board, "--boards", "2", "--user-core", "examples.accelerator:Accelerator",
+                        "--json", str(path), "--command-timeout", "900", "--timeout", "2400", "--", "sh", "-c",
+                        f"python3 {HOST_PY}; python3 {EXAMPLE} --setup --registers csr.json --channel 0; "
+                        f"accelerator_host --setup --channel 2; python3 {MEMBER} member -- sh -c '{both}'; "
+                        f"python3 {GONE} 2 0"])
+    with open(path) as f:
+        result = json.load(f)
+    output = _output(result)
+    boards = re.findall(r"^board (\S+): (.*)$", output, re.M)
+    assert [nodes for _, nodes in boards] == ["/dev/litepcie0 /dev/litepcie1", "/dev/litepcie2 /dev/litepcie3"], output
+    first, second = boards[0][0], boards[1][0]
+    assert first != second and re.fullmatch(r"[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]", first), boards
+    assert f"channel 0 to the accelerator, a = 3, b = 4660 (/dev/litepcie0, board {first})" in output, output
+    assert f"channel 0 to the accelerator, a = 3, b = 4660 (/dev/litepcie2, board {second})" in output, output
+    assert re.search(r"262144 bytes through the accelerator and back in [0-9.]+ s, [1-9]\d* device cycles: "
+                     r"0 bytes wrong \(/dev/litepcie0\)", output), output[-3000:]
+    assert re.search(r"262144 bytes through the accelerator and back in [0-9.]+ s, [1-9]\d* device cycles \(C\): "
+                     r"0 samples wrong \(/dev/litepcie2\)", output), output[-3000:]
+    # The driver taken away under a program streaming on the second board (device_gone.py): refused while
+    # the channel is open, the stream going on; once closed, gone, and the library says so.
+    for check in ["ok: rmmod refused while the channel is open", "ok: 65536 bytes more after the refused rmmod, "
+                  "0 bytes wrong in all", "ok: rmmod once the channel is closed", "ok: opening without the driver: "
+                  "ENODEV: /dev/litepcie2 does not exist: is the board there and litepcie.ko loaded? (devices: none)",
+                  "ok: no board listed without the driver", "boards: 2"]:
+        assert check in output, (check, output[-3000:])
+    # The board itself removed under the program (driver_removal.py): its calls fail with ENODEV, the removal
+    # waits for its close, the other board streams on, a rescan brings the board back; no kernel warning.
+    for check in [f"ok: 65536 bytes through board {second} before its removal, 0 bytes wrong; its h2c ring mapped",
+                  f"ok: board {second} removed: its nodes are gone, the removal waits for the program",
+                  "ok: a transfer on the removed board: ENODEV: /dev/litepcie2: ", "the board is gone (removed, "
+                  "unplugged or its driver unbound): close the channel", "ok: a zero-copy get on the removed board: "
+                  "ENODEV", "ok: the removal ended once the program closed the channel",
+                  f"ok: 65536 bytes through the other board (/dev/litepcie0, board {first}), 0 bytes wrong",
+                  f"ok: a rescan brought board {second} back as /dev/litepcie4 /dev/litepcie5 (new: True); 65536 "
+                  f"bytes through it, 0 bytes wrong", "device gone: all as expected"]:
+        assert check in output, (check, output[-3000:])
+    assert not result["kernel_warnings"], result["kernel_warnings"]
+    # Each board moved the data of its own program (256 KiB each way, in the DMA reads its host served).
+    assert len(result["boards"]) == 2
+    for each in result["boards"]:
+        assert each["host_reads"]["served"] > 0 and each["dma_bytes_written"] >= 262144, each
+        assert not each["mmio_read_errors"], each
+    assert code == 0 and result["passed"]
+
+
 @pytest.mark.parametrize("argv, message", [
+    (["--boards", "5"],                                                "boards must be 1 to 4"),
     (["--user-core", "accelerator"],                                   "MODULE:CLASS, FILE.py:CLASS or FILE.v:MODULE"),
     (["--user-core", "examples.accelerator:Accelerator", "--user-channel", "2"],
                                                                        "one of the SoC's DMA channels 0..1, not 2"),

@@ -10,6 +10,10 @@ virtio-pcidev bridge (pcidev.py) listens on a unix socket, and the User-Mode Lin
 with that socket as its PCI device; the simulation runs until the kernel exits or the wall-clock
 limit is reached, when the kernel is ended. The summary goes to the file named by "results"; while the
 kernel runs, its process id is in the file named by "pid_file".
+
+With several boards (./sim.py driver --boards), each other board's simulator runs this bench with
+"serve_only": it serves its own socket to the kernel the first one starts (which waits for the others'
+sockets, "other_sockets"), until the first one writes "stop_file".
 """
 
 import json
@@ -82,6 +86,46 @@ def process_line(pid):
     return f"{pid} state {state}: {cmdline[:200]}"
 
 
+def wait_for_other_boards(sockets, timeout_s):
+    """Wait until the other boards' simulators (serve_another_board) listen on their sockets: the kernel
+    finds its PCI devices when it starts."""
+    started = time.monotonic()
+    while not all(os.path.exists(path) for path in sockets):
+        if time.monotonic() - started > timeout_s:
+            missing = [path for path in sockets if not os.path.exists(path)]
+            raise RuntimeError(f"the other boards' simulators did not start listening ({', '.join(missing)})")
+        time.sleep(0.1)
+
+
+async def serve_another_board(bench, bridge, uml, config):
+    """A second (third, ...) board on the machine's PCI bus: serve the kernel that the first board's
+    simulator starts, until that simulator says it is done (the file `stop_file`), the kernel closes the
+    connection, or the run's time is up. Simulated time is held while the kernel computes, as for the
+    first board, once its process id is known (the first simulator's `pid_file`)."""
+    started   = time.monotonic()
+    sim_start = get_sim_time("ns")
+    report    = started
+    while not os.path.exists(uml["stop_file"]) and time.monotonic() - started < uml["timeout_s"]:
+        if bridge.backend.connected and bridge.backend.closed:
+            break
+        if bridge.host is None:
+            try:
+                with open(uml["pid_file"]) as f:
+                    bridge.host = HostActivity(int(f.read()))
+            except (OSError, ValueError):
+                pass
+        now = time.monotonic()
+        if now - report >= 10:
+            report = now
+            bench.log.warning("progress: %.0f s wall, %.3f ms simulated, %d BAR reads, %d BAR writes, %d MSIs, "
+                "%d DMA reads served", now - started, (get_sim_time("ns") - sim_start) / 1e6, bridge.mmio_reads,
+                bridge.mmio_writes, bridge.msis, bench.rc.reads_served)
+        await Timer(20_000, "ns")
+    bridge.close()
+    write_results(config["results"], bridge, bench, started, sim_start, kernel_exit=None, timed_out=False,
+                  stuck=False, why=None, stacks=None)
+
+
 @cocotb.test()
 async def driver_bench(dut):
     with open(os.environ["HOSTLINK_SIM_CONFIG"]) as f:
@@ -94,6 +138,10 @@ async def driver_bench(dut):
     bridge = PciDevBridge(bench.rc, bench.function, uml["socket"], withheld_writes=withheld,
         msi_ack=(0, csrs.offset("pcie_msi_clear")), fault_at=uml.get("fault_at"))
     cocotb.start_soon(bridge.run())
+    if uml.get("serve_only"):
+        await serve_another_board(bench, bridge, uml, config)
+        return
+    wait_for_other_boards(uml.get("other_sockets", ()), uml["timeout_s"])
 
     with open(uml["console_log"], "w") as console:
         kernel = subprocess.Popen(uml["command"], stdin=subprocess.DEVNULL, stdout=console,
@@ -157,8 +205,13 @@ async def driver_bench(dut):
         os.remove(pid_file)
     bridge.close()
 
+    write_results(config["results"], bridge, bench, started, sim_start, kernel.returncode, timed_out, stuck, why,
+                  stacks)
+
+
+def write_results(path, bridge, bench, started, sim_start, kernel_exit, timed_out, stuck, why, stacks):
     results = {
-        "kernel_exit":   kernel.returncode,
+        "kernel_exit":   kernel_exit,
         "timed_out":     timed_out,
         "kernel_stuck":  stuck,
         "ended_because": why,
@@ -181,5 +234,5 @@ async def driver_bench(dut):
         "host_reads":    {"served": bench.rc.reads_served, "largest_bytes": bench.rc.largest_read,
                           "bad": bench.rc.bad_reads},
     }
-    with open(config["results"], "w") as f:
+    with open(path, "w") as f:
         json.dump(results, f, indent=2)

@@ -26,6 +26,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 
 from hostlink.sim.build_lock import held
 from hostlink.sim.pcie.run import REPO, BUILD_ROOT, bench_config, build_model, copy_memory_inits, run_bench
@@ -136,7 +137,8 @@ def build_uml_driver(board, dma_channels, soc_dir, build_root=BUILD_ROOT, ring=N
     for path in [os.path.abspath(__file__), os.path.join(software, "driver.py"),
                  os.path.join(software, "driver_hardening.py"), os.path.join(software, "driver_polling.py"),
                  os.path.join(software, "driver_flow.py"), os.path.join(software, "driver_kernels.py"),
-                 os.path.join(software, "driver_mmap.py"), os.path.join(software, "driver_stats.py"), os.path.join(software, "bench", "hostlink_bench.c"),
+                 os.path.join(software, "driver_mmap.py"), os.path.join(software, "driver_stats.py"),
+                 os.path.join(software, "driver_removal.py"), os.path.join(software, "bench", "hostlink_bench.c"),
                  *[os.path.join(LIBRARY_SOURCES, n) for n in sorted(os.listdir(LIBRARY_SOURCES))],
                  *LIBRARY_EXAMPLES]:
         with open(path, "rb") as f:
@@ -224,6 +226,24 @@ def init_script(shared, driver_dir, commands, command_timeout_s):
 
 # Run ----------------------------------------------------------------------------------------------
 
+# User-Mode Linux's virt-pci has 8 slots; past 4, two cores run the simulators too slowly to be of use.
+MAX_BOARDS = 4
+
+
+def start_other_board(model, directory, config, verbose):
+    """Run the simulator of another copy of the SoC in `directory` (a thread; it serves the kernel that
+    the first board's simulator starts, sim/uml/bench.py's serve_another_board); returns the thread."""
+    os.makedirs(directory)
+    config_path = os.path.join(directory, "config.json")
+    with open(config_path, "w") as f:
+        json.dump(config, f, indent=2)
+    copy_memory_inits(model, directory)
+    thread = threading.Thread(target=run_bench, daemon=True, args=("hostlink.sim.uml.bench", model, directory,
+        config_path, None if verbose else os.path.join(directory, "sim.log")))
+    thread.start()
+    return thread
+
+
 def end_kernel(pid_file):
     """Kill the User-Mode Linux kernel named by `pid_file` and every process of its group (its
     helpers, the processes of the machine), if the bench left it running; returns the process id or
@@ -242,10 +262,16 @@ def end_kernel(pid_file):
 
 
 def run_driver_sim(board_name, commands, command_timeout_s, profile, dma_channels=2, timeout_s=1800,
-        build_root=BUILD_ROOT, verbose=False, mem="256M", fault_at=None, with_dram=False, user_core=None):
+        build_root=BUILD_ROOT, verbose=False, mem="256M", fault_at=None, with_dram=False, user_core=None,
+        boards=1):
     """Build everything, boot the kernel on the simulated SoC, run `commands` inside. Returns a dict:
     the bench's summary, each step's output and exit status, the kernel log, where the logs are.
-    `user_core` ({"spec", "channel"}) puts a user's core on a channel, as ./sim.py dma does."""
+    `user_core` ({"spec", "channel"}) puts a user's core on a channel, as ./sim.py dma does. `boards`:
+    how many copies of the SoC are on the machine's PCI bus (up to MAX_BOARDS), each simulated by a
+    simulator of its own; their summaries are in "boards" (the first's also in "bench")."""
+    if not 1 <= boards <= MAX_BOARDS:
+        raise ValueError(f"boards must be 1 to {MAX_BOARDS} (User-Mode Linux's PCI bus has {MAX_BOARDS} slots), "
+                         f"not {boards!r}")
     board = get_board(board_name)
     try:
         preflight(ensure_kernel())
@@ -255,11 +281,11 @@ def run_driver_sim(board_name, commands, command_timeout_s, profile, dma_channel
     # One run at a time per SoC: the run folder (and the SoC's driver build) is cleared and rebuilt.
     with held(run_dir, lambda message: print(f"sim.py driver: {message}", file=sys.stderr, flush=True)):
         return _run_driver_sim(board, run_dir, commands, command_timeout_s, profile, dma_channels,
-            timeout_s, build_root, verbose, mem, fault_at, with_dram, user_core)
+            timeout_s, build_root, verbose, mem, fault_at, with_dram, user_core, boards)
 
 
 def _run_driver_sim(board, run_dir, commands, command_timeout_s, profile, dma_channels, timeout_s,
-        build_root, verbose, mem, fault_at, with_dram, user_core=None):
+        build_root, verbose, mem, fault_at, with_dram, user_core=None, boards=1):
     model = build_model(board.name, dma_channels, build_root, verbose, with_dram=with_dram, user_core=user_core)
     driver_dir = build_uml_driver(board, dma_channels, model["soc_dir"], build_root, with_dram=with_dram,
                                   user_core=user_core)
@@ -273,6 +299,10 @@ def _run_driver_sim(board, run_dir, commands, command_timeout_s, profile, dma_ch
         f.write(init_script(shared, driver_dir, commands, command_timeout_s))
     os.chmod(init, 0o755)
     socket_path = os.path.join(run_dir, "pcidev.sock")
+    # The other boards: a simulator each, in a folder of its own, serving a socket of its own.
+    others = [os.path.join(run_dir, f"board{i}") for i in range(1, boards)]
+    other_sockets = [os.path.join(d, "pcidev.sock") for d in others]
+    stop_file = os.path.join(run_dir, "stop")
     os.environ.update(verilator_env())
     config = bench_config(board, model, profile, with_dram=with_dram)
     config.update({
@@ -288,8 +318,10 @@ def _run_driver_sim(board, run_dir, commands, command_timeout_s, profile, dma_ch
             "mconsole":    os.path.join(run_dir, "uml", "mconsole"),
             "fault_at":    fault_at,
             "pid_file":    os.path.join(run_dir, "uml.pid"),
+            "other_sockets": other_sockets,
             "command":     [UML_KERNEL, f"mem={mem}", "rootfstype=hostfs", "rootflags=/", "ro",
-                            f"init={init}", f"virtio_uml.device={socket_path}:1234",
+                            f"init={init}",
+                            *[f"virtio_uml.device={path}:1234" for path in [socket_path, *other_sockets]],
                             # A register read waits as long as the command that made it may run: a slow
                             # simulation on a loaded machine is not a dead device (the command's own
                             # timeout ends a hung one, with the logs).
@@ -302,12 +334,20 @@ def _run_driver_sim(board, run_dir, commands, command_timeout_s, profile, dma_ch
         json.dump(config, f, indent=2)
     copy_memory_inits(model, run_dir)
     sim_log = os.path.join(run_dir, "sim.log")
+    threads = [start_other_board(model, directory, dict(config, results=os.path.join(directory, "bench.json"),
+        uml=dict(config["uml"], serve_only=True, socket=path, stop_file=stop_file)), verbose)
+        for directory, path in zip(others, other_sockets)]
     try:
         run_bench("hostlink.sim.uml.bench", model, run_dir, config_path, log_file=None if verbose else sim_log)
     finally:
         # Interrupted (SIGTERM, SIGINT: the runner kills the simulator), the simulator could not end
         # the kernel it started: end it here.
         end_kernel(config["uml"]["pid_file"])
+        # The other boards' simulators end when they see this file.
+        with open(stop_file, "w"):
+            pass
+        for thread in threads:
+            thread.join()
     result = {"run_dir": run_dir, "console_log": config["uml"]["console_log"], "sim_log": sim_log,
               "driver_dir": driver_dir}
     bench_json = config["results"]
@@ -315,6 +355,14 @@ def _run_driver_sim(board, run_dir, commands, command_timeout_s, profile, dma_ch
         raise DriverSimError(f"the simulation ended without a summary: see {sim_log}")
     with open(bench_json) as f:
         result["bench"] = json.load(f)
+    result["boards"] = [result["bench"]]
+    for directory in others:
+        path = os.path.join(directory, "bench.json")
+        if not os.path.exists(path):
+            raise DriverSimError(f"board {len(result['boards'])}'s simulation ended without a summary: see "
+                                 f"{os.path.join(directory, 'sim.log')}")
+        with open(path) as f:
+            result["boards"].append(json.load(f))
     steps = []
     names = ["insmod", "devices"] + [f"cmd{i}" for i in range(len(commands))] + ["rmmod", "reload", "rmmod2"]
     labels = ["insmod litepcie.ko", "ls -l /dev/litepcie*"] + [" ".join(c) for c in commands] + \

@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <glob.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -19,6 +20,8 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -36,6 +39,8 @@ struct hostlink_channel {
 	unsigned char *ring[2];          /* zero-copy: the h2c [0] and c2h [1] rings, mapped */
 	off_t ring_offset[2];
 	size_t held[2];                  /* zero-copy: buffers got and not yet put */
+	char board[32];                  /* the board's PCI address ("" if the driver does not say) */
+	int index;                       /* the channel's number on its board */
 	pthread_mutex_t lock;
 	char error[256];
 };
@@ -64,7 +69,7 @@ static const char *advice(int err)
 	case ENOTTY: return "the driver lacks this call: rebuild it with hostlink (--driver)";
 	case EPERM:  return "not permitted for your user";
 	case EIO:    return "the device does not answer: is it still there?";
-	case ENODEV: return "the device is gone (driver removed?)";
+	case ENODEV: return "the board is gone (removed, unplugged or its driver unbound): close the channel";
 	default:     return strerror(err);
 	}
 }
@@ -112,6 +117,58 @@ int hostlink_list(char paths[][32], int max)
 			snprintf(paths[count], 32, "%s", g.gl_pathv[i]);
 	globfree(&g);
 	return count;
+}
+
+/* The channel's board and its number there, from sysfs: hostlink's driver makes each board's PCI device
+ * the parent of its channels' nodes (/sys/dev/char/M:m/device -> the PCI device, whose litepcie/ folder
+ * lists them). Without that: no board, and the node's minor number. */
+static void find_board(struct hostlink_channel *ch)
+{
+	struct stat st;
+	char node[64], link[PATH_MAX], pattern[PATH_MAX + 32];
+	const char *name, *address;
+	glob_t g;
+	size_t i;
+	int mine, below = 0;
+	ssize_t n;
+
+	ch->board[0] = 0;
+	ch->index = 0;
+	if (fstat(ch->fd, &st) < 0)
+		return;
+	ch->index = minor(st.st_rdev);
+	snprintf(node, sizeof(node), "/sys/dev/char/%u:%u", major(st.st_rdev), minor(st.st_rdev));
+	n = readlink(node, link, sizeof(link) - 1);
+	if (n < 0)
+		return;
+	link[n] = 0;
+	name = strrchr(link, '/');
+	mine = name ? atoi(name + 1 + strlen("litepcie")) : -1;
+	snprintf(pattern, sizeof(pattern), "%s/device", node);
+	n = readlink(pattern, link, sizeof(link) - 1);
+	if (n < 0 || mine < 0)
+		return;
+	link[n] = 0;
+	address = strrchr(link, '/') ? strrchr(link, '/') + 1 : link;
+	snprintf(pattern, sizeof(pattern), "%s/device/litepcie/litepcie[0-9]*", node);
+	if (glob(pattern, 0, NULL, &g) != 0)
+		return;
+	/* Its number on the board: how many of the board's nodes come before it. */
+	for (i = 0; i < g.gl_pathc; i++)
+		below += atoi(strrchr(g.gl_pathv[i], '/') + 1 + strlen("litepcie")) < mine;
+	globfree(&g);
+	snprintf(ch->board, sizeof(ch->board), "%.*s", (int)sizeof(ch->board) - 1, address);
+	ch->index = below;
+}
+
+const char *hostlink_board(struct hostlink_channel *ch)
+{
+	return ch->board;
+}
+
+int hostlink_channel_index(struct hostlink_channel *ch)
+{
+	return ch->index;
 }
 
 int hostlink_open(struct hostlink_channel **ch, int channel, enum hostlink_flow flow, int directions,
@@ -194,6 +251,7 @@ int hostlink_open_path(struct hostlink_channel **out, const char *path, enum hos
 	ret = do_ioctl(ch, LITEPCIE_IOCTL_DMA_FLOW, &flow_mode, "set the flow mode");
 	if (ret < 0)
 		goto error;
+	find_board(ch);
 	ch->scratch = malloc(ch->buffer_size);
 	if (!ch->scratch) {
 		ret = fail(ch, ENOMEM, "out of memory");
@@ -315,7 +373,7 @@ static ssize_t transfer(struct hostlink_channel *ch, const void *in, size_t in_s
 			size_t n = in_size - sent < batch ? in_size - sent : batch;
 			ssize_t w = write(ch->fd, src + sent, n);
 			if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
-				return fail(ch, errno, "write: %s", strerror(errno));
+				return fail(ch, errno, "write: %s", advice(errno));
 			if (w > 0) {
 				sent += w;
 				moved = 1;
@@ -327,7 +385,7 @@ static ssize_t transfer(struct hostlink_channel *ch, const void *in, size_t in_s
 			size_t n = out_size - got < batch ? out_size - got : batch;
 			ssize_t r = read(ch->fd, dst + got, n);
 			if (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
-				return fail(ch, errno, "read: %s", strerror(errno));
+				return fail(ch, errno, "read: %s", advice(errno));
 			if (r > 0) {
 				got += r;
 				moved = 1;
@@ -398,7 +456,7 @@ static ssize_t get_buffers(struct hostlink_channel *ch, int direction, void **fi
 		void *ring = mmap(NULL, ch->buffer_size * ch->buffer_count, PROT_READ | PROT_WRITE, MAP_SHARED,
 				  ch->fd, ch->ring_offset[d]);
 		if (ring == MAP_FAILED)
-			return fail(ch, errno, "cannot map the %s ring: %s", d ? "c2h" : "h2c", strerror(errno));
+			return fail(ch, errno, "cannot map the %s ring: %s", d ? "c2h" : "h2c", advice(errno));
 		ch->ring[d] = ring;
 	}
 	if (direction == HOSTLINK_C2H && (ret = start(ch, HOSTLINK_C2H)) < 0)

@@ -79,6 +79,12 @@ void hostlink_close(struct hostlink_channel *ch);
 const char *hostlink_error(struct hostlink_channel *ch);
 const char *hostlink_open_error(void);
 
+/* The channel's board: its PCI address ("" when the driver does not name it, as LitePCIe's own), and the
+ * channel's number on that board, the N of its registers' names (pcie_dma<N>_...). Device nodes are numbered
+ * across boards: with two boards of 2 channels, /dev/litepcie2 is the second board's channel 0. */
+const char *hostlink_board(struct hostlink_channel *ch);
+int hostlink_channel_index(struct hostlink_channel *ch);
+
 /* The driver's ring: bytes per buffer, buffers. */
 size_t hostlink_buffer_size(struct hostlink_channel *ch);
 size_t hostlink_buffer_count(struct hostlink_channel *ch);
