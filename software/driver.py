@@ -28,6 +28,7 @@ import litepcie.software
 from litepcie.software import generate_litepcie_software_headers
 
 from hostlink.software.driver_hardening import harden_driver
+from hostlink.software.driver_patches import patch_file
 from hostlink.software.driver_kernels import port_driver
 from hostlink.software.driver_mmap import fix_mmap
 from hostlink.software.driver_polling import add_polling
@@ -113,16 +114,12 @@ def _add_bench_tool(user_dir):
     the same generated headers (csr.h, config.h, litepcie.h) and links liblitepcie."""
     shutil.copy(os.path.join(BENCH_TOOL_SOURCES, "hostlink_bench.c"), user_dir)
     path = os.path.join(user_dir, "Makefile")
-    with open(path) as f:
-        text = f.read()
-    if text.count(BENCH_MAKEFILE_ANCHOR) != 1:
-        raise ValueError(f"{path}: expected one '{BENCH_MAKEFILE_ANCHOR.strip()}' to add hostlink_bench to; "
-                         f"LitePCIe's user tools have changed")
-    text = text.replace(BENCH_MAKEFILE_ANCHOR, "PROGS=litepcie_util litepcie_test hostlink_bench\n")
-    text += ("\n# hostlink: the transfer benchmark (software/bench).\n"
-             "hostlink_bench: liblitepcie/liblitepcie.a hostlink_bench.o\n"
-             "\t$(CC) $(LDFLAGS) -o $@ $^ -Lliblitepcie -llitepcie -lpthread -lm\n")
-    _write(path, text)
+    patch_file(path, BENCH_MAKEFILE_ANCHOR, "PROGS=litepcie_util litepcie_test hostlink_bench\n",
+               "hostlink_bench among the user tools")
+    with open(path, "a") as f:
+        f.write("\n# hostlink: the transfer benchmark (software/bench).\n"
+                "hostlink_bench: liblitepcie/liblitepcie.a hostlink_bench.o\n"
+                "\t$(CC) $(LDFLAGS) -o $@ $^ -Lliblitepcie -llitepcie -lpthread -lm\n")
 
 
 def _add_library(library_dir, kernel_dir):
@@ -162,17 +159,11 @@ def _ask_for_read_request_size(kernel_dir, max_request):
     """Make the probe ask the kernel for `max_request` bytes of Max Read Request Size (Linux otherwise keeps
     the firmware's value, often 512), as drivers do with pcie_set_readrq(): for SoCs whose DMA reads more
     than 512 bytes at a time (VC709)."""
-    path = os.path.join(kernel_dir, "main.c")
-    with open(path) as f:
-        text = f.read()
-    if text.count(READ_REQUEST_ANCHOR) != 1:
-        raise ValueError(f"{path}: expected one 'pci_set_master(dev);' to add pcie_set_readrq() after; "
-                         f"LitePCIe's driver has changed")
-    text = text.replace(READ_REQUEST_ANCHOR, READ_REQUEST_ANCHOR +
+    patch_file(os.path.join(kernel_dir, "main.c"), READ_REQUEST_ANCHOR, READ_REQUEST_ANCHOR +
         f"\t/* hostlink: this SoC's DMA reads up to {max_request} bytes per request. */\n"
         f"\tif (pcie_set_readrq(dev, {max_request}) || pcie_get_readrq(dev) < {max_request})\n"
-        f"\t\tdev_warn(&dev->dev, \"Max Read Request Size left at %d bytes\\n\", pcie_get_readrq(dev));\n")
-    _write(path, text)
+        f"\t\tdev_warn(&dev->dev, \"Max Read Request Size left at %d bytes\\n\", pcie_get_readrq(dev));\n",
+        "probe: pcie_set_readrq() after pci_set_master()")
 
 
 def generate_dram_tool(soc, dram_dir):
@@ -245,17 +236,10 @@ def _add_flow_offsets(kernel_dir):
     offsets = flow_offsets(_read_defines(os.path.join(kernel_dir, "csr.h")), _csr_offset)
     if not offsets:
         return
-    path = os.path.join(kernel_dir, "config.h")
-    with open(path) as f:
-        text = f.read()
-    if text.count(CONFIG_H_END) != 1:
-        raise ValueError(f"{path}: expected one '{CONFIG_H_END.strip()}' to add the flow offsets before; "
-                         f"LitePCIe's driver has changed")
     lines = "".join(f"#define {name:<41} 0x{offset:04x}\n" for name, offset in offsets.items())
-    text = text.replace(CONFIG_H_END, "/* hostlink: the flow gates (hostlink.cores.pcie.flow). */\n" + lines
-                        + "\n" + CONFIG_H_END)
-    with open(path, "w") as f:
-        f.write(text)
+    patch_file(os.path.join(kernel_dir, "config.h"), CONFIG_H_END,
+               "/* hostlink: the flow gates (hostlink.cores.pcie.flow). */\n" + lines + "\n" + CONFIG_H_END,
+               "the flow gates' offsets at the end of config.h")
 
 
 def _check_dma_offsets(kernel_dir):

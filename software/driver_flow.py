@@ -35,7 +35,7 @@ So a program that falls behind makes the DMA wait instead of losing buffers; Lit
 (`litepcie_util dma_test`, `litepcie_test`) behave as before unless a program sets a flow mode.
 """
 
-from hostlink.software.driver_hardening import DriverPatchError, apply_patches
+from hostlink.software.driver_patches import DriverPatchError, apply_patches
 
 __all__ = ["FLOW_PATCHES", "FLOW_REGISTERS", "add_flow", "flow_offsets", "DriverPatchError"]
 

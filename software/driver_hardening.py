@@ -25,20 +25,20 @@ What LitePCIe 2024.12 lets any user with the device open do, and what changes:
 - Boolean fields (is_write, enable, loopback, lock requests) other than 0/1 are -EINVAL.
 - init.sh made the nodes world read-writable (chmod 666); now group `hostlink`, mode 0660, as does
   the udev rule written next to it.
+- Not a check: each device node gets its board's PCI device as sysfs parent, so that several boards in
+  one host are told apart (hostlink.host's list_boards(), udev rules by PCI address).
 The mmap handler only maps the channel's own DMA buffers (exact length, two fixed offsets); that
 check is required to be present, not added.
 """
 
 import os
 
-__all__ = ["DriverPatchError", "UDEV_RULE_NAME", "DEVICE_GROUP", "harden_driver", "apply_patches"]
+from hostlink.software.driver_patches import DriverPatchError, apply_patches
+
+__all__ = ["DriverPatchError", "UDEV_RULE_NAME", "DEVICE_GROUP", "harden_driver"]
 
 DEVICE_GROUP   = "hostlink"
 UDEV_RULE_NAME = "99-hostlink-litepcie.rules"
-
-
-class DriverPatchError(ValueError):
-    """LitePCIe's copied sources do not have a line a hardening change is anchored on."""
 
 # Patches ------------------------------------------------------------------------------------------
 
@@ -199,30 +199,3 @@ def harden_driver(kernel_dir, patches=None, required=None):
     with open(os.path.join(kernel_dir, UDEV_RULE_NAME), "w") as f:
         f.write(UDEV_RULE)
     return kernel_dir
-
-
-def apply_patches(kernel_dir, patches, required=(), kind="hardening"):
-    """Apply `patches` [(file, what, anchor, replacement)] to the sources in `kernel_dir`, after checking
-    that each `required` (file, what, text) is there once; all or nothing (DriverPatchError)."""
-    texts = {}
-    def text(name):
-        if name not in texts:
-            with open(os.path.join(kernel_dir, name)) as f:
-                texts[name] = f.read()
-        return texts[name]
-
-    for name, what, anchor in required:
-        if text(name).count(anchor) != 1:
-            raise DriverPatchError(f"{os.path.join(kernel_dir, name)}: {kind} relies on '{what}', "
-                                   f"which LitePCIe's driver no longer has in the expected form; "
-                                   f"LitePCIe's driver has changed, review it before generating")
-    for name, what, anchor, replacement in patches:
-        found = text(name).count(anchor)
-        if found != 1:
-            raise DriverPatchError(f"{os.path.join(kernel_dir, name)}: cannot apply {kind} '{what}': "
-                                   f"expected its anchor once, found it {found} times "
-                                   f"({anchor.strip().splitlines()[0]!r}); LitePCIe's driver has changed")
-        texts[name] = texts[name].replace(anchor, replacement)
-    for name, content in texts.items():
-        with open(os.path.join(kernel_dir, name), "w") as f:
-            f.write(content)

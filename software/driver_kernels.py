@@ -17,7 +17,7 @@ does not build on 6.12:
 Each change is guarded by LINUX_VERSION_CODE, so the code older kernels compile is LitePCIe's own.
 """
 
-from hostlink.software.driver_hardening import apply_patches
+from hostlink.software.driver_patches import apply_patches
 
 __all__ = ["PATCHES", "port_driver"]
 

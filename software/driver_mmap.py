@@ -29,7 +29,7 @@ copy paths and the mmap handler see only the vmalloc address. With LitePCIe's ha
 then wrong; with this one it is checked equal.
 """
 
-from hostlink.software.driver_hardening import DriverPatchError, apply_patches
+from hostlink.software.driver_patches import DriverPatchError, apply_patches
 
 __all__ = ["MMAP_PATCHES", "REMAPPED_BUFFERS_PATCHES", "fix_mmap", "use_remapped_buffers", "DriverPatchError"]
 

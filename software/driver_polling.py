@@ -43,7 +43,7 @@ status register of that channel every DMA_BUFFER_PER_IRQ buffers. What changes:
   which nothing changes: the count is 0 then).
 """
 
-from hostlink.software.driver_hardening import DriverPatchError, apply_patches
+from hostlink.software.driver_patches import DriverPatchError, apply_patches
 
 __all__ = ["POLLING_PATCHES", "add_polling", "DriverPatchError"]
 

@@ -24,7 +24,7 @@ Waiting in a removal is the price of never freeing what a program still uses; a 
 channel and never calls the driver again holds the removal back, and the log says so.
 """
 
-from hostlink.software.driver_hardening import apply_patches
+from hostlink.software.driver_patches import apply_patches
 
 __all__ = ["PATCHES", "add_removal"]
 

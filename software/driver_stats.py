@@ -26,7 +26,7 @@ direction's last start:
 - the ring: buffer count and size.
 """
 
-from hostlink.software.driver_hardening import DriverPatchError, apply_patches
+from hostlink.software.driver_patches import DriverPatchError, apply_patches
 
 __all__ = ["STATS_PATCHES", "STATS_STRUCT", "add_stats", "DriverPatchError"]
 

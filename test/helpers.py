@@ -73,7 +73,7 @@ def check_missing_anchor_is_refused(tmp_path, patch, apply, kind, applied_before
     import re
     import shutil
     import pytest
-    from hostlink.software.driver_hardening import DriverPatchError
+    from hostlink.software.driver_patches import DriverPatchError
     kernel = str(tmp_path / "kernel")
     shutil.copytree(LITEPCIE_KERNEL, kernel, ignore=shutil.ignore_patterns("__pycache__"))
     for before in applied_before:

@@ -20,7 +20,8 @@ from hostlink.software import driver
 from hostlink.software.driver import (DriverBuildError, build_driver, find_kernel_build_dir, generate_driver,
     kernel_build_dirs)
 from hostlink.software import driver_hardening, driver_kernels, driver_mmap
-from hostlink.software.driver_hardening import DriverPatchError, harden_driver
+from hostlink.software.driver_hardening import harden_driver
+from hostlink.software.driver_patches import DriverPatchError
 from hostlink.targets import boards as registry
 
 from helpers import check_missing_anchor_is_refused, run_target
@@ -139,7 +140,8 @@ def test_probe_asks_for_the_read_request_size_the_dma_uses(generated, tmp_path):
     assert board_profile_defaults(get_board(board))["max_read_request"] == max(512, phy_limit)
     # A LitePCIe whose probe no longer has the line to add it after is refused, not silently missed.
     (tmp_path / "main.c").write_text("static int probe(void) { return 0; }\n")
-    with pytest.raises(ValueError, match="expected one 'pci_set_master\\(dev\\);'.*LitePCIe's driver has changed"):
+    with pytest.raises(DriverPatchError, match=r"pcie_set_readrq\(\) after pci_set_master\(\)'.*found it 0 times "
+                                               r"\('pci_set_master\(dev\);'\).*LitePCIe's driver has changed"):
         driver._ask_for_read_request_size(str(tmp_path), 4096)
 
 # Hardening ----------------------------------------------------------------------------------------
@@ -174,6 +176,24 @@ def test_generated_driver_is_hardened(generated):
     assert 'KERNEL=="litepcie[0-9]*", GROUP="hostlink", MODE="0660"' in rule
     # init.sh stays a valid shell script.
     assert subprocess.run(["sh", "-n", os.path.join(kernel, "init.sh")]).returncode == 0
+
+
+def test_every_anchor_is_litepcies_or_hostlinks_own():
+    """Each change set's anchors, in generate_driver()'s order: LitePCIe's text, once in its sources, or
+    hostlink's own, inserted by an earlier set (a deliberate dependency), never anything else; so an anchor
+    cannot silently match text a change put there unless it was written to."""
+    from hostlink.software import driver_flow, driver_polling, driver_removal, driver_stats
+    sets = [driver_hardening.PATCHES, driver_mmap.MMAP_PATCHES, driver_kernels.PATCHES,
+            driver_polling.POLLING_PATCHES, driver_flow.FLOW_PATCHES, driver_stats.STATS_PATCHES,
+            driver_removal.PATCHES, driver_mmap.REMAPPED_BUFFERS_PATCHES]
+    inserted = {}
+    for patches in sets:
+        for name, what, anchor, replacement in patches:
+            in_litepcie = read(os.path.join(LITEPCIE_KERNEL, name)).count(anchor)
+            assert in_litepcie == 1 or (in_litepcie == 0 and any(anchor in text for text in inserted.get(name, ()))), \
+                (what, in_litepcie)
+        for name, what, anchor, replacement in patches:
+            inserted.setdefault(name, []).append(replacement)
 
 
 def _litepcie_kernel_copy(tmp_path):

@@ -22,6 +22,7 @@ from helpers import check_missing_anchor_is_refused, generate_zc706_driver, read
 
 from hostlink.software import driver_polling
 from hostlink.software.driver_hardening import harden_driver
+from hostlink.software.driver_patches import DriverPatchError
 from hostlink.software.driver_polling import add_polling
 from hostlink.software import bench_plot
 
@@ -90,8 +91,10 @@ def test_bench_makefile_anchor_missing_is_refused(tmp_path):
     user = tmp_path / "user"
     user.mkdir()
     (user / "Makefile").write_text("PROGS=litepcie_util\n")
-    with pytest.raises(ValueError, match="expected one 'PROGS=litepcie_util litepcie_test'"):
+    with pytest.raises(DriverPatchError, match="'hostlink_bench among the user tools'.*found it 0 times "
+                                               "\\('PROGS=litepcie_util litepcie_test'\\)"):
         driver._add_bench_tool(str(user))
+    assert (user / "Makefile").read_text() == "PROGS=litepcie_util\n"   # Untouched.
 
 # Plot ---------------------------------------------------------------------------------------------
 
