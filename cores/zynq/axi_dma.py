@@ -1,0 +1,382 @@
+# This file is part of hostlink.
+# Copyright (c) 2026 hostlink developers
+# SPDX-License-Identifier: BSD-2-Clause
+
+"""An AXI DMA that Linux's unmodified `xilinx_dma` driver drives: Xilinx PG021's direct register mode.
+
+    dma = AXIDMA(bus)        # bus: an AXI master port (LiteX AXIInterface), e.g. a Zynq HP port (64-bit AXI3)
+    dma.ctrl                 # AXI-Lite register slave, PG021's offsets (below)
+    dma.mm2s                 # stream source: memory to stream (data, keep; last ends a transfer)
+    dma.s2mm                 # stream sink: stream to memory (data, keep; last ends a packet)
+    dma.mm2s_irq, .s2mm_irq  # interrupt outputs, level, PG021's mm2s_introut / s2mm_introut
+
+Registers (32-bit; MM2S at 0x00, S2MM at 0x30, same layout):
+
+| offset | name | bits |
+|---|---|---|
+| 0x00 / 0x30 | DMACR | 0 RS (run), 2 Reset (both channels; reads 1 until done), 12 IOC_IrqEn, 14 Err_IrqEn |
+| 0x04 / 0x34 | DMASR | 0 Halted, 1 Idle, 3 SGIncld (0), 4 DMAIntErr, 5 DMASlvErr, 6 DMADecErr, 12 IOC_Irq and 14 Err_Irq (write 1 to clear) |
+| 0x18 / 0x48 | SA / DA | the transfer's byte address, aligned to the bus width |
+| 0x1C / 0x4C | SA_MSB / DA_MSB | upper address word: kept, must be 0 on a 32-bit bus |
+| 0x28 / 0x58 | LENGTH | writing it (channel running) starts a transfer of that many bytes (1 to 2**26 - 1); S2MM: the buffer's size, and once done the bytes the packet had |
+
+The engines master `bus` with INCR bursts of at most `burst_beats` beats (16: AXI3's limit) that never
+cross a 4 KiB boundary, up to `max_bursts` in flight each way. MM2S reserves room in its FIFO before it asks
+for a burst, so read data is always taken at once; S2MM asks for a burst once the stream has given its
+data, so write data always follows at once. A transfer's last beat has `keep` for the bytes it holds (MM2S);
+an S2MM packet's length is counted from `keep`. Addresses must be aligned to the bus width, as PG021's
+without its Data Realignment Engine (Linux's driver then asks its clients for aligned buffers).
+
+Errors, as PG021: a read or write answered SLVERR or DECERR sets DMASlvErr or DMADecErr; an S2MM packet
+longer than the buffer sets DMAIntErr and its excess is dropped up to its `last`. Each ends the transfer
+with Err_Irq instead of IOC_Irq and stops the channel (RS cleared, Halted once idle), until a reset.
+"""
+
+from functools import reduce
+
+from migen import *
+
+from litex.gen import *
+
+from litex.soc.interconnect import stream
+from litex.soc.interconnect.axi import AXILiteInterface
+
+__all__ = ["AXIDMA", "REGISTERS", "LENGTH_BITS"]
+
+LENGTH_BITS = 26
+# Register offsets (bytes), PG021 table 2-5.
+REGISTERS = {
+    "MM2S_DMACR": 0x00, "MM2S_DMASR": 0x04, "MM2S_SA": 0x18, "MM2S_SA_MSB": 0x1C, "MM2S_LENGTH": 0x28,
+    "S2MM_DMACR": 0x30, "S2MM_DMASR": 0x34, "S2MM_DA": 0x48, "S2MM_DA_MSB": 0x4C, "S2MM_LENGTH": 0x58,
+}
+DMACR_RS, DMACR_RESET, DMACR_IOC_IRQ_EN, DMACR_ERR_IRQ_EN = 1 << 0, 1 << 2, 1 << 12, 1 << 14
+DMASR_HALTED, DMASR_IDLE, DMASR_INT_ERR, DMASR_SLV_ERR, DMASR_DEC_ERR = 1 << 0, 1 << 1, 1 << 4, 1 << 5, 1 << 6
+DMASR_IOC_IRQ, DMASR_ERR_IRQ = 1 << 12, 1 << 14
+RESP_SLVERR, RESP_DECERR = 0b10, 0b11
+
+
+class _Channel(LiteXModule):
+    """One direction's registers: control, status, address, length, and the interrupt."""
+    def __init__(self):
+        self.rs        = Signal()
+        self.ioc_en    = Signal()
+        self.err_en    = Signal()
+        self.ioc_irq   = Signal()
+        self.err_irq   = Signal()
+        self.int_err   = Signal()
+        self.slv_err   = Signal()
+        self.dec_err   = Signal()
+        self.address   = Signal(32)
+        self.address_msb = Signal(32)
+        self.length    = Signal(LENGTH_BITS)
+        self.busy      = Signal()
+        self.irq       = Signal()
+        self.comb += self.irq.eq((self.ioc_irq & self.ioc_en) | (self.err_irq & self.err_en))
+
+    def control(self):
+        return Cat(self.rs, C(0, 1), C(0, 1), C(0, 9), self.ioc_en, C(0, 1), self.err_en)
+
+    def status(self):
+        return Cat(~self.rs & ~self.busy, self.rs & ~self.busy, C(0, 2), self.int_err, self.slv_err,
+                   self.dec_err, C(0, 5), self.ioc_irq, C(0, 1), self.err_irq)
+
+
+class AXIDMA(LiteXModule):
+    def __init__(self, bus, burst_beats=16, max_bursts=4, fifo_beats=64):
+        data_width = len(bus.w.data)
+        beat_bytes = data_width//8
+        shift      = log2_int(beat_bytes)
+        max_len    = 2**len(bus.ar.len)
+        if not (isinstance(burst_beats, int) and 1 <= burst_beats <= max_len and burst_beats & (burst_beats - 1) == 0):
+            raise ValueError(f"burst_beats must be a power of two from 1 to {max_len} (the bus's {bus.version} "
+                             f"bursts), not {burst_beats!r}")
+        if not (isinstance(max_bursts, int) and 1 <= max_bursts <= 64):
+            raise ValueError(f"max_bursts (bursts in flight each way) must be 1 to 64, not {max_bursts!r}")
+        if not (isinstance(fifo_beats, int) and fifo_beats >= burst_beats):
+            raise ValueError(f"fifo_beats must hold at least one burst ({burst_beats} beats), not {fifo_beats!r}")
+        self.bus  = bus
+        self.ctrl = AXILiteInterface(data_width=32, address_width=32)
+        self.mm2s = stream.Endpoint([("data", data_width), ("keep", beat_bytes)])
+        self.s2mm = stream.Endpoint([("data", data_width), ("keep", beat_bytes)])
+        self.mm2s_irq = Signal()
+        self.s2mm_irq = Signal()
+
+        # # #
+
+        self.rd = rd = _Channel()
+        self.wr = wr = _Channel()
+        self.comb += [self.mm2s_irq.eq(rd.irq), self.s2mm_irq.eq(wr.irq)]
+        beats_bits = LENGTH_BITS - shift + 1
+
+        # Soft reset: no new bursts; the ones in flight finish (read data dropped, write data sent), then
+        # every register and FIFO is cleared.
+        resetting = Signal()
+        clear     = Signal()
+        quiet     = Signal()
+
+        # Registers (AXI-Lite) -------------------------------------------------------------------------
+        start_rd = Signal()
+        start_wr = Signal()
+        ctrl     = self.ctrl
+        b_valid  = Signal()
+        r_valid  = Signal()
+        r_data   = Signal(32)
+        waddr    = Signal(8)
+        raddr    = Signal(8)
+        wdata    = Signal(32)
+        write    = Signal()
+        self.comb += [
+            ctrl.aw.ready.eq(ctrl.aw.valid & ctrl.w.valid & ~b_valid),
+            ctrl.w.ready.eq(ctrl.aw.valid & ctrl.w.valid & ~b_valid),
+            write.eq(ctrl.aw.valid & ctrl.w.valid & ~b_valid),
+            waddr.eq(ctrl.aw.addr[:8]),
+            wdata.eq(ctrl.w.data),
+            ctrl.b.valid.eq(b_valid),
+            ctrl.b.resp.eq(0),
+            ctrl.ar.ready.eq(~r_valid),
+            ctrl.r.valid.eq(r_valid),
+            ctrl.r.resp.eq(0),
+            ctrl.r.data.eq(r_data),
+            raddr.eq(ctrl.ar.addr[:8]),
+        ]
+        self.sync += [
+            If(write, b_valid.eq(1)).Elif(ctrl.b.ready, b_valid.eq(0)),
+            If(ctrl.ar.valid & ~r_valid, r_valid.eq(1)).Elif(ctrl.r.ready, r_valid.eq(0)),
+        ]
+        read_cases = {}
+        for channel, base, reset_bit in [(rd, 0x00, resetting), (wr, 0x30, resetting)]:
+            read_cases[base + 0x00] = r_data.eq(channel.control() | (reset_bit << 2))
+            read_cases[base + 0x04] = r_data.eq(channel.status())
+            read_cases[base + 0x18] = r_data.eq(channel.address)
+            read_cases[base + 0x1C] = r_data.eq(channel.address_msb)
+            read_cases[base + 0x28] = r_data.eq(channel.length)
+        read_cases["default"] = r_data.eq(0)
+        self.sync += If(ctrl.ar.valid & ~r_valid, Case(raddr, read_cases))
+        for channel, base, start in [(rd, 0x00, start_rd), (wr, 0x30, start_wr)]:
+            self.comb += start.eq(write & (waddr == base + 0x28) & channel.rs & ~channel.busy & ~resetting &
+                                  (wdata[:LENGTH_BITS] != 0))
+            self.sync += If(write,
+                If(waddr == base + 0x00,
+                    channel.rs.eq(wdata[0]),
+                    channel.ioc_en.eq(wdata[12]),
+                    channel.err_en.eq(wdata[14]),
+                ),
+                If(waddr == base + 0x04,
+                    If(wdata[12], channel.ioc_irq.eq(0)),
+                    If(wdata[14], channel.err_irq.eq(0)),
+                ),
+                If(waddr == base + 0x18, channel.address.eq(wdata)),
+                If(waddr == base + 0x1C, channel.address_msb.eq(wdata)),
+                If(waddr == base + 0x28, channel.length.eq(wdata[:LENGTH_BITS])),
+            )
+        self.sync += [
+            If(write & ((waddr == 0x00) | (waddr == 0x30)) & wdata[2], resetting.eq(1)),
+            If(clear, resetting.eq(0)),
+        ]
+        self.comb += clear.eq(resetting & quiet)
+
+        def beats_to_4k(address):
+            return (4096 - address[:12]) >> shift
+
+        def smallest(*values):
+            result = values[0]
+            for value in values[1:]:
+                result = Mux(value < result, value, result)
+            return result
+
+        # MM2S: memory to stream -----------------------------------------------------------------------
+        self.rd_fifo = rd_fifo = ResetInserter()(stream.SyncFIFO([("data", data_width)], fifo_beats, buffered=True))
+        rd_address    = Signal(32)
+        rd_request    = Signal(beats_bits)          # Beats still to ask for.
+        rd_deliver    = Signal(beats_bits)          # Beats still to hand to the stream.
+        rd_last_keep  = Signal(beat_bytes)
+        rd_reserved   = Signal(max=fifo_beats + 1)  # FIFO room promised to bursts asked for.
+        rd_in_flight  = Signal(max=max_bursts + 1)
+        rd_burst      = Signal(max=burst_beats + 1)
+        rd_ar_valid   = Signal()
+        rd_errors     = Signal()
+        ar, r = bus.ar, bus.r
+        self.comb += [
+            rd_burst.eq(smallest(C(burst_beats), beats_to_4k(rd_address), rd_request)),
+            ar.valid.eq(rd_ar_valid),
+            ar.burst.eq(0b01),        # INCR.
+            ar.size.eq(shift),
+            ar.id.eq(0),              # One ID: data comes back in request order.
+            ar.cache.eq(0b0011),      # Bufferable, modifiable (what Xilinx's cores drive).
+            r.ready.eq(1),            # Room was reserved before the burst was asked for.
+            rd_fifo.sink.valid.eq(r.valid & rd.busy),
+            rd_fifo.sink.data.eq(r.data),
+            rd_fifo.reset.eq(clear),
+        ]
+        rd_popped = Signal()
+        self.comb += [
+            self.mm2s.valid.eq(rd_fifo.source.valid),
+            self.mm2s.data.eq(rd_fifo.source.data),
+            self.mm2s.last.eq(rd_deliver == 1),
+            self.mm2s.keep.eq(Mux(rd_deliver == 1, rd_last_keep, 2**beat_bytes - 1)),
+            rd_fifo.source.ready.eq(self.mm2s.ready),
+            rd_popped.eq(rd_fifo.source.valid & rd_fifo.source.ready),
+        ]
+        rd_ask = Signal()
+        self.comb += rd_ask.eq(rd.busy & ~resetting & ~rd_ar_valid & (rd_request != 0) & (rd_in_flight < max_bursts) &
+                               (rd_reserved + rd_burst <= fifo_beats))
+        new_length   = wdata[:LENGTH_BITS]             # The LENGTH written, which starts the transfer.
+        length_beats = (new_length + beat_bytes - 1) >> shift
+        self.sync += [
+            If(start_rd,
+                rd.busy.eq(1),
+                rd_address.eq(rd.address),
+                rd_request.eq(length_beats),
+                rd_deliver.eq(length_beats),
+                rd_last_keep.eq(Mux(new_length[:shift] == 0, 2**beat_bytes - 1, (1 << new_length[:shift]) - 1)),
+                rd_errors.eq(0),
+            ),
+            If(rd_ask,
+                rd_ar_valid.eq(1),
+                ar.addr.eq(rd_address),
+                ar.len.eq(rd_burst - 1),
+                rd_address.eq(rd_address + (rd_burst << shift)),
+                rd_request.eq(rd_request - rd_burst),
+            ).Elif(ar.valid & ar.ready,
+                rd_ar_valid.eq(0),
+            ),
+            rd_in_flight.eq(rd_in_flight + (ar.valid & ar.ready) - (r.valid & r.ready & r.last)),
+            rd_reserved.eq(rd_reserved + Mux(rd_ask, rd_burst, 0) - rd_popped),
+            If(r.valid & (r.resp == RESP_SLVERR), rd.slv_err.eq(1), rd_errors.eq(1)),
+            If(r.valid & (r.resp == RESP_DECERR), rd.dec_err.eq(1), rd_errors.eq(1)),
+            If(rd_popped,
+                rd_deliver.eq(rd_deliver - 1),
+                If(rd_deliver == 1,
+                    rd.busy.eq(0),
+                    If(rd_errors | (r.valid & r.resp[1]),
+                        rd.err_irq.eq(1),
+                        rd.rs.eq(0),
+                    ).Else(
+                        rd.ioc_irq.eq(1),
+                    ),
+                ),
+            ),
+        ]
+        # Reserved room is only given back by the stream: a reset drops it with the FIFO.
+
+        # S2MM: stream to memory -----------------------------------------------------------------------
+        self.wr_fifo = wr_fifo = ResetInserter()(stream.SyncFIFO([("data", data_width), ("strb", beat_bytes)],
+                                                                fifo_beats, buffered=True))
+        self.wr_bursts = wr_bursts = ResetInserter()(stream.SyncFIFO([("beats", bits_for(burst_beats))],
+                                                                     max_bursts, buffered=True))
+        wr_address   = Signal(32)
+        wr_room      = Signal(beats_bits)           # Beats the buffer still takes.
+        wr_received  = Signal(beats_bits)           # Beats taken from the stream.
+        wr_assigned  = Signal(beats_bits)           # Beats given to a burst.
+        wr_bytes     = Signal(LENGTH_BITS + 1)      # Bytes of the packet (keep), in the buffer.
+        wr_ended     = Signal()                     # The packet's last beat is in (or its excess dropped).
+        wr_dropping  = Signal()                     # Too long: dropping up to its last.
+        wr_in_flight = Signal(max=max_bursts + 1)   # Bursts whose response has not come.
+        wr_full      = Signal(max=burst_beats + 1)
+        wr_burst     = Signal(max=burst_beats + 1)
+        wr_pending   = Signal(beats_bits)
+        wr_aw_valid  = Signal()
+        wr_beat      = Signal(max=burst_beats)
+        wr_errors    = Signal()
+        aw, w, b = bus.aw, bus.w, bus.b
+        sink = self.s2mm
+        keep_bytes = Signal(max=beat_bytes + 1)
+        self.comb += keep_bytes.eq(reduce(lambda x, y: x + y, [sink.keep[i] for i in range(beat_bytes)]))
+        take = Signal()
+        drop = Signal()
+        self.comb += [
+            take.eq(sink.valid & wr.busy & ~resetting & ~wr_ended & ~wr_dropping & (wr_room != 0) & wr_fifo.sink.ready),
+            drop.eq(sink.valid & wr.busy & ~wr_ended & (wr_dropping | ((wr_room == 0) & ~resetting))),
+            sink.ready.eq(take | drop),
+            wr_fifo.sink.valid.eq(take),
+            wr_fifo.sink.data.eq(sink.data),
+            wr_fifo.sink.strb.eq(sink.keep),
+            wr_fifo.reset.eq(clear),
+            wr_bursts.reset.eq(clear),
+            wr_pending.eq(wr_received - wr_assigned),
+            wr_full.eq(smallest(C(burst_beats), beats_to_4k(wr_address))),
+            wr_burst.eq(smallest(wr_full, wr_pending)),
+            aw.valid.eq(wr_aw_valid),
+            aw.burst.eq(0b01),
+            aw.size.eq(shift),
+            aw.id.eq(0),
+            aw.cache.eq(0b0011),
+            w.valid.eq(wr_fifo.source.valid & wr_bursts.source.valid),
+            w.data.eq(wr_fifo.source.data),
+            w.strb.eq(wr_fifo.source.strb),
+            w.last.eq(wr_beat == wr_bursts.source.beats - 1),
+            wr_fifo.source.ready.eq(w.valid & w.ready),
+            wr_bursts.source.ready.eq(w.valid & w.ready & w.last),
+            wr_bursts.sink.beats.eq(aw.len + 1),
+            wr_bursts.sink.valid.eq(aw.valid & aw.ready),
+            b.ready.eq(1),
+        ]
+        if hasattr(w, "id"):
+            self.comb += w.id.eq(0)
+        wr_ask = Signal()
+        self.comb += wr_ask.eq(wr.busy & ~resetting & ~wr_aw_valid & (wr_pending != 0) &
+                               ((wr_pending >= wr_full) | wr_ended) & (wr_in_flight < max_bursts) &
+                               wr_bursts.sink.ready)
+        wr_done = Signal()
+        self.comb += wr_done.eq(wr.busy & wr_ended & (wr_pending == 0) & ~wr_aw_valid & ~wr_bursts.source.valid &
+                                (wr_in_flight == 0))
+        self.sync += [
+            If(start_wr,
+                wr.busy.eq(1),
+                wr_address.eq(wr.address),
+                wr_room.eq(length_beats),
+                wr_received.eq(0),
+                wr_assigned.eq(0),
+                wr_bytes.eq(0),
+                wr_ended.eq(0),
+                wr_dropping.eq(0),
+                wr_errors.eq(0),
+            ),
+            If(take,
+                wr_room.eq(wr_room - 1),
+                wr_received.eq(wr_received + 1),
+                wr_bytes.eq(wr_bytes + keep_bytes),
+                If(sink.last, wr_ended.eq(1)),
+            ),
+            If(drop,
+                wr_dropping.eq(1),
+                If(~wr_dropping, wr.int_err.eq(1), wr_errors.eq(1)),
+                If(sink.last, wr_ended.eq(1), wr_dropping.eq(0)),
+            ),
+            If(wr_ask,
+                wr_aw_valid.eq(1),
+                aw.addr.eq(wr_address),
+                aw.len.eq(wr_burst - 1),
+                wr_address.eq(wr_address + (wr_burst << shift)),
+                wr_assigned.eq(wr_assigned + wr_burst),
+            ).Elif(aw.valid & aw.ready,
+                wr_aw_valid.eq(0),
+            ),
+            If(w.valid & w.ready,
+                wr_beat.eq(Mux(w.last, 0, wr_beat + 1)),
+            ),
+            wr_in_flight.eq(wr_in_flight + (aw.valid & aw.ready) - (b.valid & b.ready)),
+            If(b.valid & (b.resp == RESP_SLVERR), wr.slv_err.eq(1), wr_errors.eq(1)),
+            If(b.valid & (b.resp == RESP_DECERR), wr.dec_err.eq(1), wr_errors.eq(1)),
+            If(wr_done,
+                wr.busy.eq(0),
+                wr.length.eq(wr_bytes),
+                If(wr_errors,
+                    wr.err_irq.eq(1),
+                    wr.rs.eq(0),
+                ).Else(
+                    wr.ioc_irq.eq(1),
+                ),
+            ),
+        ]
+
+        # Reset ---------------------------------------------------------------------------------------
+        self.comb += quiet.eq(~rd_ar_valid & (rd_in_flight == 0) & ~wr_aw_valid & (wr_in_flight == 0) &
+                              ~wr_bursts.source.valid)
+        self.sync += If(clear,
+            *[s.eq(0) for channel in (rd, wr) for s in (channel.rs, channel.ioc_en, channel.err_en, channel.ioc_irq,
+                channel.err_irq, channel.int_err, channel.slv_err, channel.dec_err, channel.address,
+                channel.address_msb, channel.length, channel.busy)],
+            rd_request.eq(0), rd_deliver.eq(0), rd_reserved.eq(0),
+            wr_received.eq(0), wr_assigned.eq(0), wr_ended.eq(0), wr_dropping.eq(0), wr_beat.eq(0),
+        )
