@@ -59,13 +59,16 @@ def target_argument_parser(platform_cls, description):
     return parser
 
 
-def pcie_target_main(soc_cls, platform_cls, description, sys_clk_freq, argv=None):
+def pcie_target_main(soc_cls, platform_cls, description, sys_clk_freq, argv=None, add_arguments=None):
     """main() of a PCIe DMA target: options, SoC, generation, then build/load when Vivado is here.
 
-    A parameter the SoC refuses (ValueError) ends the run: usage, the message, exit code 2.
+    A parameter the SoC refuses (ValueError) ends the run: usage, the message, exit code 2. `add_arguments`
+    (parser) adds a board's own options.
     """
     parser = target_argument_parser(platform_cls, description)
     add_pcie_arguments(parser, sys_clk_freq)
+    if add_arguments is not None:
+        add_arguments(parser)
     args = parser.parse_args(argv)
     log_to_stdout()
 

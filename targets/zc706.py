@@ -3,10 +3,13 @@
 # Copyright (c) 2026 hostlink developers
 # SPDX-License-Identifier: BSD-2-Clause
 
-"""Xilinx ZC706 (XC7Z045): PCIe Gen2 x4 scatter-gather DMA SoC, no CPU.
+"""Xilinx ZC706 (XC7Z045): PCIe Gen2 x4 scatter-gather DMA SoC, no CPU; or, with --ps7, the Zynq's own ARM cores
+moving data through an AXI DMA in the logic.
 
     ./targets/zc706.py --build --load     gateware (needs Vivado)
     ./targets/zc706.py --driver           kernel driver and user tools for this SoC in <output-dir>/driver
+    ./targets/zc706.py --ps7 --driver     the Zynq SoC (doc/zynq.md), its device-tree node for Linux's xilinx_dma
+                                          in <output-dir>/driver/hostlink_axi_dma.dtsi
 """
 
 import os
@@ -31,7 +34,7 @@ from hostlink.cores.dram.clocking import S7DRAMClocking
 from hostlink.cores.dram.integration import board_dram_clk_freq
 from hostlink.cores.pcie.integration import PCIeDMASoC, DEFAULT_DMA_CHANNELS
 from hostlink.targets.boards import BOARDS
-from hostlink.targets.common import pcie_target_main
+from hostlink.targets.common import finish_target, log_to_stdout, pcie_target_main, target_argument_parser
 
 # The user clock of pcie_7x at Gen2 x4 / 128 bits is 125 MHz. LitePCIe's 128-bit TLP depacketizer spends
 # about two idle cycles per TLP, so at 125 MHz a 256-byte completion (17 beats) takes ~19 cycles and host ->
@@ -90,9 +93,46 @@ class BaseSoC(PCIeDMASoC):
 
 # Build --------------------------------------------------------------------------------------------
 
+PS7_HELP = "The Zynq SoC instead: the PS's ARM cores, hostlink's AXI DMA on HP0 for Linux's xilinx_dma (doc/zynq.md)."
+ZYNQ_SYS_CLK_FREQ = 150e6   # The PS's FCLK0: a 64-bit HP port then moves 1.2 GB/s.
+
+
+def zynq_main(argv):
+    """./targets/zc706.py --ps7: the Zynq SoC (hostlink.cores.zynq.integration)."""
+    from hostlink.cores.zynq.integration import ZynqBuilder, ZynqDMASoC, device_tree
+    parser = target_argument_parser(zc706_platform.Platform, __doc__.strip().splitlines()[0])
+    parser.add_target_argument("--ps7", action="store_true", help=PS7_HELP)
+    parser.add_target_argument("--sys-clk-freq", default=ZYNQ_SYS_CLK_FREQ, type=float,
+        help="The logic's clock, the PS's FCLK0 (default 150 MHz).")
+    parser.add_target_argument("--driver", action="store_true",
+        help="Write the DMA's device-tree node for Linux's xilinx_dma.")
+    args = parser.parse_args(argv)
+    log_to_stdout()
+    try:
+        soc = ZynqDMASoC(zc706_platform.Platform(toolchain=args.toolchain, with_ps7=True),
+            preset=zc706_platform.PS7_PRESET, sys_clk_freq=args.sys_clk_freq, ident="hostlink ZC706 Zynq AXI DMA SoC")
+    except ValueError as error:
+        parser.error(str(error))
+    builder = ZynqBuilder(soc, **parser.builder_argdict)
+    write_tree, args.driver = args.driver, False
+    code = finish_target(soc, builder, parser, args)
+    if write_tree:
+        driver_dir = os.path.join(builder.output_dir, "driver")
+        os.makedirs(driver_dir, exist_ok=True)
+        path = os.path.join(driver_dir, "hostlink_axi_dma.dtsi")
+        with open(path, "w") as f:
+            f.write(device_tree(soc))
+        print(f"Device-tree node of the AXI DMA written to {path}")
+    return code
+
+
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if "--ps7" in argv:
+        return zynq_main(argv)
     description = __doc__.strip().splitlines()[0]
-    return pcie_target_main(BaseSoC, zc706_platform.Platform, description, SYS_CLK_FREQ, argv)
+    return pcie_target_main(BaseSoC, zc706_platform.Platform, description, SYS_CLK_FREQ, argv,
+        add_arguments=lambda parser: parser.add_target_argument("--ps7", action="store_true", help=PS7_HELP))
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -9,7 +9,7 @@ match Xilinx's ZC706 board files (XilinxBoardStore part0_pins.xml) and public ZC
 the PCIe pins (which the board files do not list) come from a public ZC706 PCIe x4 constraint file.
 LiteX-Boards has no ZC706 platform, so this one carries what a PL-only PCIe design needs: the 200 MHz
 system clock, the PCIe edge connector, the PL DDR3 SODIMM, the PL LEDs, push buttons and DIP switches.
-The PS (ARM cores, its DDR3, the USB-UART on MIO) is not used.
+The PS (ARM cores, its DDR3, the USB-UART on MIO) is used only by the Zynq SoC (`--ps7`, PS7_IO).
 
 DDR3: the "ddram" resource is the PL-side SODIMM. Every pin and IO standard agrees in three public
 sources: Xilinx's ZC706 board files (MIG project), Analog Devices' ZC706 PL DDR3 MIG project and a
@@ -113,6 +113,40 @@ _io = [
     ),
 ]
 
+# PS7 ----------------------------------------------------------------------------------------------
+
+# The PS's own pins, for a SoC with LiteX's zynq7000 CPU (hostlink.cores.zynq.integration): its clock, resets,
+# the 54 MIO pins (UART, SD, Ethernet, USB, QSPI on this board) and its 32-bit DDR3. They are the PS7 block's
+# dedicated package pins, placed by Vivado's processing_system7 IP with the ZC706 preset; they are given by
+# width only, as LiteX-Boards' Zynq platforms do when they do not name them (the constraints then say LOC X
+# for them).
+PS7_IO = [
+    ("ps7_clk",   0, Pins(1)),
+    ("ps7_porb",  0, Pins(1)),
+    ("ps7_srstb", 0, Pins(1)),
+    ("ps7_mio",   0, Pins(54)),
+    ("ps7_ddram", 0,
+        Subsignal("addr",    Pins(15)),
+        Subsignal("ba",      Pins(3)),
+        Subsignal("cas_n",   Pins(1)),
+        Subsignal("ck_n",    Pins(1)),
+        Subsignal("ck_p",    Pins(1)),
+        Subsignal("cke",     Pins(1)),
+        Subsignal("cs_n",    Pins(1)),
+        Subsignal("dm",      Pins(4)),
+        Subsignal("dq",      Pins(32)),
+        Subsignal("dqs_n",   Pins(4)),
+        Subsignal("dqs_p",   Pins(4)),
+        Subsignal("odt",     Pins(1)),
+        Subsignal("ras_n",   Pins(1)),
+        Subsignal("reset_n", Pins(1)),
+        Subsignal("we_n",    Pins(1)),
+        Subsignal("vrn",     Pins(1)),
+        Subsignal("vrp",     Pins(1)),
+    ),
+]
+PS7_PRESET = "ZC706"   # processing_system7's preset for this board (its MIO, DDR3 and clocks).
+
 # DDR3 memory --------------------------------------------------------------------------------------
 
 # What a target needs to run LiteDRAM on the "ddram" pads. The PL SODIMM the ZC706 ships with is a Micron
@@ -136,9 +170,10 @@ class Platform(Xilinx7SeriesPlatform):
     default_clk_name   = "clk200"
     default_clk_period = 1e9/200e6
 
-    def __init__(self, toolchain="vivado"):
+    def __init__(self, toolchain="vivado", with_ps7=False):
         # Named after the board, not this module: the generated files become zc706.tcl, zc706.xdc, zc706.bit.
-        Xilinx7SeriesPlatform.__init__(self, "xc7z045ffg900-2", _io, name="zc706", toolchain=toolchain)
+        Xilinx7SeriesPlatform.__init__(self, "xc7z045ffg900-2", _io + (PS7_IO if with_ps7 else []), name="zc706",
+                                       toolchain=toolchain)
 
     def create_programmer(self):
         return _ZynqVivadoProgrammer()
