@@ -9,10 +9,11 @@
     ./sim.py dma  --help     PCIe DMA SoC against a cocotbext-pcie root complex
     ./sim.py udp  --help     Ethernet SoC against the Linux network stack through a TAP device
     ./sim.py driver --help   LitePCIe's Linux driver and tools on the simulated SoC, in User-Mode Linux
+    ./sim.py zynq --help     the Zynq SoC's AXI DMA against models of the PS (its DDR on HP0, GP0)
 
 Every run has a wall-clock limit (dma: --timeout, default scaled from the bytes simulated; udp: from
-its per-size --timeout; driver: per command inside the machine): past it the simulator is stopped and
-the tail of its log is shown.
+its per-size --timeout; driver: per command inside the machine; zynq: scaled from the bytes simulated):
+past it the simulator is stopped and the tail of its log is shown.
 """
 
 import importlib
@@ -37,8 +38,8 @@ def main(argv=None):
         # Ends each command inside the machine after its own timeout (sim/driver.py).
         from hostlink.sim.driver import main as driver_main
         return driver_main(rest)
-    if command not in ("dma", "udp"):
-        print(f"sim.py: unknown command {command!r}; expected 'dma', 'udp' or 'driver' (see ./sim.py --help)",
+    if command not in ("dma", "udp", "zynq"):
+        print(f"sim.py: unknown command {command!r}; expected 'dma', 'udp', 'driver' or 'zynq' (see ./sim.py --help)",
             file=sys.stderr)
         return 2
     from hostlink.sim.watchdog import CHILD_ENV, run_with_limit
@@ -47,7 +48,7 @@ def main(argv=None):
         return module.main(rest)
     # Arguments are checked here, before anything is built; the run itself goes to a child process
     # that is stopped at the limit.
-    if command == "dma":
+    if command in ("dma", "zynq"):
         args = module.parse_args(rest)
     else:
         args  = module.parser().parse_args(rest)

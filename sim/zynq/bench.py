@@ -1,0 +1,146 @@
+# This file is part of hostlink.
+# Copyright (c) 2026 hostlink developers
+# SPDX-License-Identifier: BSD-2-Clause
+
+"""cocotb bench of ./sim.py zynq: the Zynq SoC's DMA (sim/zynq/top.py) with the PS replaced by models.
+
+- GP0: cocotbext-axi's AxiLiteMaster on the DMA's registers, programming them as a driver does (run, address,
+  length; for S2MM the buffer first, then MM2S).
+- HP0: the PS's DDR (memory.py): latency, bursts in flight, a rate.
+- The interrupts: each transfer ends when its interrupt rises; the bench then reads and clears the status.
+
+Each job (mode, size) is timed in the simulation's clock cycles, from the write of LENGTH that starts it (the
+last of MM2S's in loopback) to its interrupt, and every byte is checked: MM2S's by the logic's checker, S2MM's
+and the loopback's in the memory afterwards. Reads its configuration from $HOSTLINK_SIM_CONFIG, writes the
+results to the file named there.
+"""
+
+import json
+import os
+
+import cocotb
+from cocotb.clock import Clock
+from cocotb.triggers import First, RisingEdge, Timer
+from cocotb.utils import get_sim_time
+
+from cocotbext.axi import AxiLiteBus, AxiLiteMaster
+
+from hostlink.cores.zynq.axi_dma import (REGISTERS, DMACR_RS, DMACR_IOC_IRQ_EN, DMACR_ERR_IRQ_EN, DMASR_IOC_IRQ,
+    DMASR_ERR_IRQ)
+from hostlink.sim.zynq.memory import PSMemory
+from hostlink.sim.zynq.top import pattern_word
+
+MODES = {"loopback": 0, "mm2s": 1, "s2mm": 2}
+SOURCE = 0x10_0000           # Where MM2S reads (1 MiB into the PS's DDR, as a kernel buffer might sit).
+
+
+def pattern(seed, size):
+    words = -(-size // 8)
+    return b"".join(pattern_word(seed, i).to_bytes(8, "little") for i in range(words))[:size]
+
+
+class Bench:
+    def __init__(self, dut, config):
+        self.dut, self.config = dut, config
+        self.clock_hz = config["clock_hz"]
+        self.period_ps = 2 * round(1e12 / self.clock_hz / 2)    # (cocotb wants an even period.)
+
+    async def setup(self):
+        dut, config = self.dut, self.config
+        cocotb.start_soon(Clock(dut.clk, self.period_ps, "ps").start())
+        for name in ("mode", "pattern_seed", "generate_bytes", "generate_start"):
+            getattr(dut, name).value = 0
+        dut.rst.value = 1
+        self.ctrl = AxiLiteMaster(AxiLiteBus.from_prefix(dut, "ctrl"), dut.clk, dut.rst)
+        largest = max(config["sizes"])
+        self.destination = SOURCE + ((largest + 0xfffff) & ~0xfffff)
+        self.memory = PSMemory(dut, "hp0", dut.clk, dut.rst, self.destination + largest + 4096, self.clock_hz,
+            read_latency_ns=config["read_latency_ns"], write_latency_ns=config["write_latency_ns"],
+            max_reads=config["max_reads"], max_writes=config["max_writes"],
+            rate_bytes_per_s=config["rate_bytes_per_s"])
+        for _ in range(8):
+            await RisingEdge(dut.clk)
+        dut.rst.value = 0
+        for _ in range(8):
+            await RisingEdge(dut.clk)
+
+    async def write(self, name, value):
+        await self.ctrl.write_dword(REGISTERS[name], value)
+
+    async def read(self, name):
+        return await self.ctrl.read_dword(REGISTERS[name])
+
+    def cycles(self):
+        return get_sim_time("ps") / self.period_ps
+
+    async def wait_irq(self, signal, limit_cycles):
+        if not signal.value:
+            await First(RisingEdge(signal), Timer(limit_cycles * self.period_ps, "ps"))
+        return bool(signal.value)
+
+    async def run_job(self, mode, size, seed):
+        dut, memory = self.dut, self.memory
+        dut.mode.value = MODES[mode]
+        dut.pattern_seed.value = seed
+        dut.generate_bytes.value = size
+        data = pattern(seed, size)
+        if mode in ("mm2s", "loopback"):
+            memory.memory[SOURCE:SOURCE + size] = data
+        memory.memory[self.destination:self.destination + size + 8] = bytes(size + 8)
+        dut.generate_start.value = 1
+        await RisingEdge(dut.clk)
+        dut.generate_start.value = 0
+        limit = 64 * size // 8 + 100_000
+        errors = []
+        ended = {}
+        if mode in ("s2mm", "loopback"):
+            await self.write("S2MM_DMACR", DMACR_RS | DMACR_IOC_IRQ_EN | DMACR_ERR_IRQ_EN)
+            await self.write("S2MM_DA", self.destination)
+            if mode == "s2mm":
+                start = self.cycles()
+            await self.write("S2MM_LENGTH", size)
+        if mode in ("mm2s", "loopback"):
+            await self.write("MM2S_DMACR", DMACR_RS | DMACR_IOC_IRQ_EN | DMACR_ERR_IRQ_EN)
+            await self.write("MM2S_SA", SOURCE)
+            start = self.cycles()
+            await self.write("MM2S_LENGTH", size)
+        irq = dut.mm2s_irq if mode == "mm2s" else dut.s2mm_irq
+        if not await self.wait_irq(irq, limit):
+            return {"mode": mode, "size": size, "cycles": None, "errors": 1,
+                    "error": f"no interrupt within {limit} cycles"}
+        cycles = self.cycles() - start
+        for channel in (["MM2S"] if mode != "s2mm" else []) + (["S2MM"] if mode != "mm2s" else []):
+            status = await self.read(f"{channel}_DMASR")
+            if not status & DMASR_IOC_IRQ or status & DMASR_ERR_IRQ:
+                errors.append(f"{channel}_DMASR 0x{status:x}")
+            await self.write(f"{channel}_DMASR", DMASR_IOC_IRQ | DMASR_ERR_IRQ)
+        if mode == "mm2s":
+            wrong, beats = int(dut.check_errors.value), int(dut.check_beats.value)
+            if wrong or beats != -(-size // 8):
+                errors.append(f"checker: {wrong} wrong beats of {beats}")
+        else:
+            length = await self.read("S2MM_LENGTH")
+            written = bytes(memory.memory[self.destination:self.destination + size])
+            wrong = sum(1 for a, b in zip(written, data) if a != b)
+            beyond = any(memory.memory[self.destination + size:self.destination + size + 8])
+            if length != size or wrong or beyond:
+                errors.append(f"S2MM_LENGTH {length}, {wrong} bytes wrong, {'bytes' if beyond else 'nothing'} "
+                              f"written past the packet")
+        return {"mode": mode, "size": size, "cycles": round(cycles), "errors": len(errors),
+                "error": "; ".join(errors) or None,
+                "mbytes_per_s": round(size / (cycles / self.clock_hz) / 1e6, 1),
+                "latency_us": round(cycles / self.clock_hz * 1e6, 3)}
+
+
+@cocotb.test()
+async def zynq_bench(dut):
+    with open(os.environ["HOSTLINK_SIM_CONFIG"]) as f:
+        config = json.load(f)
+    bench = Bench(dut, config)
+    await bench.setup()
+    results = []
+    for seed, (mode, size) in enumerate(config["jobs"]):
+        results.append(await bench.run_job(mode, size, 0x1000 * (seed + 1)))
+    with open(config["results"], "w") as f:
+        json.dump({"results": results, "most_reads_in_flight": bench.memory.most_reads,
+                   "most_writes_in_flight": bench.memory.most_writes, "bursts": bench.memory.bursts}, f)

@@ -1,0 +1,137 @@
+# This file is part of hostlink.
+# Copyright (c) 2026 hostlink developers
+# SPDX-License-Identifier: BSD-2-Clause
+
+"""./sim.py zynq: throughput and latency of the Zynq SoC's AXI DMA from 8 bytes to 6 MB, in simulated time.
+
+    ./sim.py zynq                                  every size, MM2S, S2MM and loopback
+    ./sim.py zynq --sizes 4K,1M --modes loopback   some
+    ./sim.py zynq --read-latency-ns 400            a slower DDR
+
+MM2S reads the PS's DDR into the logic, S2MM writes the logic's stream into it, loopback does both (the SoC's
+wiring). Figures are at the logic's clock (the PS's FCLK0, 150 MHz): a transfer's cycles from the register
+write that starts it to its interrupt, every byte checked.
+"""
+
+import argparse
+import json
+import os
+import tempfile
+
+from hostlink.sim.dma import parse_size
+from hostlink.sim.watchdog import OneLineArgumentParser
+
+__all__ = ["main", "parse_args", "run", "run_limit", "LOG_ROOTS", "DEFAULT_SIZES"]
+
+DEFAULT_SIZES = [8, 64, 512, 4096, 32768, 262144, 1 << 20, 6 << 20]   # The paper's range: 8 B to 6 MB.
+MODES = ["mm2s", "s2mm", "loopback"]
+MAX_SIZE = (1 << 26) - 1
+LOG_ROOTS = []
+RUN_BASE_SECONDS = 300
+RUN_SECONDS_PER_MIB = 120
+
+
+def parse_sizes(text):
+    sizes = [parse_size(part) for part in text.split(",") if part]
+    if not sizes or any(not 1 <= s <= MAX_SIZE for s in sizes):
+        raise argparse.ArgumentTypeError(f"sizes are 1 byte to 64 MiB - 1 (the DMA's 26-bit length), not {text!r}")
+    return sizes
+
+
+def parse_modes(text):
+    modes = [part for part in text.split(",") if part]
+    if not modes or any(m not in MODES for m in modes):
+        raise argparse.ArgumentTypeError(f"modes are among {', '.join(MODES)}, not {text!r}")
+    return modes
+
+
+def build_parser():
+    p = OneLineArgumentParser(prog="sim.py zynq", description=__doc__.strip().splitlines()[0])
+    p.add_argument("--sizes", type=parse_sizes, default=DEFAULT_SIZES,
+        help="Transfer sizes, e.g. 8,4K,6M (default 8 B to 6 MB).")
+    p.add_argument("--modes", type=parse_modes, default=MODES, help="mm2s, s2mm, loopback (default all).")
+    p.add_argument("--clock-mhz", type=float, default=150.0, help="The logic's clock, FCLK0 (default 150).")
+    p.add_argument("--read-latency-ns", type=float, default=200.0,
+        help="The DDR's read latency behind HP0, address to first beat (default 200 ns).")
+    p.add_argument("--write-latency-ns", type=float, default=100.0,
+        help="Last write beat to its response (default 100 ns).")
+    p.add_argument("--max-reads", type=int, default=8, help="Read bursts HP0 takes in flight (default 8).")
+    p.add_argument("--max-writes", type=int, default=8, help="Write bursts HP0 takes in flight (default 8).")
+    p.add_argument("--rate-mbytes", type=float, default=1200.0,
+        help="The port's rate each way, MB/s (default 1200, UG585's figure for one HP port).")
+    p.add_argument("--json", metavar="PATH", help="Write the results as JSON to PATH.")
+    p.add_argument("--verbose", action="store_true", help="Show the simulator's output.")
+    return p
+
+
+def parse_args(argv, parser=None):
+    parser = parser or build_parser()
+    args = parser.parse_args(argv)
+    if not 10 <= args.clock_mhz <= 250:
+        parser.error(f"the logic's clock must be 10 to 250 MHz, not {args.clock_mhz}")
+    for name in ("read_latency_ns", "write_latency_ns"):
+        if not 0 <= getattr(args, name) <= 1e6:
+            parser.error(f"--{name.replace('_', '-')} must be 0 to 1,000,000 ns")
+    for name in ("max_reads", "max_writes"):
+        if not 1 <= getattr(args, name) <= 64:
+            parser.error(f"--{name.replace('_', '-')} must be 1 to 64")
+    if not 1 <= args.rate_mbytes <= 100_000:
+        parser.error(f"--rate-mbytes must be 1 to 100000, not {args.rate_mbytes}")
+    return args
+
+
+def run_limit(args):
+    return RUN_BASE_SECONDS + RUN_SECONDS_PER_MIB * len(args.modes) * sum(args.sizes) / (1 << 20)
+
+
+def run(sizes, modes, clock_hz=150e6, read_latency_ns=200.0, write_latency_ns=100.0, max_reads=8, max_writes=8,
+        rate_bytes_per_s=1200e6, verbose=False):
+    """Runs every (mode, size) job; returns the bench's results (sim/zynq/bench.py)."""
+    from hostlink.sim.pcie.run import BUILD_ROOT, run_bench
+    from hostlink.sim.zynq.top import build_model
+    from hostlink.toolchain import verilator_env
+    model = build_model(BUILD_ROOT)
+    os.environ.update(verilator_env())
+    with tempfile.TemporaryDirectory(prefix="hostlink-zynq-") as tmp:
+        config = {"jobs": [(mode, size) for mode in modes for size in sizes], "sizes": sizes, "clock_hz": clock_hz,
+                  "read_latency_ns": read_latency_ns, "write_latency_ns": write_latency_ns,
+                  "max_reads": max_reads, "max_writes": max_writes, "rate_bytes_per_s": rate_bytes_per_s,
+                  "results": os.path.join(tmp, "results.json")}
+        config_path = os.path.join(tmp, "config.json")
+        with open(config_path, "w") as f:
+            json.dump(config, f)
+        log = os.path.join(tmp, "sim.log")
+        run_bench("hostlink.sim.zynq.bench", model, tmp, config_path, log_file=None if verbose else log)
+        if not os.path.exists(config["results"]):
+            tail = open(log).read()[-3000:] if os.path.exists(log) else ""
+            raise RuntimeError(f"the Zynq simulation ended without results:\n{tail}")
+        with open(config["results"]) as f:
+            results = json.load(f)
+    results["clock_hz"] = clock_hz
+    results["ps_model"] = {k: config[k] for k in ("read_latency_ns", "write_latency_ns", "max_reads", "max_writes",
+                                                 "rate_bytes_per_s")}
+    return results
+
+
+def format_table(results):
+    lines = [f"figures in simulated time (cycles at {results['clock_hz']/1e6:.0f} MHz), every byte checked",
+             f"{'mode':>9} {'size':>9} {'cycles':>9} {'MB/s':>8} {'latency us':>11} {'errors':>6}"]
+    for row in results["results"]:
+        cycles = row["cycles"] if row["cycles"] is not None else "-"
+        lines.append(f"{row['mode']:>9} {row['size']:>9} {cycles:>9} {row.get('mbytes_per_s', 0):>8.1f} "
+                     f"{row.get('latency_us', 0):>11.3f} {row['errors']:>6}" + (f"  {row['error']}" if row["error"] else ""))
+    lines.append(f"bursts: {results['bursts']}, at most {results['most_reads_in_flight']} reads and "
+                 f"{results['most_writes_in_flight']} writes in flight")
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    results = run(args.sizes, args.modes, args.clock_mhz * 1e6, args.read_latency_ns, args.write_latency_ns,
+                  args.max_reads, args.max_writes, args.rate_mbytes * 1e6, args.verbose)
+    print(format_table(results))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=2)
+        print(f"results written to {args.json}")
+    return 0 if all(row["errors"] == 0 for row in results["results"]) else 1

@@ -1,0 +1,149 @@
+# This file is part of hostlink.
+# Copyright (c) 2026 hostlink developers
+# SPDX-License-Identifier: BSD-2-Clause
+
+"""The PS's DDR behind an HP port, as the logic sees it, for ./sim.py zynq (cocotb).
+
+A memory answering the port's reads and writes with:
+- a latency: a read burst's first beat `read_latency_ns` after its address was taken, a write's response
+  `write_latency_ns` after its last beat;
+- bursts in flight: at most `max_reads` read and `max_writes` write bursts taken and not finished (the port's
+  acceptance; further addresses wait);
+- a rate: at most `rate_bytes_per_s` each way, as a token bucket on the data beats (UG585 gives about
+  1,200 MB/s per HP port).
+
+The channels are cocotbext-axi's (their handshakes); the timing is this model's. It checks what a Zynq HP
+port requires of a master: INCR bursts of at most 16 beats of the port's width that do not cross 4 KiB.
+"""
+
+import collections
+
+import cocotb
+from cocotb.triggers import RisingEdge, Timer
+from cocotb.utils import get_sim_time
+
+from cocotbext.axi import AxiBus
+from cocotbext.axi.axi_channels import AxiARSink, AxiAWSink, AxiBSource, AxiBTransaction, AxiRSource, AxiRTransaction, AxiWSink
+
+__all__ = ["PSMemory"]
+
+
+class PSMemory:
+    def __init__(self, dut, prefix, clock, reset, size, clock_hz, read_latency_ns=200, write_latency_ns=100,
+            max_reads=8, max_writes=8, rate_bytes_per_s=1200e6):
+        bus = AxiBus.from_prefix(dut, prefix)
+        self.clock, self.period_ns = clock, 1e9/clock_hz
+        self.ar = AxiARSink(bus.read.ar, clock, reset)
+        self.r  = AxiRSource(bus.read.r, clock, reset)
+        self.aw = AxiAWSink(bus.write.aw, clock, reset)
+        self.w  = AxiWSink(bus.write.w, clock, reset)
+        self.b  = AxiBSource(bus.write.b, clock, reset)
+        self.r.queue_occupancy_limit = 4
+        self.b.queue_occupancy_limit = 1
+        # An address taken counts as in flight from then: the sinks keep none waiting.
+        self.ar.queue_occupancy_limit = 1
+        self.aw.queue_occupancy_limit = 1
+        self.beat_bytes = len(bus.read.r.rdata) // 8
+        self.memory = bytearray(size)
+        self.read_latency_ns, self.write_latency_ns = read_latency_ns, write_latency_ns
+        self.max_reads, self.max_writes = max_reads, max_writes
+        self.beats_per_ns = rate_bytes_per_s / self.beat_bytes / 1e9
+        # The rate as token buckets (one token a beat), each holding at most a burst's worth: the port may
+        # move a burst at the bus's pace, never more than the rate over time.
+        self.buckets = {"read": [16.0, 0.0], "write": [16.0, 0.0]}   # tokens, when last filled (ns)
+        self.reads  = collections.deque()    # (due ns, address, beats)
+        self.writes = collections.deque()    # (address, beats)
+        self.responses = collections.deque() # due ns
+        self.most_reads = self.most_writes = 0
+        self.bursts = 0
+        for process in (self._take_reads(), self._give_reads(), self._take_writes(), self._give_responses()):
+            cocotb.start_soon(process)
+
+    def _check(self, kind, address, beats, size, burst):
+        assert burst == 1 and 2**size == self.beat_bytes, f"{kind}: burst {burst}, size {size}"
+        assert 1 <= beats <= 16, f"{kind} of {beats} beats"
+        assert address // 4096 == (address + beats*self.beat_bytes - 1) // 4096, f"{kind} at 0x{address:x} crosses 4 KiB"
+        assert address + beats*self.beat_bytes <= len(self.memory), f"{kind} at 0x{address:x} outside the memory"
+        self.bursts += 1
+
+    async def _until(self, due_ns):
+        wait_ps = round((due_ns - get_sim_time("ns")) * 1000)
+        if wait_ps >= 1:
+            await Timer(wait_ps, "ps")
+        await RisingEdge(self.clock)
+
+    async def _token(self, direction, on_wait=None):
+        """Waits until `direction` may move one more beat, and takes it."""
+        bucket = self.buckets[direction]
+        while True:
+            now = get_sim_time("ns")
+            bucket[0] = min(16.0, bucket[0] + (now - bucket[1]) * self.beats_per_ns)
+            bucket[1] = now
+            if bucket[0] >= 1.0:
+                bucket[0] -= 1.0
+                return
+            if on_wait is not None:
+                on_wait(True)
+            await self._until(now + (1.0 - bucket[0]) / self.beats_per_ns)
+            if on_wait is not None:
+                on_wait(False)
+
+    def _pause_reads(self):
+        self.ar.pause = len(self.reads) + self.ar.count() >= self.max_reads
+
+    def _pause_writes(self):
+        self.aw.pause = len(self.responses) + 1 + self.aw.count() >= self.max_writes
+
+    async def _take_reads(self):
+        while True:
+            ar = await self.ar.recv()
+            address, beats = int(ar.araddr), int(ar.arlen) + 1
+            self._check("read", address, beats, int(ar.arsize), int(ar.arburst))
+            self.reads.append((get_sim_time("ns") + self.read_latency_ns, address, beats))
+            self.most_reads = max(self.most_reads, len(self.reads))
+            self._pause_reads()
+
+    async def _give_reads(self):
+        while True:
+            if not self.reads:
+                await RisingEdge(self.clock)
+                continue
+            due, address, beats = self.reads[0]
+            await self._until(due)
+            for n in range(beats):
+                await self._token("read")
+                start = address + n*self.beat_bytes
+                await self.r.send(AxiRTransaction(rid=0, rresp=0, rlast=int(n == beats - 1),
+                    rdata=int.from_bytes(self.memory[start:start + self.beat_bytes], "little")))
+            self.reads.popleft()
+            self._pause_reads()
+
+    async def _take_writes(self):
+        def pause(value):
+            self.w.pause = value
+        while True:
+            aw = await self.aw.recv()
+            address, beats = int(aw.awaddr), int(aw.awlen) + 1
+            self._check("write", address, beats, int(aw.awsize), int(aw.awburst))
+            self.most_writes = max(self.most_writes, len(self.responses) + 1)
+            self._pause_writes()
+            for n in range(beats):
+                await self._token("write", pause)
+                w = await self.w.recv()
+                data, strb, start = int(w.wdata), int(w.wstrb), address + n*self.beat_bytes
+                for i in range(self.beat_bytes):
+                    if strb >> i & 1:
+                        self.memory[start + i] = data >> (8*i) & 0xff
+                assert int(w.wlast) == (n == beats - 1), f"WLAST on beat {n} of {beats}"
+            self.responses.append(get_sim_time("ns") + self.write_latency_ns)
+            self._pause_writes()
+
+    async def _give_responses(self):
+        while True:
+            if not self.responses:
+                await RisingEdge(self.clock)
+                continue
+            await self._until(self.responses[0])
+            await self.b.send(AxiBTransaction(bid=0, bresp=0))
+            self.responses.popleft()
+            self._pause_writes()
