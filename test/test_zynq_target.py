@@ -45,6 +45,9 @@ def test_the_dma_masters_hp0_and_interrupts_the_ps(zynq_build):
     assert csr["memories"]["axi_dma"] == {"base": 0x4040_0000, "size": 0x1_0000, "type": "io"}
     assert csr["constants"]["axi_dma_mm2s_interrupt"] == 0 and csr["constants"]["axi_dma_s2mm_interrupt"] == 1
     assert "cycles_value" in csr["csr_registers"] and "cycles_latch" in csr["csr_registers"]
+    for name in ["streams_mode", "streams_generator_control", "streams_generator_length", "streams_checker_clear",
+                 "streams_checker_words", "streams_checker_errors"]:
+        assert name in csr["csr_registers"], name
 
 
 def test_the_device_tree_node_is_what_xilinx_dma_reads(zynq_build):

@@ -16,7 +16,9 @@ AXI DMA (axi_dma.py) on the PS's HP0 port, its registers on GP0, its interrupts 
 - GP0 (LiteX's bus, as the zynq7000 CPU makes it): the DMA's registers at `DMA_BASE` (0x4040_0000, where
   Xilinx's tools put an AXI DMA), LiteX's CSRs (identifier, cycle counter) at 0x4000_0000.
 - Interrupts: MM2S on IRQ_F2P[0], S2MM on IRQ_F2P[1] (GIC SPIs 61 and 62).
-- The streams: MM2S looped back into S2MM, so a buffer goes out and comes back into another.
+- The streams (DMAStreams, CSR `streams_mode`): MM2S looped back into S2MM (0, the default: a buffer goes out
+  and comes back into another), or hostlink's pattern (1): its generator's packet into S2MM, MM2S into its
+  checker (hostlink.cores.pcie.dma_pattern: 32-bit words counting from 0).
 
 The PL has no LiteX BIOS (the PS boots from its own ROM): ZynqBuilder generates no BIOS files.
 """
@@ -29,10 +31,13 @@ from litex.soc.integration.builder import Builder
 from litex.soc.integration.soc import SoCRegion
 from litex.soc.integration.soc_core import SoCCore
 
+from litex.soc.interconnect.csr import CSRField, CSRStorage
+
 from hostlink.cores.pcie.cycle_counter import CycleCounter
+from hostlink.cores.pcie.dma_pattern import DMAPatternChecker, DMAPatternGenerator
 from hostlink.cores.zynq.axi_dma import AXIDMA, LENGTH_BITS
 
-__all__ = ["ZynqDMASoC", "ZynqBuilder", "device_tree", "DMA_BASE", "DMA_SIZE"]
+__all__ = ["ZynqDMASoC", "ZynqBuilder", "DMAStreams", "device_tree", "DMA_BASE", "DMA_SIZE"]
 
 DMA_BASE = 0x4040_0000
 DMA_SIZE = 0x1_0000
@@ -44,6 +49,46 @@ class _CRG(LiteXModule):
     """The logic's clock is the PS's FCLK0, reset with it."""
     def __init__(self):
         self.cd_sys = ClockDomain()
+
+
+class DMAStreams(LiteXModule):
+    """What the AXI DMA's streams meet: `mode` 0, MM2S looped back into S2MM; 1, the pattern generator's packet
+    (`generator.length` 32-bit words once `generator.enable` rises, `last` on its final beat) into S2MM and MM2S
+    into the pattern checker (which compares whole beats: a transfer that ends inside a beat is checked as far
+    as the pattern in memory goes on)."""
+    def __init__(self, dma, with_csr=True):
+        width = len(dma.mm2s.data)
+        self.mode      = Signal()
+        self.generator = generator = DMAPatternGenerator(width, with_csr=with_csr)
+        self.checker   = checker   = DMAPatternChecker(width, with_csr=with_csr)
+
+        # # #
+
+        words = width // 32
+        sent  = Signal(32)        # Words the generator has given S2MM.
+        self.sync += If(~generator.enable,
+            sent.eq(0),
+        ).Elif(generator.source.valid & generator.source.ready,
+            sent.eq(sent + words),
+        )
+        self.comb += If(self.mode == 0,
+            dma.mm2s.connect(dma.s2mm),
+        ).Else(
+            dma.s2mm.valid.eq(generator.source.valid),
+            dma.s2mm.data.eq(generator.source.data),
+            dma.s2mm.keep.eq(2**len(dma.s2mm.keep) - 1),
+            dma.s2mm.last.eq((generator.length != 0) & (sent + words >= generator.length)),
+            generator.source.ready.eq(dma.s2mm.ready),
+            checker.sink.valid.eq(dma.mm2s.valid),
+            checker.sink.data.eq(dma.mm2s.data),
+            dma.mm2s.ready.eq(checker.sink.ready),
+        )
+        if with_csr:
+            self._mode = CSRStorage(fields=[CSRField("mode", size=1, values=[
+                ("``0b0``", "MM2S looped back into S2MM."),
+                ("``0b1``", "The pattern generator into S2MM, MM2S into the pattern checker."),
+            ])], description="What the AXI DMA's streams meet.")
+            self.comb += self.mode.eq(self._mode.fields.mode)
 
 
 class ZynqDMASoC(SoCCore):
@@ -71,7 +116,7 @@ class ZynqDMASoC(SoCCore):
         for name, irq in [("axi_dma_mm2s", dma.mm2s_irq), ("axi_dma_s2mm", dma.s2mm_irq)]:
             self.irq.add(name)
             self.comb += self.cpu.interrupt[self.irq.locs[name]].eq(irq)
-        self.comb += dma.mm2s.connect(dma.s2mm)
+        self.streams = DMAStreams(dma)
 
         # Device time for the programs that measure transfers.
         self.cycles = CycleCounter()

@@ -8,8 +8,8 @@
     ./sim.py zynq --sizes 4K,1M --modes loopback   some
     ./sim.py zynq --read-latency-ns 400            a slower DDR
 
-MM2S reads the PS's DDR into the logic, S2MM writes the logic's stream into it, loopback does both (the SoC's
-wiring). Figures are at the logic's clock (the PS's FCLK0, 150 MHz): a transfer's cycles from the register
+MM2S reads the PS's DDR into the pattern checker, S2MM writes the pattern generator's packet into it, loopback
+does both (the SoC's default wiring). Figures are at the logic's clock (the PS's FCLK0, 150 MHz): a transfer's cycles from the register
 write that starts it to its interrupt, every byte checked.
 """
 
@@ -45,6 +45,12 @@ def parse_modes(text):
     return modes
 
 
+def check_sizes(sizes, modes):
+    if "s2mm" in modes and any(size % 8 for size in sizes):
+        raise ValueError("s2mm's packets come from the pattern generator in whole 8-byte beats: sizes that are "
+                         "multiples of 8 with --modes s2mm")
+
+
 def build_parser():
     p = OneLineArgumentParser(prog="sim.py zynq", description=__doc__.strip().splitlines()[0])
     p.add_argument("--sizes", type=parse_sizes, default=DEFAULT_SIZES,
@@ -75,6 +81,10 @@ def parse_args(argv, parser=None):
     for name in ("max_reads", "max_writes"):
         if not 1 <= getattr(args, name) <= 64:
             parser.error(f"--{name.replace('_', '-')} must be 1 to 64")
+    try:
+        check_sizes(args.sizes, args.modes)
+    except ValueError as error:
+        parser.error(str(error))
     if not 1 <= args.rate_mbytes <= 100_000:
         parser.error(f"--rate-mbytes must be 1 to 100000, not {args.rate_mbytes}")
     return args
@@ -87,6 +97,7 @@ def run_limit(args):
 def run(sizes, modes, clock_hz=150e6, read_latency_ns=200.0, write_latency_ns=100.0, max_reads=8, max_writes=8,
         rate_bytes_per_s=1200e6, verbose=False):
     """Runs every (mode, size) job; returns the bench's results (sim/zynq/bench.py)."""
+    check_sizes(sizes, modes)
     from hostlink.sim.pcie.run import BUILD_ROOT, run_bench
     from hostlink.sim.zynq.top import build_model
     from hostlink.toolchain import verilator_env

@@ -10,12 +10,12 @@ its ports brought to the top for the PS's models (sim/zynq/bench.py).
       hp0_*     AXI master: HP0 (64-bit AXI3; len and size given in AXI4's widths, as cocotbext-axi's
                 channels take them; bursts stay at most 16 beats)
       mm2s_irq, s2mm_irq
-      mode      0: MM2S looped back into S2MM (as the SoC has it); 1: MM2S into a checker; 2: a generator into S2MM
-      pattern_seed, generate_bytes, generate_start (a pulse), check_errors, check_beats
+      mode, generate_enable, generate_words, check_clear, check_words, check_errors
+                the SoC's DMAStreams (hostlink.cores.zynq.integration), which the SoC drives from CSRs:
+                0, MM2S looped back into S2MM; 1, the pattern generator into S2MM, MM2S into the checker
 
-The pattern is what the bench writes into, and reads back from, the PS's DDR: 64-bit words, word i of a
-transfer being seed + i in its low half and its complement in the high half, so every byte is checked
-(MM2S by the checker, S2MM by the bench) without Python on the streams.
+The pattern (32-bit words counting from 0) is what the bench writes into, and reads back from, the PS's DDR:
+every byte is checked (MM2S by the checker, S2MM and the loopback by the bench) without Python on the streams.
 """
 
 import hashlib
@@ -30,13 +30,14 @@ from litex.gen import *
 from litex.soc.interconnect.axi import AXIInterface
 
 from hostlink.cores.zynq.axi_dma import AXIDMA
+from hostlink.cores.zynq.integration import DMAStreams
 
-__all__ = ["SimTop", "build_model", "pattern_word"]
+__all__ = ["SimTop", "build_model", "pattern"]
 
 
-def pattern_word(seed, index):
-    low = (seed + index) & 0xffffffff
-    return (low ^ 0xffffffff) << 32 | low
+def pattern(size):
+    """The pattern's first `size` bytes: 32-bit little-endian words counting from 0 (dma_pattern.py)."""
+    return b"".join(i.to_bytes(4, "little") for i in range(-(-size // 4)))[:size]
 
 
 class SimTop(LiteXModule):
@@ -96,52 +97,14 @@ class SimTop(LiteXModule):
         port("mm2s_irq", 1, dma.mm2s_irq)
         port("s2mm_irq", 1, dma.s2mm_irq)
 
-        # Streams: loopback, checker, generator.
-        mode     = port("mode", 2)
-        seed     = port("pattern_seed", 32)
-        gen_len  = port("generate_bytes", 32)
-        generate = port("generate_start", 1)
-        errors   = port("check_errors", 32)
-        beats    = port("check_beats", 32)
-        check_index = Signal(32)
-        gen_index   = Signal(32)
-        gen_left    = Signal(32)
-        expected    = Signal(64)
-        generated   = Signal(64)
-        self.comb += [
-            expected.eq(Cat(seed + check_index, ~(seed + check_index))),
-            generated.eq(Cat(seed + gen_index, ~(seed + gen_index))),
-        ]
-        mask = Signal(64)
-        self.comb += mask.eq(Cat(*[Replicate(dma.mm2s.keep[i], 8) for i in range(8)]))
-        self.comb += If(mode == 0,
-            dma.mm2s.connect(dma.s2mm),
-        ).Elif(mode == 1,
-            dma.mm2s.ready.eq(1),
-        ).Else(
-            dma.s2mm.valid.eq(gen_left != 0),
-            dma.s2mm.data.eq(generated),
-            dma.s2mm.last.eq(gen_left <= 8),
-            dma.s2mm.keep.eq(Mux(gen_left >= 8, 0xff, (1 << gen_left[:3]) - 1)),
-        )
-        self.sync += [
-            If(generate,
-                gen_index.eq(0),
-                gen_left.eq(gen_len),
-                check_index.eq(0),
-                errors.eq(0),
-                beats.eq(0),
-            ),
-            If((mode == 2) & dma.s2mm.valid & dma.s2mm.ready,
-                gen_index.eq(gen_index + 1),
-                gen_left.eq(Mux(gen_left >= 8, gen_left - 8, 0)),
-            ),
-            If((mode == 1) & dma.mm2s.valid,
-                check_index.eq(Mux(dma.mm2s.last, 0, check_index + 1)),
-                beats.eq(beats + 1),
-                If((dma.mm2s.data & mask) != (expected & mask), errors.eq(errors + 1)),
-            ),
-        ]
+        # The streams, as the SoC has them (DMAStreams), driven from the top instead of CSRs.
+        self.streams = streams = DMAStreams(dma, with_csr=False)
+        port("mode", 1, streams.mode, output=False)
+        port("generate_enable", 1, streams.generator.enable, output=False)
+        port("generate_words", 32, streams.generator.length, output=False)
+        port("check_clear", 1, streams.checker.clear, output=False)
+        port("check_words", 32, streams.checker.words)
+        port("check_errors", 32, streams.checker.errors)
 
 
 def build_model(build_root):
@@ -151,7 +114,9 @@ def build_model(build_root):
     from hostlink.toolchain import verilator_env
     here = os.path.dirname(os.path.abspath(__file__))
     digest = hashlib.sha256()
-    for path in [os.path.join(here, "top.py"), os.path.join(here, "..", "..", "cores", "zynq", "axi_dma.py")]:
+    cores = os.path.join(here, "..", "..", "cores")
+    for path in [os.path.join(here, "top.py"), os.path.join(cores, "zynq", "axi_dma.py"),
+                 os.path.join(cores, "zynq", "integration.py"), os.path.join(cores, "pcie", "dma_pattern.py")]:
         with open(path, "rb") as f:
             digest.update(f.read())
     digest = digest.hexdigest()[:16]

@@ -82,6 +82,8 @@ BENCHES = [
         "doc/udp_sim.md"),
     ("udp",   "udp_generator_200", "./sim.py udp --payload 18,512,1472 --count 200 --json {out}/udp_generator_200.json", 2,
         "doc/udp.md"),
+    ("zynq",  "zynq",           "./sim.py zynq --json {out}/zynq.json", 9,
+        "README.md, doc/zynq.md"),
     ("area",  "ecp5_area",      "python -m hostlink.software.reports.ecp5_area --seeds 1,2,3 --json {out}/ecp5_area.json", 15,
         "README.md, doc/udp.md"),
     ("area",  "xilinx_area_vc709",      "python -m hostlink.software.reports.xilinx_area --board vc709 --json {out}/xilinx_area_vc709.json", 1,
