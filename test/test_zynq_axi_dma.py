@@ -350,6 +350,77 @@ def test_reset_clears_the_registers_and_reads_back_when_done():
         assert value == (DMASR_HALTED if offset in statuses else 0), (name, value)
 
 
+def reset_channel(dma, name):
+    yield from write_register(dma, f"{name}_DMACR", DMACR_RESET)
+    for _ in range(MAX_CYCLES):
+        if not (yield from read_register(dma, f"{name}_DMACR")) & DMACR_RESET:
+            return
+    raise stuck("the reset")
+
+
+@pytest.mark.parametrize("channel, address, length", [
+    ("MM2S", 0x1004, 64),     # Not aligned to the 8-byte bus.
+    ("MM2S", 0x1000, 0),      # Nothing to move.
+    ("S2MM", 0x2002, 64),
+    ("S2MM", 0x2000, 0),
+])
+def test_a_transfer_the_dma_cannot_start_is_refused_and_the_next_is_clean(channel, address, length):
+    """DMAIntErr and Err_Irq at once, the channel halted, nothing on the bus; after a reset (what xilinx_dma's
+    error path does), a good transfer is clean."""
+    bench = Bench(loopback=True)
+    dma = bench.dma
+    memory = AXIMemory(bench.bus, random.Random(15))
+    state = {}
+    other = "S2MM" if channel == "MM2S" else "MM2S"
+    where = "SA" if channel == "MM2S" else "DA"
+
+    def control():
+        yield from write_register(dma, f"{channel}_DMACR", DMACR_RS | DMACR_ERR_IRQ_EN)
+        yield from write_register(dma, f"{channel}_{where}", address)
+        yield from write_register(dma, f"{channel}_LENGTH", length)
+        state["status"] = yield from wait_status(dma, f"{channel}_DMASR", DMASR_IOC_IRQ | DMASR_ERR_IRQ)
+        state["irq"] = (yield dma.mm2s_irq) if channel == "MM2S" else (yield dma.s2mm_irq)
+        state["control"] = yield from read_register(dma, f"{channel}_DMACR")
+        state["bursts"] = len(memory.bursts)
+        yield from reset_channel(dma, channel)
+        # A clean loopback: 256 bytes from 0x4000 to 0x6000.
+        yield from write_register(dma, "S2MM_DMACR", DMACR_RS | DMACR_IOC_IRQ_EN)
+        yield from write_register(dma, "S2MM_DA", 0x6000)
+        yield from write_register(dma, "S2MM_LENGTH", 256)
+        yield from write_register(dma, "MM2S_DMACR", DMACR_RS | DMACR_IOC_IRQ_EN)
+        yield from write_register(dma, "MM2S_SA", 0x4000)
+        yield from write_register(dma, "MM2S_LENGTH", 256)
+        state["next"] = []
+        for name in ("MM2S", "S2MM"):
+            state["next"].append((yield from wait_status(dma, f"{name}_DMASR", DMASR_IOC_IRQ | DMASR_ERR_IRQ)))
+
+    run_simulation(bench, [memory.run(), control()])
+    assert state["status"] & DMASR_INT_ERR and state["status"] & DMASR_ERR_IRQ and state["status"] & DMASR_HALTED
+    assert state["irq"] == 1 and not state["control"] & DMACR_RS and state["bursts"] == 0
+    assert all(status & DMASR_IOC_IRQ and not status & (DMASR_ERR_IRQ | DMASR_INT_ERR) for status in state["next"]), \
+        [hex(status) for status in state["next"]]
+    assert memory.memory[0x6000:0x6100] == memory.memory[0x4000:0x4100]
+
+
+def test_a_length_written_while_a_transfer_runs_is_flagged_and_the_transfer_ends_right():
+    bench = Bench()
+    dma = bench.dma
+    memory = AXIMemory(bench.bus, random.Random(17), 0.5)
+    beats, state = [], {}
+
+    def control():
+        yield from write_register(dma, "MM2S_DMACR", DMACR_RS | DMACR_IOC_IRQ_EN | DMACR_ERR_IRQ_EN)
+        yield from write_register(dma, "MM2S_SA", 0x1000)
+        yield from write_register(dma, "MM2S_LENGTH", 2048)
+        yield from write_register(dma, "MM2S_LENGTH", 64)        # While the first runs.
+        state["status"] = yield from wait_status(dma, "MM2S_DMASR", DMASR_IOC_IRQ | DMASR_ERR_IRQ)
+
+    run_simulation(bench, [memory.run(), control(), receive(dma.mm2s, random.Random(2), 0.5, beats)])
+    assert state["status"] & DMASR_INT_ERR and state["status"] & DMASR_ERR_IRQ and state["status"] & DMASR_HALTED
+    assert not state["status"] & DMASR_IOC_IRQ
+    assert stream_bytes(beats) == bytes(memory.memory[0x1000:0x1800])     # The running transfer, whole.
+
+
 @pytest.mark.parametrize("kwargs, message", [
     ({"burst_beats": 32}, "burst_beats must be a power of two from 1 to 16"),
     ({"burst_beats": 12}, "burst_beats must be a power of two"),

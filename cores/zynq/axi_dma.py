@@ -28,8 +28,10 @@ an S2MM packet's length is counted from `keep`. Addresses must be aligned to the
 without its Data Realignment Engine (Linux's driver then asks its clients for aligned buffers).
 
 Errors, as PG021: a read or write answered SLVERR or DECERR sets DMASlvErr or DMADecErr; an S2MM packet
-longer than the buffer sets DMAIntErr and its excess is dropped up to its `last`. Each ends the transfer
-with Err_Irq instead of IOC_Irq and stops the channel (RS cleared, Halted once idle), until a reset.
+longer than the buffer sets DMAIntErr and its excess is dropped up to its `last`; a LENGTH of 0, an address
+not aligned to the bus, or a LENGTH written while a transfer runs sets DMAIntErr and starts nothing. Each
+ends the transfer (or, with nothing running, the request at once) with Err_Irq instead of IOC_Irq and stops
+the channel (RS cleared, Halted once idle), until a reset; after it, the next transfer is clean.
 """
 
 from functools import reduce
@@ -70,6 +72,7 @@ class _Channel(LiteXModule):
         self.address_msb = Signal(32)
         self.length    = Signal(LENGTH_BITS)
         self.busy      = Signal()
+        self.misuse    = Signal()   # A LENGTH write the channel cannot start (DMAIntErr).
         self.irq       = Signal()
         self.comb += self.irq.eq((self.ioc_irq & self.ioc_en) | (self.err_irq & self.err_en))
 
@@ -153,8 +156,22 @@ class AXIDMA(LiteXModule):
         read_cases["default"] = r_data.eq(0)
         self.sync += If(ctrl.ar.valid & ~r_valid, Case(raddr, read_cases))
         for channel, base, start in [(rd, 0x00, start_rd), (wr, 0x30, start_wr)]:
-            self.comb += start.eq(write & (waddr == base + 0x28) & channel.rs & ~channel.busy & ~resetting &
-                                  (wdata[:LENGTH_BITS] != 0))
+            # A running channel's LENGTH write starts a transfer; one of 0 bytes, at an address not aligned to
+            # the bus, or while a transfer runs is refused as DMAIntErr (and stops the channel, at once or at
+            # the end of the running transfer, which then ends with Err_Irq).
+            length_write = write & (waddr == base + 0x28) & channel.rs & ~resetting
+            self.comb += [
+                channel.misuse.eq(length_write & (channel.busy | (wdata[:LENGTH_BITS] == 0) |
+                                                  (channel.address[:shift] != 0))),
+                start.eq(length_write & ~channel.misuse),
+            ]
+            self.sync += If(channel.misuse,
+                channel.int_err.eq(1),
+                If(~channel.busy,
+                    channel.err_irq.eq(1),
+                    channel.rs.eq(0),
+                ),
+            )
             self.sync += If(write,
                 If(waddr == base + 0x00,
                     channel.rs.eq(wdata[0]),
@@ -242,6 +259,7 @@ class AXIDMA(LiteXModule):
             ),
             rd_in_flight.eq(rd_in_flight + (ar.valid & ar.ready) - (r.valid & r.ready & r.last)),
             rd_reserved.eq(rd_reserved + Mux(rd_ask, rd_burst, 0) - rd_popped),
+            If(rd.misuse, rd_errors.eq(1)),
             If(r.valid & (r.resp == RESP_SLVERR), rd.slv_err.eq(1), rd_errors.eq(1)),
             If(r.valid & (r.resp == RESP_DECERR), rd.dec_err.eq(1), rd_errors.eq(1)),
             If(rd_popped,
@@ -356,6 +374,7 @@ class AXIDMA(LiteXModule):
                 wr_beat.eq(Mux(w.last, 0, wr_beat + 1)),
             ),
             wr_in_flight.eq(wr_in_flight + (aw.valid & aw.ready) - (b.valid & b.ready)),
+            If(wr.misuse, wr_errors.eq(1)),
             If(b.valid & (b.resp == RESP_SLVERR), wr.slv_err.eq(1), wr_errors.eq(1)),
             If(b.valid & (b.resp == RESP_DECERR), wr.dec_err.eq(1), wr_errors.eq(1)),
             If(wr_done,
