@@ -84,6 +84,8 @@ BENCHES = [
         "doc/udp.md"),
     ("zynq",  "zynq",           "./sim.py zynq --json {out}/zynq.json", 9,
         "README.md, doc/zynq.md"),
+    ("area",  "zynq_dma_area",  "python -m hostlink.software.reports.zynq_dma_area --json {out}/zynq_dma_area.json", 1,
+        "doc/zynq.md"),
     ("area",  "ecp5_area",      "python -m hostlink.software.reports.ecp5_area --seeds 1,2,3 --json {out}/ecp5_area.json", 15,
         "README.md, doc/udp.md"),
     ("area",  "xilinx_area_vc709",      "python -m hostlink.software.reports.xilinx_area --board vc709 --json {out}/xilinx_area_vc709.json", 1,
