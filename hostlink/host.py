@@ -106,7 +106,11 @@ def list_boards():
     driver that does not name its boards (LitePCIe's own) puts every node under None."""
     boards = {}
     for path in list_devices():
-        boards.setdefault(board_of(path)[0], []).append(path)
+        try:
+            board = board_of(path)[0]
+        except FileNotFoundError:   # Its board was removed since the listing.
+            continue
+        boards.setdefault(board, []).append(path)
     return boards
 
 
