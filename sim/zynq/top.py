@@ -19,7 +19,6 @@ every byte is checked (MM2S by the checker, S2MM and the loopback by the bench) 
 """
 
 import hashlib
-import json
 import os
 
 from migen import *
