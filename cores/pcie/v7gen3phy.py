@@ -192,6 +192,44 @@ class RQWriteHandoff(LiteXModule):
 
 
 class V7Gen3PCIEPHY(LiteXModule):
+    """LitePCIe PHY on the Virtex-7 `pcie3_7x` block (the module docstring says what it handles).
+
+    Parameters:
+        platform, pads    the board's platform and its PCIe pads (`clk_p`/`clk_n`, `tx_p`/`tx_n`, `rx_p`/`rx_n`,
+                          optional `rst_n`); the lane count is the pads' width (1, 2, 4 or 8).
+        speed             "gen1", "gen2" or "gen3": the block's (and so the link's highest) rate.
+        data_width        width of the streams on the DMA side (64, 128 or 256 bits).
+        cd                clock domain of those streams; "pcie" is the block's own 250 MHz user clock (no
+                          clock crossing), anything else crosses to it.
+        pcie_data_width   width of the block's user interface; by default the one PG023 gives for `speed`
+                          and the lane count at 250 MHz (256 bits at Gen3 x8).
+        bar0_size         BAR0 size in bytes (a power of two, 1 MiB or more).
+        msi_vectors       MSI vectors the block offers (1 to 32, a power of two).
+        max_read_bytes    largest read request issued (128 to 4096 bytes), whatever larger MRRS the host allows.
+        rc_straddle       the block may put two completions in one RC beat; they then leave depacketized on
+                          `completion_source` (256 bits at cd "pcie" only).
+        extended_tags     advertise Extended Tag and watch whether the host enabled it (`extended_tags`).
+        with_csr          add the link status CSRs (`add_csr`).
+
+    Interface (LitePCIe's USPCIEPHY's, plus hostlink's additions):
+        req_sink, cmp_sink        requests and completions to the host (TLP streams, `phy_layout`).
+        req_source, cmp_source    requests and completions from the host; with `rc_straddle`,
+                                  `completion_source` (`completion_layout`) instead of `cmp_source`.
+        msi                       MSI requests (`msi_layout`: the vector in `dat`).
+        err_uncor, msi_failed     pulses: an uncorrectable error to report; an MSI the block refused (re-sent).
+        write_taken               a pulse per memory write the block has taken (`write_taken_domain`).
+        extended_tags             the host enabled Extended Tag (cd's domain).
+        link_up, link_rate, link_width, ltssm, phy_down, phy_status, msi_enable, bus_master_enable,
+        max_request_size, max_payload_size    status (sys domain; sizes in bytes).
+
+    Structure, in the order the constructor builds it: clocking (`_add_clocking`: the reference clock and
+    the PIPE clocks), the clock-crossing and width-converting datapaths (`_add_datapaths`), LitePCIe's
+    UltraScale adapters between TLPs and the block's descriptors (`_add_adapters`), hostlink's fixes on the
+    requester side (`_add_requester_fixes`: write hand-off, 4096-byte read dword count) and on completions
+    (`_add_completion_error_rewrite`), MSIs (`_add_msi`), configuration status (`_add_config_status`), the
+    Extended Tag watch (`_add_extended_tag_watch`), then the block's port map (`pcie_phy_params`, in the
+    constructor; the block is instantiated in `do_finalize`).
+    """
     endianness    = "little"
     qword_aligned = False
 
@@ -204,364 +242,34 @@ class V7Gen3PCIEPHY(LiteXModule):
         extended_tags   = False,
         with_csr        = True,
     ):
-        # Parameters -------------------------------------------------------------------------------
-        nlanes = len(pads.tx_p)
-        if pcie_data_width is None:
-            pcie_data_width = _WIDTHS_AT_250MHZ.get((speed, nlanes), data_width)
-        check_choice("PCIe speed", speed, list(SPEEDS))
-        check_choice("PCIe lane count", nlanes, LANES)
-        check_choice("PCIe data width (bits)", data_width, DATA_WIDTHS)
-        check_choice("PCIe hard block data width (bits)", pcie_data_width, DATA_WIDTHS)
-        if pcie_data_width != _WIDTHS_AT_250MHZ[(speed, nlanes)]:
-            raise ValueError(f"pcie3_7x at {speed} x{nlanes} and a 250 MHz user clock has a "
-                f"{_WIDTHS_AT_250MHZ[(speed, nlanes)]}-bit interface, not {pcie_data_width!r}")
-        if not isinstance(bar0_size, int) or bar0_size < 0x100000 or bar0_size & (bar0_size - 1):
-            raise ValueError(f"BAR0 size must be a power of two of at least 1 MiB, not {bar0_size!r}")
-        check_choice("MSI vector count", msi_vectors, [1, 2, 4, 8, 16, 32])
-        # The dword count fix below needs the whole RQ descriptor in the first beat: 128 and 256 bits.
-        read_limit = 4096 if pcie_data_width >= 128 else 2048
-        if max_read_bytes not in [128, 256, 512, 1024, 2048, 4096] or max_read_bytes > read_limit:
-            raise ValueError(f"largest read request must be a power of two from 128 to {read_limit} bytes "
-                f"at {pcie_data_width} bits, not {max_read_bytes!r}")
-
-        if rc_straddle and (pcie_data_width, data_width, cd) != (256, 256, "pcie"):
-            raise ValueError("RC straddling needs the 256-bit interface at the block's clock (data_width=256, "
-                f"cd='pcie'), not {pcie_data_width}/{data_width} bits in {cd!r}")
-
-        # Streams ----------------------------------------------------------------------------------
-        self.req_sink   = stream.Endpoint(phy_layout(data_width))  # i (FPGA -> host requests)
-        self.cmp_sink   = stream.Endpoint(phy_layout(data_width))  # i (FPGA -> host completions)
-        self.req_source = stream.Endpoint(phy_layout(data_width))  # o (host -> FPGA requests)
-        self.cmp_source = stream.Endpoint(phy_layout(data_width))  # o (host -> FPGA completions)
-        # With RC straddling the completions leave already depacketized (`completion_layout`, header fields
-        # beside the data), and `cmp_source` stays idle: PCIeEndpoint takes this stream instead.
-        self.completion_source = stream.Endpoint(completion_layout(data_width)) if rc_straddle else None
-        self.msi        = stream.Endpoint(msi_layout())            # i (dat: MSI vector)
-
-        # Faults (pcie domain) ---------------------------------------------------------------------
-        self.err_uncor  = Signal()   # i (pulse: an uncorrectable error the user logic saw, reported to the host)
-        self.msi_failed = Signal()   # o (pulse: the block refused an MSI, which is sent again)
-
-        # Status (sys domain) ----------------------------------------------------------------------
-        self.link_up           = Signal()    # o
-        self.link_rate         = Signal(3)   # o 0b001: 2.5, 0b010: 5.0, 0b100: 8.0 GT/s
-        self.link_width        = Signal(4)   # o 0b0001 .. 0b1000: x1 .. x8
-        self.ltssm             = Signal(6)   # o
-        self.phy_down          = Signal()    # o
-        self.phy_status        = Signal(2)   # o
-        self.msi_enable        = Signal()    # o
-        self.bus_master_enable = Signal()    # o
-
-        # Parameters/Locals ------------------------------------------------------------------------
-        self.platform         = platform
-        self.speed            = speed
-        self.nlanes           = nlanes
-        self.data_width       = data_width
-        self.pcie_data_width  = pcie_data_width
-        self.rc_straddle      = rc_straddle
-        # Extended Tag: the block advertises it, and `extended_tags` (pcie domain) says whether the host
-        # enabled it, so that the SoC uses tags 32-63 only then (PCIe 7.5.3.4).
-        self.extended_tags_supported = extended_tags
-        self.extended_tags    = Signal()
-        self.bar0_size        = bar0_size
-        self.bar0_mask        = get_bar_mask(bar0_size)
-        self.msi_vectors      = msi_vectors
-        self.clock_domain     = cd          # Domain of the streams on the DMA side ("pcie": the block's own).
-        self.id               = Signal(16)
-        self.fills_in_requester_id = True   # And drops completions for other requesters (PG023).
-        # The block times out reads itself (within the host's Completion Timeout range, 50 us to 50 ms by
-        # default) and ends them with an error descriptor (below): the SoC's timer is only a backstop,
-        # which must not retire a tag the block still holds.
-        self.completion_timeout_s  = 100e-3
-        self.max_request_size = Signal(16)
-        # Largest read request issued, whatever the host allows. 512 by default: 32 tags of 512 bytes already
-        # cover the completion space below (and without straddling its headers bound the reads in flight to
-        # 64 x 64 bytes whatever their size). Up to 4096 bytes with the dword count fix below.
-        self.max_request_limit = max_read_bytes
-        # Completion space of the block's receive buffer (64 headers, 15,872 bytes in PG156's table for the
-        # UltraScale block, which shares this interface); an endpoint advertises infinite completion credits,
-        # so the user logic must keep its reads in flight within it.
-        # - Bytes: the reads in flight never exceed 15,872 bytes.
-        # - Headers: a host may split every read on each 64-byte read-completion boundary. Without
-        #   straddling, a 64-byte completion takes 3 RC beats (12 ns) and the Gen3 x8 link delivers one every
-        #   10.7 ns, so the block's queue grows and each read must reserve a header per 64-byte block it spans
-        #   (the guides' RCB_FC method; 64 headers: 4 KiB in flight). With RC straddling, every completion of
-        #   whole 64-byte blocks leaves the block in fewer cycles than the link takes to deliver it (a 64-byte
-        #   one in 2.5 beats, 10 ns) and the depacketizer takes a beat every cycle, so the block holds no
-        #   queue of completions and reserving headers is not needed: the bytes bound the reads in flight
-        #   (doc/read_latency.md gives the arithmetic and what the host-profile matrix measures).
-        self.completion_space_bytes   = 15872
-        self.completion_space_headers = None if rc_straddle else 64
-        self.max_payload_size = Signal(16)
-        self.config           = {}
-        self.external_hard_ip = False
+        nlanes          = len(pads.tx_p)
+        pcie_data_width = self._check_parameters(speed, nlanes, data_width, pcie_data_width, cd, bar0_size,
+            msi_vectors, max_read_bytes, rc_straddle)
+        self._add_interface(platform, speed, nlanes, data_width, pcie_data_width, cd, bar0_size, msi_vectors,
+            max_read_bytes, rc_straddle, extended_tags)
 
         # # #
 
+        # One method per concern. Migen names a signal after the variables it passes through on its way up
+        # the call stack, so that the generated Verilog keeps the names it had when this was one block: each
+        # method's results are unpacked into names here (never stored whole), and the block's port map,
+        # whose unconnected outputs have no name of their own, is built in this frame.
         self.cd_pcie = ClockDomain()
-
-        # Clocking / Reset -------------------------------------------------------------------------
-        pcie_refclk = Signal()
-        pcie_rst_n  = Signal(reset=1)
-        if hasattr(pads, "rst_n"):
-            self.comb += pcie_rst_n.eq(pads.rst_n)
-        self.specials += Instance("IBUFDS_GTE2",
-            i_CEB = 0,
-            i_I   = pads.clk_p,
-            i_IB  = pads.clk_n,
-            o_O   = pcie_refclk,
-        )
-        platform.add_period_constraint(pads.clk_p, 1e9/100e6)
-        self.pipe = pipe = _PIPEClocking(nlanes)
-
-        # TX (FPGA -> host) CDC / data width conversion --------------------------------------------
-        self.cc_datapath = PHYTXDatapath(data_width, pcie_data_width, cd)
-        self.rq_datapath = PHYTXDatapath(data_width, pcie_data_width, cd)
-        self.comb += [
-            self.cmp_sink.connect(self.cc_datapath.sink),
-            self.req_sink.connect(self.rq_datapath.sink),
-        ]
-        s_axis_cc = self.cc_datapath.source
-        s_axis_rq = self.rq_datapath.source
-        if pcie_data_width == 256:
-            # LitePCIe's 256-bit RQ adapter only takes 4-DW headers; LitePCIe sends 3-DW ones for host
-            # addresses below 4 GiB (it forces 4 DWs only on UltraScale parts).
-            self.rq_expander = ClockDomainsRenamer("pcie")(TLPHeader4DWExpander(pcie_data_width))
-            self.comb += s_axis_rq.connect(self.rq_expander.sink)
-            s_axis_rq = self.rq_expander.source
-
-        # RX (host -> FPGA) CDC / data width conversion --------------------------------------------
-        self.cq_datapath = PHYRXDatapath(data_width, pcie_data_width, cd)
-        self.comb += self.cq_datapath.source.connect(self.req_source)
-        m_axis_cq = self.cq_datapath.sink
+        pcie_refclk, pcie_rst_n, pipe = self._add_clocking(platform, pads, nlanes)
+        s_axis_cc, s_axis_rq, m_axis_cq, m_axis_rc, cfg_msi = self._add_datapaths(data_width, pcie_data_width,
+            cd, rc_straddle)
+        a, rx = self._add_adapters(pcie_data_width, rc_straddle, s_axis_rq, m_axis_cq, s_axis_cc, m_axis_rc)
+        rq_tdata, rq_tuser, rq_seq_num, rq_seq_num_vld = self._add_requester_fixes(a, cd, pcie_data_width)
         if not rc_straddle:
-            # Straddled completions bypass it: they leave depacketized, in the block's clock (below).
-            self.rc_datapath = PHYRXDatapath(data_width, pcie_data_width, cd)
-            self.comb += self.rc_datapath.source.connect(self.cmp_source)
-            m_axis_rc = self.rc_datapath.sink
-
-        # MSI CDC (FPGA -> host) -------------------------------------------------------------------
-        if cd == "pcie":
-            cfg_msi = self.msi
-        else:
-            self.msi_cdc = msi_cdc = stream.ClockDomainCrossing(msi_layout(),
-                cd_from = cd, cd_to = "pcie", with_common_rst = True)
-            self.comb += self.msi.connect(msi_cdc.sink)
-            cfg_msi = msi_cdc.source
-
-        # Adapters (TLP <-> descriptors) -----------------------------------------------------------
-        dw, kw = pcie_data_width, pcie_data_width//32
-        a = {name: Signal(width, name=f"{name}_a") for name, width in [
-            ("s_axis_rq_tdata", dw), ("s_axis_rq_tkeep", kw), ("s_axis_rq_tlast", 1),
-            ("s_axis_rq_tready", 1), ("s_axis_rq_tuser", 60), ("s_axis_rq_tvalid", 1),
-            ("m_axis_rc_tdata", dw), ("m_axis_rc_tkeep", kw), ("m_axis_rc_tlast", 1),
-            ("m_axis_rc_tready", 4), ("m_axis_rc_tuser", 75), ("m_axis_rc_tvalid", 1),
-            ("m_axis_cq_tdata", dw), ("m_axis_cq_tkeep", kw), ("m_axis_cq_tlast", 1),
-            ("m_axis_cq_tready", 4), ("m_axis_cq_tuser", 85), ("m_axis_cq_tvalid", 1),
-            ("s_axis_cc_tdata", dw), ("s_axis_cc_tkeep", kw), ("s_axis_cc_tlast", 1),
-            ("s_axis_cc_tready", 1), ("s_axis_cc_tuser", 33), ("s_axis_cc_tvalid", 1),
-        ]}
-        user_clk, user_reset = ClockSignal("pcie"), ResetSignal("pcie")
-        m_axis_rc_tuser = Signal(22)
-        rc_tdata        = Signal(dw)
-        m_axis_cq_tuser = Signal(22)
-        m_axis_rc_tlast = Signal()
-        m_axis_cq_tlast = Signal()
-        self.specials += [
-            Instance("s_axis_rq_adapt", p_DATA_WIDTH=dw, p_KEEP_WIDTH=dw//8,
-                i_user_clk=user_clk, i_user_reset=user_reset,
-                i_s_axis_rq_tdata=s_axis_rq.dat, i_s_axis_rq_tkeep=s_axis_rq.be,
-                i_s_axis_rq_tlast=s_axis_rq.last, o_s_axis_rq_tready=s_axis_rq.ready,
-                i_s_axis_rq_tuser=0, i_s_axis_rq_tvalid=s_axis_rq.valid,
-                **{f"{d}_{n}_a": a[n] for d, n in [("o", "s_axis_rq_tdata"), ("o", "s_axis_rq_tkeep"),
-                    ("o", "s_axis_rq_tlast"), ("i", "s_axis_rq_tready"), ("o", "s_axis_rq_tuser"),
-                    ("o", "s_axis_rq_tvalid")]}),
-            Instance("m_axis_cq_adapt", p_DATA_WIDTH=dw, p_KEEP_WIDTH=dw//8,
-                i_user_clk=user_clk, i_user_reset=user_reset,
-                o_m_axis_cq_tdata=m_axis_cq.dat, o_m_axis_cq_tkeep=m_axis_cq.be,
-                o_m_axis_cq_tlast=m_axis_cq_tlast, i_m_axis_cq_tready=Replicate(m_axis_cq.ready, 4),
-                o_m_axis_cq_tuser=m_axis_cq_tuser, o_m_axis_cq_tvalid=m_axis_cq.valid,
-                **{f"{d}_{n}_a": a[n] for d, n in [("i", "m_axis_cq_tdata"), ("i", "m_axis_cq_tkeep"),
-                    ("i", "m_axis_cq_tlast"), ("o", "m_axis_cq_tready"), ("i", "m_axis_cq_tuser"),
-                    ("i", "m_axis_cq_tvalid")]}),
-            Instance("s_axis_cc_adapt", p_DATA_WIDTH=dw, p_KEEP_WIDTH=dw//8,
-                i_user_clk=user_clk, i_user_reset=user_reset,
-                i_s_axis_cc_tdata=s_axis_cc.dat, i_s_axis_cc_tkeep=s_axis_cc.be,
-                i_s_axis_cc_tlast=s_axis_cc.last, o_s_axis_cc_tready=s_axis_cc.ready,
-                i_s_axis_cc_tuser=0, i_s_axis_cc_tvalid=s_axis_cc.valid,
-                **{f"{d}_{n}_a": a[n] for d, n in [("o", "s_axis_cc_tdata"), ("o", "s_axis_cc_tkeep"),
-                    ("o", "s_axis_cc_tlast"), ("i", "s_axis_cc_tready"), ("o", "s_axis_cc_tuser"),
-                    ("o", "s_axis_cc_tvalid")]}),
-        ]
-        if rc_straddle:
-            # Straddled RC: hostlink's depacketizer reads the descriptors itself (rc_straddle.py).
-            self.rc_depacketizer = rc_depacketizer = ClockDomainsRenamer("pcie")(RCStraddleDepacketizer())
-            self.comb += [
-                rc_depacketizer.tdata.eq(a["m_axis_rc_tdata"]),
-                rc_depacketizer.tkeep.eq(a["m_axis_rc_tkeep"]),
-                rc_depacketizer.tuser.eq(a["m_axis_rc_tuser"]),
-                rc_depacketizer.tvalid.eq(a["m_axis_rc_tvalid"]),
-                a["m_axis_rc_tready"].eq(Replicate(rc_depacketizer.tready, 4)),
-                rc_depacketizer.source.connect(self.completion_source),
-            ]
-        else:
-            self.specials += \
-                Instance("m_axis_rc_adapt", p_DATA_WIDTH=dw, p_KEEP_WIDTH=dw//8,
-                    i_user_clk=user_clk, i_user_reset=user_reset,
-                    o_m_axis_rc_tdata=rc_tdata, o_m_axis_rc_tkeep=m_axis_rc.be,
-                    o_m_axis_rc_tlast=m_axis_rc_tlast, i_m_axis_rc_tready=Replicate(m_axis_rc.ready, 4),
-                    o_m_axis_rc_tuser=m_axis_rc_tuser, o_m_axis_rc_tvalid=m_axis_rc.valid,
-                    # The 7-series RC tuser is 75 bits, the adapter's port 85 (UltraScale+ width).
-                    i_m_axis_rc_tuser_a=Cat(a["m_axis_rc_tuser"], Constant(0, 10)),
-                    **{f"{d}_{n}_a": a[n] for d, n in [("i", "m_axis_rc_tdata"), ("i", "m_axis_rc_tkeep"),
-                        ("i", "m_axis_rc_tlast"), ("o", "m_axis_rc_tready"), ("i", "m_axis_rc_tvalid")]})
-        # Write hand-off (hostlink.cores.pcie.write_fence): `write_taken` pulses once per memory write the
-        # block has taken (RQWriteHandoff).
-        self.write_taken_domain = "sys" if cd == "pcie" else "pcie"   # cd "pcie": sys runs on its clock.
-        rq_seq_num     = Signal(4)
-        rq_seq_num_vld = Signal()
-        self.rq_handoff = handoff = ClockDomainsRenamer("pcie")(RQWriteHandoff(dw))
+            self._add_completion_error_rewrite(a, m_axis_rc, rx)
         self.comb += [
-            handoff.tdata.eq(a["s_axis_rq_tdata"]),
-            handoff.tuser_in.eq(a["s_axis_rq_tuser"]),
-            handoff.tvalid.eq(a["s_axis_rq_tvalid"]),
-            handoff.tready.eq(a["s_axis_rq_tready"]),
-            handoff.tlast.eq(a["s_axis_rq_tlast"]),
-            handoff.seq_num.eq(rq_seq_num),
-            handoff.seq_num_vld.eq(rq_seq_num_vld),
+            m_axis_cq.first.eq(rx["cq_tuser"][14]),
+            m_axis_cq.last.eq(rx["cq_tlast"]),
         ]
-        rq_tuser         = handoff.tuser_out
-        self.write_taken = handoff.write_taken
-
-        # LitePCIe's RQ adapter copies the TLP's 10-bit length into the descriptor's 11-bit dword count, so a
-        # 4096-byte read (length 0, meaning 1024 DWs) would leave as a 0-DW request: set the count's bit 10.
-        # The descriptor's first beat holds the whole dword count (bits 74:64) at 128 and 256 bits.
-        # At 64 bits reads stop at 2048 bytes (max_request_limit) and need no fix.
-        rq_tdata  = Signal(dw)
-        self.comb += rq_tdata.eq(a["s_axis_rq_tdata"])
-        if dw >= 128:
-            self.comb += If(handoff.first & (a["s_axis_rq_tdata"][64:75] == 0), rq_tdata[74].eq(1))
-
-        if not rc_straddle:
-            # LitePCIe's RC adapter writes EP = 0 into the TLP header it rebuilds and passes the descriptor's
-            # Poisoned bit on tuser[1] only: put it back into the header's EP bit (DW0 bit 14), so that the
-            # completion depacketizer treats a poisoned completion as an error.
-            # Likewise the descriptor's error code (DW0 bits 15:12), which the adapter drops: any code but
-            # 0000 (normal) and 0001 (poisoned) ends the request, among them 1001, the block's own completion
-            # timeout (PG023), whose descriptor carries no status: the rebuilt header then gets Completer Abort
-            # (status 100), so that the read ends with `err`.
-            rc_first = Signal(reset=1)
-            rc_error = Signal()
-            self.sync.pcie += If(m_axis_rc.valid & m_axis_rc.ready, rc_first.eq(m_axis_rc_tlast))
-            self.comb += [
-                rc_error.eq(a["m_axis_rc_tdata"][12:16] > 1),
-                m_axis_rc.dat.eq(rc_tdata),
-                If(rc_first & m_axis_rc_tuser[1], m_axis_rc.dat[14].eq(1)),
-                If(rc_first & rc_error & (rc_tdata[32 + 13:32 + 16] == 0), m_axis_rc.dat[32 + 15].eq(1)),
-            ]
-            self.comb += [
-                m_axis_rc.first.eq(m_axis_rc_tuser[14]),
-                m_axis_rc.last.eq(m_axis_rc_tlast),
-            ]
-        self.comb += [
-            m_axis_cq.first.eq(m_axis_cq_tuser[14]),
-            m_axis_cq.last.eq(m_axis_cq_tlast),
-        ]
-
-        # MSI (pcie domain) ------------------------------------------------------------------------
-        msi_enable   = Signal(2)
-        msi_mmenable = Signal(6)
-        msi_sent     = Signal()
-        msi_fail     = Signal()
-        msi_int      = Signal(32)
-        # A function may only use the vectors the host granted (Multiple Message Enable): the others
-        # alias to the highest granted one.
-        granted  = Signal(6)
-        vector   = Signal(5)
-        self.comb += [
-            granted.eq(1 << msi_mmenable[:3]),
-            vector.eq(Mux(cfg_msi.dat < granted, cfg_msi.dat, granted - 1)),
-        ]
-        # The MSI is taken from the stream when it is issued, not when the block reports it sent: LitePCIe's
-        # MSI core merges the events of its sources into the MSI it offers until it is taken, so events that
-        # came while the block was sending one must make the next one (else an interrupt-driven driver could
-        # miss them). A refused MSI is issued again from `issued`.
-        issued = Signal(5)
-        self.msi_fsm = msi_fsm = ClockDomainsRenamer("pcie")(FSM(reset_state="IDLE"))
-        msi_fsm.act("IDLE",
-            If(cfg_msi.valid,
-                cfg_msi.ready.eq(1),
-                If(msi_enable[0],
-                    msi_int.eq(1 << vector),
-                    NextValue(issued, vector),
-                    NextState("WAIT"),
-                )
-                # MSI off: the DMA's interrupt status registers still record the event.
-            )
-        )
-        msi_fsm.act("WAIT",
-            If(msi_sent,
-                NextState("IDLE"),
-            ).Elif(msi_fail,
-                NextState("RETRY"),
-            )
-        )
-        msi_fsm.act("RETRY",
-            msi_int.eq(1 << issued),
-            NextState("WAIT"),
-        )
-        self.comb += self.msi_failed.eq(msi_fsm.ongoing("WAIT") & msi_fail)
-
-        # Configuration status ---------------------------------------------------------------------
-        def convert_size(command, size, max_size):
-            cases = {}
-            value = 128
-            for i in range(6):
-                cases[i] = size.eq(value)
-                value = min(value*2, max_size)
-            return Case(command, cases)
-
-        # `id` stays 0: the adapters leave the requester/completer-ID enable bits clear, so the block
-        # fills in the bus/device/function numbers the host assigned.
-        cfg_max_payload  = Signal(3)
-        cfg_max_read_req = Signal(3)
-        self.comb += [
-            convert_size(cfg_max_read_req, self.max_request_size, max_size=self.max_request_limit),
-            convert_size(cfg_max_payload,  self.max_payload_size, max_size=512),
-        ]
-
-        def resync(sig, clk="sys"):
-            _sig = Signal.like(sig)
-            self.specials += MultiReg(_sig, sig, clk)
-            return _sig
-
-        cfg_function_status_sys = Signal(8)
-        msi_enable_sys          = Signal(2)
-        self.comb += [
-            self.bus_master_enable.eq(cfg_function_status_sys[2]),
-            self.msi_enable.eq(msi_enable_sys[0]),
-        ]
-
-        # Extended Tag (pcie domain) --------------------------------------------------------------
-        cfg_mgmt_addr            = Signal(19)
-        cfg_mgmt_write           = Signal()
-        cfg_mgmt_write_data      = Signal(32)
-        cfg_mgmt_byte_enable     = Signal(4, reset=0xf)
-        cfg_mgmt_read            = Signal()
-        cfg_mgmt_read_data       = Signal(32)
-        cfg_mgmt_read_write_done = Signal()
-        if extended_tags:
-            self.tag_watch = tag_watch = ClockDomainsRenamer("pcie")(ExtendedTagWatch())
-            self.comb += [
-                cfg_mgmt_addr.eq(tag_watch.addr),
-                cfg_mgmt_read.eq(tag_watch.read),
-                tag_watch.data.eq(cfg_mgmt_read_data),
-                tag_watch.done.eq(cfg_mgmt_read_write_done),
-            ]
-            if cd == "pcie":
-                self.comb += self.extended_tags.eq(tag_watch.enabled)
-            else:
-                self.specials += MultiReg(tag_watch.enabled, self.extended_tags, cd)
+        msi_enable, msi_mmenable, msi_int, msi_sent, msi_fail = self._add_msi(cfg_msi)
+        cfg_max_payload, cfg_max_read_req, cfg_function_status_sys, msi_enable_sys = self._add_config_status()
+        (cfg_mgmt_addr, cfg_mgmt_write, cfg_mgmt_write_data, cfg_mgmt_byte_enable, cfg_mgmt_read, cfg_mgmt_read_data,
+            cfg_mgmt_read_write_done) = self._add_extended_tag_watch(extended_tags, cd)
 
         # Hard IP ----------------------------------------------------------------------------------
         self.pcie_phy_params = dict(
@@ -592,7 +300,7 @@ class V7Gen3PCIEPHY(LiteXModule):
             # Common.
             o_user_clk                      = ClockSignal("pcie"),
             o_user_reset                    = ResetSignal("pcie"),
-            o_user_lnk_up                   = resync(self.link_up),
+            o_user_lnk_up                   = self._resync(self.link_up),
             o_user_app_rdy                  = Open(),
 
             # Requester request (FPGA -> host).
@@ -636,14 +344,14 @@ class V7Gen3PCIEPHY(LiteXModule):
             i_s_axis_cc_tvalid              = a["s_axis_cc_tvalid"],
 
             # Configuration status.
-            o_cfg_phy_link_down             = resync(self.phy_down),
-            o_cfg_phy_link_status           = resync(self.phy_status),
-            o_cfg_negotiated_width          = resync(self.link_width),
-            o_cfg_current_speed             = resync(self.link_rate),
-            o_cfg_max_payload               = resync(cfg_max_payload),
-            o_cfg_max_read_req              = resync(cfg_max_read_req),
-            o_cfg_function_status           = resync(cfg_function_status_sys),
-            o_cfg_ltssm_state               = resync(self.ltssm),
+            o_cfg_phy_link_down             = self._resync(self.phy_down),
+            o_cfg_phy_link_status           = self._resync(self.phy_status),
+            o_cfg_negotiated_width          = self._resync(self.link_width),
+            o_cfg_current_speed             = self._resync(self.link_rate),
+            o_cfg_max_payload               = self._resync(cfg_max_payload),
+            o_cfg_max_read_req              = self._resync(cfg_max_read_req),
+            o_cfg_function_status           = self._resync(cfg_function_status_sys),
+            o_cfg_ltssm_state               = self._resync(self.ltssm),
             o_cfg_function_power_state      = Open(6),
             o_cfg_vf_status                 = Open(12),
             o_cfg_vf_power_state            = Open(18),
@@ -738,6 +446,396 @@ class V7Gen3PCIEPHY(LiteXModule):
         if with_csr:
             self.add_csr()
 
+    # Parameters -----------------------------------------------------------------------------------
+    @staticmethod
+    def _check_parameters(speed, nlanes, data_width, pcie_data_width, cd, bar0_size, msi_vectors, max_read_bytes,
+            rc_straddle):
+        """Refuses an impossible configuration; returns the block's data width."""
+        if pcie_data_width is None:
+            pcie_data_width = _WIDTHS_AT_250MHZ.get((speed, nlanes), data_width)
+        check_choice("PCIe speed", speed, list(SPEEDS))
+        check_choice("PCIe lane count", nlanes, LANES)
+        check_choice("PCIe data width (bits)", data_width, DATA_WIDTHS)
+        check_choice("PCIe hard block data width (bits)", pcie_data_width, DATA_WIDTHS)
+        if pcie_data_width != _WIDTHS_AT_250MHZ[(speed, nlanes)]:
+            raise ValueError(f"pcie3_7x at {speed} x{nlanes} and a 250 MHz user clock has a "
+                f"{_WIDTHS_AT_250MHZ[(speed, nlanes)]}-bit interface, not {pcie_data_width!r}")
+        if not isinstance(bar0_size, int) or bar0_size < 0x100000 or bar0_size & (bar0_size - 1):
+            raise ValueError(f"BAR0 size must be a power of two of at least 1 MiB, not {bar0_size!r}")
+        check_choice("MSI vector count", msi_vectors, [1, 2, 4, 8, 16, 32])
+        # The dword count fix below needs the whole RQ descriptor in the first beat: 128 and 256 bits.
+        read_limit = 4096 if pcie_data_width >= 128 else 2048
+        if max_read_bytes not in [128, 256, 512, 1024, 2048, 4096] or max_read_bytes > read_limit:
+            raise ValueError(f"largest read request must be a power of two from 128 to {read_limit} bytes "
+                f"at {pcie_data_width} bits, not {max_read_bytes!r}")
+
+        if rc_straddle and (pcie_data_width, data_width, cd) != (256, 256, "pcie"):
+            raise ValueError("RC straddling needs the 256-bit interface at the block's clock (data_width=256, "
+                f"cd='pcie'), not {pcie_data_width}/{data_width} bits in {cd!r}")
+        return pcie_data_width
+
+    def _add_interface(self, platform, speed, nlanes, data_width, pcie_data_width, cd, bar0_size, msi_vectors,
+            max_read_bytes, rc_straddle, extended_tags):
+        """The PHY's streams, status signals and parameters (the class docstring lists them)."""
+        # Streams ----------------------------------------------------------------------------------
+        self.req_sink   = stream.Endpoint(phy_layout(data_width))  # i (FPGA -> host requests)
+        self.cmp_sink   = stream.Endpoint(phy_layout(data_width))  # i (FPGA -> host completions)
+        self.req_source = stream.Endpoint(phy_layout(data_width))  # o (host -> FPGA requests)
+        self.cmp_source = stream.Endpoint(phy_layout(data_width))  # o (host -> FPGA completions)
+        # With RC straddling the completions leave already depacketized (`completion_layout`, header fields
+        # beside the data), and `cmp_source` stays idle: PCIeEndpoint takes this stream instead.
+        self.completion_source = stream.Endpoint(completion_layout(data_width)) if rc_straddle else None
+        self.msi        = stream.Endpoint(msi_layout())            # i (dat: MSI vector)
+
+        # Faults (pcie domain) ---------------------------------------------------------------------
+        self.err_uncor  = Signal()   # i (pulse: an uncorrectable error the user logic saw, reported to the host)
+        self.msi_failed = Signal()   # o (pulse: the block refused an MSI, which is sent again)
+
+        # Status (sys domain) ----------------------------------------------------------------------
+        self.link_up           = Signal()    # o
+        self.link_rate         = Signal(3)   # o 0b001: 2.5, 0b010: 5.0, 0b100: 8.0 GT/s
+        self.link_width        = Signal(4)   # o 0b0001 .. 0b1000: x1 .. x8
+        self.ltssm             = Signal(6)   # o
+        self.phy_down          = Signal()    # o
+        self.phy_status        = Signal(2)   # o
+        self.msi_enable        = Signal()    # o
+        self.bus_master_enable = Signal()    # o
+
+        # Parameters/Locals ------------------------------------------------------------------------
+        self.platform         = platform
+        self.speed            = speed
+        self.nlanes           = nlanes
+        self.data_width       = data_width
+        self.pcie_data_width  = pcie_data_width
+        self.rc_straddle      = rc_straddle
+        # Extended Tag: the block advertises it, and `extended_tags` (pcie domain) says whether the host
+        # enabled it, so that the SoC uses tags 32-63 only then (PCIe 7.5.3.4).
+        self.extended_tags_supported = extended_tags
+        self.extended_tags    = Signal()
+        self.bar0_size        = bar0_size
+        self.bar0_mask        = get_bar_mask(bar0_size)
+        self.msi_vectors      = msi_vectors
+        self.clock_domain     = cd          # Domain of the streams on the DMA side ("pcie": the block's own).
+        self.id               = Signal(16)
+        self.fills_in_requester_id = True   # And drops completions for other requesters (PG023).
+        # The block times out reads itself (within the host's Completion Timeout range, 50 us to 50 ms by
+        # default) and ends them with an error descriptor (below): the SoC's timer is only a backstop,
+        # which must not retire a tag the block still holds.
+        self.completion_timeout_s  = 100e-3
+        self.max_request_size = Signal(16)
+        # Largest read request issued, whatever the host allows. 512 by default: 32 tags of 512 bytes already
+        # cover the completion space below (and without straddling its headers bound the reads in flight to
+        # 64 x 64 bytes whatever their size). Up to 4096 bytes with the dword count fix below.
+        self.max_request_limit = max_read_bytes
+        # Completion space of the block's receive buffer (64 headers, 15,872 bytes in PG156's table for the
+        # UltraScale block, which shares this interface); an endpoint advertises infinite completion credits,
+        # so the user logic must keep its reads in flight within it.
+        # - Bytes: the reads in flight never exceed 15,872 bytes.
+        # - Headers: a host may split every read on each 64-byte read-completion boundary. Without
+        #   straddling, a 64-byte completion takes 3 RC beats (12 ns) and the Gen3 x8 link delivers one every
+        #   10.7 ns, so the block's queue grows and each read must reserve a header per 64-byte block it spans
+        #   (the guides' RCB_FC method; 64 headers: 4 KiB in flight). With RC straddling, every completion of
+        #   whole 64-byte blocks leaves the block in fewer cycles than the link takes to deliver it (a 64-byte
+        #   one in 2.5 beats, 10 ns) and the depacketizer takes a beat every cycle, so the block holds no
+        #   queue of completions and reserving headers is not needed: the bytes bound the reads in flight
+        #   (doc/read_latency.md gives the arithmetic and what the host-profile matrix measures).
+        self.completion_space_bytes   = 15872
+        self.completion_space_headers = None if rc_straddle else 64
+        self.max_payload_size = Signal(16)
+        self.config           = {}
+
+    # Clocking / Reset -----------------------------------------------------------------------------
+    def _add_clocking(self, platform, pads, nlanes):
+        """The 100 MHz reference clock's buffer, the block's reset, the PIPE clocks (_PIPEClocking)."""
+        pcie_refclk = Signal()
+        pcie_rst_n  = Signal(reset=1)
+        if hasattr(pads, "rst_n"):
+            self.comb += pcie_rst_n.eq(pads.rst_n)
+        self.specials += Instance("IBUFDS_GTE2",
+            i_CEB = 0,
+            i_I   = pads.clk_p,
+            i_IB  = pads.clk_n,
+            o_O   = pcie_refclk,
+        )
+        platform.add_period_constraint(pads.clk_p, 1e9/100e6)
+        self.pipe = pipe = _PIPEClocking(nlanes)
+        return pcie_refclk, pcie_rst_n, pipe
+
+    # Datapaths ------------------------------------------------------------------------------------
+    def _add_datapaths(self, data_width, pcie_data_width, cd, rc_straddle):
+        """Clock crossing and width conversion between the DMA side and the block's user interface; returns
+        the block-side streams (CC and RQ in, CQ and RC out: RC is None when straddled) and the MSI stream in
+        the block's domain."""
+        m_axis_rc = None
+        # TX (FPGA -> host) CDC / data width conversion --------------------------------------------
+        self.cc_datapath = PHYTXDatapath(data_width, pcie_data_width, cd)
+        self.rq_datapath = PHYTXDatapath(data_width, pcie_data_width, cd)
+        self.comb += [
+            self.cmp_sink.connect(self.cc_datapath.sink),
+            self.req_sink.connect(self.rq_datapath.sink),
+        ]
+        s_axis_cc = self.cc_datapath.source
+        s_axis_rq = self.rq_datapath.source
+        if pcie_data_width == 256:
+            # LitePCIe's 256-bit RQ adapter only takes 4-DW headers; LitePCIe sends 3-DW ones for host
+            # addresses below 4 GiB (it forces 4 DWs only on UltraScale parts).
+            self.rq_expander = ClockDomainsRenamer("pcie")(TLPHeader4DWExpander(pcie_data_width))
+            self.comb += s_axis_rq.connect(self.rq_expander.sink)
+            s_axis_rq = self.rq_expander.source
+
+        # RX (host -> FPGA) CDC / data width conversion --------------------------------------------
+        self.cq_datapath = PHYRXDatapath(data_width, pcie_data_width, cd)
+        self.comb += self.cq_datapath.source.connect(self.req_source)
+        m_axis_cq = self.cq_datapath.sink
+        if not rc_straddle:
+            # Straddled completions bypass it: they leave depacketized, in the block's clock (below).
+            self.rc_datapath = PHYRXDatapath(data_width, pcie_data_width, cd)
+            self.comb += self.rc_datapath.source.connect(self.cmp_source)
+            m_axis_rc = self.rc_datapath.sink
+
+        # MSI CDC (FPGA -> host) -------------------------------------------------------------------
+        if cd == "pcie":
+            cfg_msi = self.msi
+        else:
+            self.msi_cdc = msi_cdc = stream.ClockDomainCrossing(msi_layout(),
+                cd_from = cd, cd_to = "pcie", with_common_rst = True)
+            self.comb += self.msi.connect(msi_cdc.sink)
+            cfg_msi = msi_cdc.source
+        return s_axis_cc, s_axis_rq, m_axis_cq, m_axis_rc, cfg_msi
+
+    # Adapters (TLP <-> descriptors) ---------------------------------------------------------------
+    def _add_adapters(self, pcie_data_width, rc_straddle, s_axis_rq, m_axis_cq, s_axis_cc, m_axis_rc):
+        """LitePCIe's UltraScale adapters (or, straddled, hostlink's RC depacketizer) between the TLP
+        streams and the block's descriptor interfaces. Returns the block-side signals (`a`, by port name) and
+        the adapter outputs the fixes below rework (`rx`)."""
+        dw, kw = pcie_data_width, pcie_data_width//32
+        a = {name: Signal(width, name=f"{name}_a") for name, width in [
+            ("s_axis_rq_tdata", dw), ("s_axis_rq_tkeep", kw), ("s_axis_rq_tlast", 1),
+            ("s_axis_rq_tready", 1), ("s_axis_rq_tuser", 60), ("s_axis_rq_tvalid", 1),
+            ("m_axis_rc_tdata", dw), ("m_axis_rc_tkeep", kw), ("m_axis_rc_tlast", 1),
+            ("m_axis_rc_tready", 4), ("m_axis_rc_tuser", 75), ("m_axis_rc_tvalid", 1),
+            ("m_axis_cq_tdata", dw), ("m_axis_cq_tkeep", kw), ("m_axis_cq_tlast", 1),
+            ("m_axis_cq_tready", 4), ("m_axis_cq_tuser", 85), ("m_axis_cq_tvalid", 1),
+            ("s_axis_cc_tdata", dw), ("s_axis_cc_tkeep", kw), ("s_axis_cc_tlast", 1),
+            ("s_axis_cc_tready", 1), ("s_axis_cc_tuser", 33), ("s_axis_cc_tvalid", 1),
+        ]}
+        user_clk, user_reset = ClockSignal("pcie"), ResetSignal("pcie")
+        m_axis_rc_tuser = Signal(22)
+        rc_tdata        = Signal(dw)
+        m_axis_cq_tuser = Signal(22)
+        m_axis_rc_tlast = Signal()
+        m_axis_cq_tlast = Signal()
+        self.specials += [
+            Instance("s_axis_rq_adapt", p_DATA_WIDTH=dw, p_KEEP_WIDTH=dw//8,
+                i_user_clk=user_clk, i_user_reset=user_reset,
+                i_s_axis_rq_tdata=s_axis_rq.dat, i_s_axis_rq_tkeep=s_axis_rq.be,
+                i_s_axis_rq_tlast=s_axis_rq.last, o_s_axis_rq_tready=s_axis_rq.ready,
+                i_s_axis_rq_tuser=0, i_s_axis_rq_tvalid=s_axis_rq.valid,
+                **{f"{d}_{n}_a": a[n] for d, n in [("o", "s_axis_rq_tdata"), ("o", "s_axis_rq_tkeep"),
+                    ("o", "s_axis_rq_tlast"), ("i", "s_axis_rq_tready"), ("o", "s_axis_rq_tuser"),
+                    ("o", "s_axis_rq_tvalid")]}),
+            Instance("m_axis_cq_adapt", p_DATA_WIDTH=dw, p_KEEP_WIDTH=dw//8,
+                i_user_clk=user_clk, i_user_reset=user_reset,
+                o_m_axis_cq_tdata=m_axis_cq.dat, o_m_axis_cq_tkeep=m_axis_cq.be,
+                o_m_axis_cq_tlast=m_axis_cq_tlast, i_m_axis_cq_tready=Replicate(m_axis_cq.ready, 4),
+                o_m_axis_cq_tuser=m_axis_cq_tuser, o_m_axis_cq_tvalid=m_axis_cq.valid,
+                **{f"{d}_{n}_a": a[n] for d, n in [("i", "m_axis_cq_tdata"), ("i", "m_axis_cq_tkeep"),
+                    ("i", "m_axis_cq_tlast"), ("o", "m_axis_cq_tready"), ("i", "m_axis_cq_tuser"),
+                    ("i", "m_axis_cq_tvalid")]}),
+            Instance("s_axis_cc_adapt", p_DATA_WIDTH=dw, p_KEEP_WIDTH=dw//8,
+                i_user_clk=user_clk, i_user_reset=user_reset,
+                i_s_axis_cc_tdata=s_axis_cc.dat, i_s_axis_cc_tkeep=s_axis_cc.be,
+                i_s_axis_cc_tlast=s_axis_cc.last, o_s_axis_cc_tready=s_axis_cc.ready,
+                i_s_axis_cc_tuser=0, i_s_axis_cc_tvalid=s_axis_cc.valid,
+                **{f"{d}_{n}_a": a[n] for d, n in [("o", "s_axis_cc_tdata"), ("o", "s_axis_cc_tkeep"),
+                    ("o", "s_axis_cc_tlast"), ("i", "s_axis_cc_tready"), ("o", "s_axis_cc_tuser"),
+                    ("o", "s_axis_cc_tvalid")]}),
+        ]
+        if rc_straddle:
+            # Straddled RC: hostlink's depacketizer reads the descriptors itself (rc_straddle.py).
+            self.rc_depacketizer = rc_depacketizer = ClockDomainsRenamer("pcie")(RCStraddleDepacketizer())
+            self.comb += [
+                rc_depacketizer.tdata.eq(a["m_axis_rc_tdata"]),
+                rc_depacketizer.tkeep.eq(a["m_axis_rc_tkeep"]),
+                rc_depacketizer.tuser.eq(a["m_axis_rc_tuser"]),
+                rc_depacketizer.tvalid.eq(a["m_axis_rc_tvalid"]),
+                a["m_axis_rc_tready"].eq(Replicate(rc_depacketizer.tready, 4)),
+                rc_depacketizer.source.connect(self.completion_source),
+            ]
+        else:
+            self.specials += \
+                Instance("m_axis_rc_adapt", p_DATA_WIDTH=dw, p_KEEP_WIDTH=dw//8,
+                    i_user_clk=user_clk, i_user_reset=user_reset,
+                    o_m_axis_rc_tdata=rc_tdata, o_m_axis_rc_tkeep=m_axis_rc.be,
+                    o_m_axis_rc_tlast=m_axis_rc_tlast, i_m_axis_rc_tready=Replicate(m_axis_rc.ready, 4),
+                    o_m_axis_rc_tuser=m_axis_rc_tuser, o_m_axis_rc_tvalid=m_axis_rc.valid,
+                    # The 7-series RC tuser is 75 bits, the adapter's port 85 (UltraScale+ width).
+                    i_m_axis_rc_tuser_a=Cat(a["m_axis_rc_tuser"], Constant(0, 10)),
+                    **{f"{d}_{n}_a": a[n] for d, n in [("i", "m_axis_rc_tdata"), ("i", "m_axis_rc_tkeep"),
+                        ("i", "m_axis_rc_tlast"), ("o", "m_axis_rc_tready"), ("i", "m_axis_rc_tvalid")]})
+        return a, dict(rc_tdata=rc_tdata, rc_tuser=m_axis_rc_tuser, rc_tlast=m_axis_rc_tlast,
+            cq_tuser=m_axis_cq_tuser, cq_tlast=m_axis_cq_tlast)
+
+    # Requester fixes ------------------------------------------------------------------------------
+    def _add_requester_fixes(self, a, cd, dw):
+        """The write hand-off (`write_taken`) and the 4096-byte read's dword count, on RQ as it enters the
+        block; returns the RQ signals the block takes."""
+        # block has taken (RQWriteHandoff).
+        self.write_taken_domain = "sys" if cd == "pcie" else "pcie"   # cd "pcie": sys runs on its clock.
+        rq_seq_num     = Signal(4)
+        rq_seq_num_vld = Signal()
+        self.rq_handoff = handoff = ClockDomainsRenamer("pcie")(RQWriteHandoff(dw))
+        self.comb += [
+            handoff.tdata.eq(a["s_axis_rq_tdata"]),
+            handoff.tuser_in.eq(a["s_axis_rq_tuser"]),
+            handoff.tvalid.eq(a["s_axis_rq_tvalid"]),
+            handoff.tready.eq(a["s_axis_rq_tready"]),
+            handoff.tlast.eq(a["s_axis_rq_tlast"]),
+            handoff.seq_num.eq(rq_seq_num),
+            handoff.seq_num_vld.eq(rq_seq_num_vld),
+        ]
+        rq_tuser         = handoff.tuser_out
+        self.write_taken = handoff.write_taken
+
+        # LitePCIe's RQ adapter copies the TLP's 10-bit length into the descriptor's 11-bit dword count, so a
+        # 4096-byte read (length 0, meaning 1024 DWs) would leave as a 0-DW request: set the count's bit 10.
+        # The descriptor's first beat holds the whole dword count (bits 74:64) at 128 and 256 bits.
+        # At 64 bits reads stop at 2048 bytes (max_request_limit) and need no fix.
+        rq_tdata  = Signal(dw)
+        self.comb += rq_tdata.eq(a["s_axis_rq_tdata"])
+        if dw >= 128:
+            self.comb += If(handoff.first & (a["s_axis_rq_tdata"][64:75] == 0), rq_tdata[74].eq(1))
+        return rq_tdata, rq_tuser, rq_seq_num, rq_seq_num_vld
+
+    # Completion errors ----------------------------------------------------------------------------
+    def _add_completion_error_rewrite(self, a, m_axis_rc, rx):
+        rc_tdata, m_axis_rc_tuser, m_axis_rc_tlast = rx["rc_tdata"], rx["rc_tuser"], rx["rc_tlast"]
+        # LitePCIe's RC adapter writes EP = 0 into the TLP header it rebuilds and passes the descriptor's
+        # Poisoned bit on tuser[1] only: put it back into the header's EP bit (DW0 bit 14), so that the
+        # completion depacketizer treats a poisoned completion as an error.
+        # Likewise the descriptor's error code (DW0 bits 15:12), which the adapter drops: any code but
+        # 0000 (normal) and 0001 (poisoned) ends the request, among them 1001, the block's own completion
+        # timeout (PG023), whose descriptor carries no status: the rebuilt header then gets Completer Abort
+        # (status 100), so that the read ends with `err`.
+        rc_first = Signal(reset=1)
+        rc_error = Signal()
+        self.sync.pcie += If(m_axis_rc.valid & m_axis_rc.ready, rc_first.eq(m_axis_rc_tlast))
+        self.comb += [
+            rc_error.eq(a["m_axis_rc_tdata"][12:16] > 1),
+            m_axis_rc.dat.eq(rc_tdata),
+            If(rc_first & m_axis_rc_tuser[1], m_axis_rc.dat[14].eq(1)),
+            If(rc_first & rc_error & (rc_tdata[32 + 13:32 + 16] == 0), m_axis_rc.dat[32 + 15].eq(1)),
+        ]
+        self.comb += [
+            m_axis_rc.first.eq(m_axis_rc_tuser[14]),
+            m_axis_rc.last.eq(m_axis_rc_tlast),
+        ]
+
+    # MSI (pcie domain) ----------------------------------------------------------------------------
+    def _add_msi(self, cfg_msi):
+        """LitePCIe's MSI stream as the block's one-hot `cfg_interrupt_msi_int` pulses, re-sent when refused."""
+        msi_enable   = Signal(2)
+        msi_mmenable = Signal(6)
+        msi_sent     = Signal()
+        msi_fail     = Signal()
+        msi_int      = Signal(32)
+        # A function may only use the vectors the host granted (Multiple Message Enable): the others
+        # alias to the highest granted one.
+        granted  = Signal(6)
+        vector   = Signal(5)
+        self.comb += [
+            granted.eq(1 << msi_mmenable[:3]),
+            vector.eq(Mux(cfg_msi.dat < granted, cfg_msi.dat, granted - 1)),
+        ]
+        # The MSI is taken from the stream when it is issued, not when the block reports it sent: LitePCIe's
+        # MSI core merges the events of its sources into the MSI it offers until it is taken, so events that
+        # came while the block was sending one must make the next one (else an interrupt-driven driver could
+        # miss them). A refused MSI is issued again from `issued`.
+        issued = Signal(5)
+        self.msi_fsm = msi_fsm = ClockDomainsRenamer("pcie")(FSM(reset_state="IDLE"))
+        msi_fsm.act("IDLE",
+            If(cfg_msi.valid,
+                cfg_msi.ready.eq(1),
+                If(msi_enable[0],
+                    msi_int.eq(1 << vector),
+                    NextValue(issued, vector),
+                    NextState("WAIT"),
+                )
+                # MSI off: the DMA's interrupt status registers still record the event.
+            )
+        )
+        msi_fsm.act("WAIT",
+            If(msi_sent,
+                NextState("IDLE"),
+            ).Elif(msi_fail,
+                NextState("RETRY"),
+            )
+        )
+        msi_fsm.act("RETRY",
+            msi_int.eq(1 << issued),
+            NextState("WAIT"),
+        )
+        self.comb += self.msi_failed.eq(msi_fsm.ongoing("WAIT") & msi_fail)
+        return msi_enable, msi_mmenable, msi_int, msi_sent, msi_fail
+
+    # Configuration status -------------------------------------------------------------------------
+    def _add_config_status(self):
+        def convert_size(command, size, max_size):
+            cases = {}
+            value = 128
+            for i in range(6):
+                cases[i] = size.eq(value)
+                value = min(value*2, max_size)
+            return Case(command, cases)
+
+        # `id` stays 0: the adapters leave the requester/completer-ID enable bits clear, so the block
+        # fills in the bus/device/function numbers the host assigned.
+        cfg_max_payload  = Signal(3)
+        cfg_max_read_req = Signal(3)
+        self.comb += [
+            convert_size(cfg_max_read_req, self.max_request_size, max_size=self.max_request_limit),
+            convert_size(cfg_max_payload,  self.max_payload_size, max_size=512),
+        ]
+
+        cfg_function_status_sys = Signal(8)
+        msi_enable_sys          = Signal(2)
+        self.comb += [
+            self.bus_master_enable.eq(cfg_function_status_sys[2]),
+            self.msi_enable.eq(msi_enable_sys[0]),
+        ]
+        return cfg_max_payload, cfg_max_read_req, cfg_function_status_sys, msi_enable_sys
+
+    def _resync(self, sig, clk="sys"):
+        """A signal for the block to drive, resynchronized into `sig` (in `clk`)."""
+        _sig = Signal.like(sig)
+        self.specials += MultiReg(_sig, sig, clk)
+        return _sig
+
+    # Extended Tag (pcie domain) -------------------------------------------------------------------
+    def _add_extended_tag_watch(self, extended_tags, cd):
+        """The configuration management port, read by ExtendedTagWatch when `extended_tags`."""
+        cfg_mgmt_addr            = Signal(19)
+        cfg_mgmt_write           = Signal()
+        cfg_mgmt_write_data      = Signal(32)
+        cfg_mgmt_byte_enable     = Signal(4, reset=0xf)
+        cfg_mgmt_read            = Signal()
+        cfg_mgmt_read_data       = Signal(32)
+        cfg_mgmt_read_write_done = Signal()
+        if extended_tags:
+            self.tag_watch = tag_watch = ClockDomainsRenamer("pcie")(ExtendedTagWatch())
+            self.comb += [
+                cfg_mgmt_addr.eq(tag_watch.addr),
+                cfg_mgmt_read.eq(tag_watch.read),
+                tag_watch.data.eq(cfg_mgmt_read_data),
+                tag_watch.done.eq(cfg_mgmt_read_write_done),
+            ]
+            if cd == "pcie":
+                self.comb += self.extended_tags.eq(tag_watch.enabled)
+            else:
+                self.specials += MultiReg(tag_watch.enabled, self.extended_tags, cd)
+        return (cfg_mgmt_addr, cfg_mgmt_write, cfg_mgmt_write_data, cfg_mgmt_byte_enable, cfg_mgmt_read,
+            cfg_mgmt_read_data, cfg_mgmt_read_write_done)
+
     # CSRs -----------------------------------------------------------------------------------------
     def add_csr(self):
         self._link_status = CSRStatus(fields=[
@@ -821,18 +919,16 @@ class V7Gen3PCIEPHY(LiteXModule):
         config.update(self.config)
         return config
 
-    def add_sources(self, platform, phy_path=None, phy_filename=None):
-        if phy_filename is not None:
-            platform.add_ip(os.path.join(phy_path, phy_filename))
-        else:
-            ip_tcl = ["create_ip -vendor xilinx.com -name pcie3_7x -module_name pcie3_7x_0",
-                      "set obj [get_ips pcie3_7x_0]",
-                      "set_property -dict [list \\"]
-            # LiteX formats these lines with str.format(): braces are doubled.
-            for key, value in self.ip_config().items():
-                ip_tcl.append(f"CONFIG.{key} {{{{{value}}}}} \\")
-            ip_tcl += ["] $obj", "synth_ip $obj"]
-            platform.toolchain.pre_synthesis_commands += ip_tcl
+    def add_sources(self, platform):
+        """The block's IP, generated by Vivado from `ip_config()`, and LitePCIe's adapters."""
+        ip_tcl = ["create_ip -vendor xilinx.com -name pcie3_7x -module_name pcie3_7x_0",
+                  "set obj [get_ips pcie3_7x_0]",
+                  "set_property -dict [list \\"]
+        # LiteX formats these lines with str.format(): braces are doubled.
+        for key, value in self.ip_config().items():
+            ip_tcl.append(f"CONFIG.{key} {{{{{value}}}}} \\")
+        ip_tcl += ["] $obj", "synth_ip $obj"]
+        platform.toolchain.pre_synthesis_commands += ip_tcl
         self.add_adapter_sources(platform)
 
     def add_adapter_sources(self, platform):
@@ -843,14 +939,9 @@ class V7Gen3PCIEPHY(LiteXModule):
         for name in names:
             platform.add_source(os.path.join(US_ADAPTERS, f"{name}_{self.pcie_data_width}b.v"))
 
-    def use_external_hard_ip(self, hard_ip_path, hard_ip_filename):
-        self.external_hard_ip = True
-        self.add_sources(self.platform, hard_ip_path, hard_ip_filename)
-
     # Finalize -------------------------------------------------------------------------------------
     def do_finalize(self):
-        if not self.external_hard_ip:
-            self.add_sources(self.platform)
+        self.add_sources(self.platform)
         self.specials += Instance("pcie3_7x_0", **self.pcie_phy_params)
 
 # PIPE clocking ------------------------------------------------------------------------------------
