@@ -48,7 +48,61 @@ from hostlink.cores.pcie.config import check_choice
 
 # TLP Controller -----------------------------------------------------------------------------------
 
+class _Wires:
+    """The signals and sizes the parts of TLPController's constructor share: each part takes what it
+    needs with `get` and gives what later parts need with `set` (the part's own signals keep their names
+    in the generated Verilog, as when the constructor was one block)."""
+    def __init__(self, **values):
+        self.__dict__.update(values)
+
+    def get(self, names):
+        return [getattr(self, name) for name in names.split()]
+
+    def set(self, **values):
+        self.__dict__.update(values)
+
+
 class TLPController(LiteXModule):
+    """Tags and in-order completions between LitePCIe's crossbar and the PHY (the module docstring says how).
+
+    Parameters:
+        data_width, address_width  of the crossbar's master ports.
+        max_pending_requests       tags, so reads in flight (a power of two, 1 to 128; tags over 31 only
+                                   while `extended_tags` is set).
+        max_request_bytes          largest read request (128 to 4096 bytes): sizes the smallest ring.
+        buffer_bytes               the completion ring (default: a 512-byte read per tag).
+        in_flight_bytes            optional limit on the bytes requested and not yet received: the hard
+                                   block's completion space.
+        in_flight_headers          optional limit on the completions the host may still send, a read counting
+                                   one per `rcb_bytes` block it spans: the hard block's completion headers.
+        rcb_bytes                  the host's read completion boundary (64 or 128).
+        completion_checks          end reads on error completions, stray or overflowing beats and the timeout,
+                                   with counters; `timeout_cycles` is the timeout's reset value.
+        check_requester_id         also drop completions for another requester (`requester_id`).
+        with_csr                   the counters and the timeout as CSRs (`add_csr`).
+
+    Interface:
+        master_in   the crossbar's side: requests in (`sink`), completions out in request order (`source`).
+        master_out  the PHY's side: requests out with their tags, completions in, in any order.
+        extended_tags (i), timeout_cycles (i), requester_id (i); ring_free, beats_in_flight,
+        headers_in_flight, read_delivered (o); timeouts, error_completions, unexpected_completions,
+        foreign_completions (o, saturating counters); timeout_event, unexpected_event (o, pulses).
+
+    Inside, in the order the constructor builds it (one method each):
+
+        master_in.sink ──> requests ─────────────────────────────────────> master_out.sink
+                             │  a read takes a tag (tags), its beats of the ring and its
+                             │  share of the in-flight limits; `issued` keeps the order
+                             v
+        master_out.source ─> ring writes ─> completion checks ─> progress writes
+                             │  each beat at its tag's base + its beats so far; per-tag
+                             │  progress in distributed RAM; faulty beats end their read
+                             v
+        master_in.source <── delivery <── ring, read at the head tag in `issued` order
+                             │  (timeout: one timer on the head read)
+                             v
+                           tag return: the tag, its ring beats and its limits given back
+    """
     @staticmethod
     def min_buffer_bytes(data_width, max_request_bytes):
         # One largest request, unaligned, must fit: the ring is then never too small to take a request.
@@ -110,6 +164,32 @@ class TLPController(LiteXModule):
         ring_bits = log2_int(words)
         dw_shift  = log2_int(beat_bytes//4)    # DWs per beat, as a shift.
 
+        w = _Wires(beat_bytes=beat_bytes, check_requester_id=check_requester_id, cmp_in=cmp_in, cmp_out=cmp_out,
+            completion_checks=completion_checks, data_width=data_width, dw_shift=dw_shift,
+            in_flight_bytes=in_flight_bytes, in_flight_headers=in_flight_headers,
+            max_pending_requests=max_pending_requests, max_request_headers=max_request_headers,
+            rcb_bytes=rcb_bytes, req_in=req_in, req_out=req_out, ring_bits=ring_bits, tag_bits=tag_bits,
+            timeout_cycles=timeout_cycles, words=words)
+        self._add_tags(w)
+        self._add_requests(w)
+        self._add_fault_signals(w)
+        self._add_ring_writes(w)
+        self._add_completion_checks(w)
+        self._add_progress_writes(w)
+        self._add_delivery(w)
+        self._add_timeout(w)
+        self._add_tag_return(w)
+        self._add_in_flight_limit(w)
+        self._add_header_limit(w)
+
+        if with_csr:
+            self.add_csr()
+
+    # Parts of the constructor, in the order it calls them ----------------------------------------
+    def _add_tags(self, w):
+        """Free tags (under 32, and over 31 while the host allows them), the order requests left in (`issued`),
+        the next read's tag, and the filling of the tag FIFOs after reset."""
+        max_pending_requests, ring_bits, tag_bits = w.get("max_pending_requests ring_bits tag_bits")
         # Free tags, filled with every tag after reset; a tag returns when its request is complete. Tags over
         # 31 wait in a FIFO of their own, used only while the host allows them (Extended Tag Field Enable,
         # PCIe 7.5.3.4), so that a tag under 32 never queues behind them.
@@ -146,8 +226,15 @@ class TLPController(LiteXModule):
         filling    = Signal()
         self.comb += filling.eq(fill_count != max_pending_requests)
         self.sync += If(filling, fill_count.eq(fill_count + 1))
+        w.set(fill_count=fill_count, filling=filling, free_high_tags=free_high_tags, free_tags=free_tags,
+            issued=issued, next_tag=next_tag, tag_ready=tag_ready, take_high=take_high)
 
-        # Requests ---------------------------------------------------------------------------------
+    def _add_requests(self, w):
+        """Writes pass; a read leaves only with a free tag, room to remember it and room for its data in the ring."""
+        (dw_shift, filling, free_high_tags, free_tags, issued, next_tag, req_in, req_out, ring_bits, tag_ready,
+            take_high, words) = w.get(
+            "dw_shift filling free_high_tags free_tags issued next_tag req_in req_out ring_bits tag_ready "
+            "take_high words")
         # Writes pass; a read leaves only with a free tag, room to remember it and room for its data.
         req_dws   = Signal(11)
         req_words = Signal(ring_bits + 1)
@@ -180,7 +267,13 @@ class TLPController(LiteXModule):
         if free_high_tags is not None:
             self.comb += free_high_tags.source.ready.eq(issue & take_high)
         self.sync += If(issue, alloc.eq(alloc + req_words))
+        w.set(alloc=alloc, free=free, issue=issue, req_dws=req_dws, req_words=req_words, room_headers=room_headers,
+            room_in_flight=room_in_flight)
 
+    def _add_fault_signals(self, w):
+        """The fault counters and events (outputs) and the signals that end a read (`fail`, `fail_tag`,
+        `timed_out`)."""
+        tag_bits, timeout_cycles = w.get("tag_bits timeout_cycles")
         # Fault handling: a read ends (`fail`) on an error completion, a beat past its room or a timeout.
         self.timeout_cycles         = Signal(32, reset=timeout_cycles)  # i (0: never)
         self.timeouts               = Signal(32)                        # o
@@ -193,8 +286,15 @@ class TLPController(LiteXModule):
         fail      = Signal()          # The read of `fail_tag` ends now, with `err`.
         fail_tag  = Signal(tag_bits)
         timed_out = Signal()          # Head read past its limit, failing this cycle.
+        w.set(fail=fail, fail_tag=fail_tag, timed_out=timed_out)
 
-        # Completions into the ring ----------------------------------------------------------------
+    def _add_ring_writes(self, w):
+        """The completion ring and each tag's progress, place and size: completion beats are written at their
+        tag's base plus the beats it has had."""
+        (alloc, cmp_in, data_width, fill_count, filling, issue, issued, next_tag, req_words, ring_bits, tag_bits,
+            timed_out, words) = w.get(
+            "alloc cmp_in data_width fill_count filling issue issued next_tag req_words ring_bits tag_bits "
+            "timed_out words")
         # A request's completions arrive in address order, those of different tags interleave: each beat
         # is written at its tag's base plus the beats its tag has had so far. Per-tag FIFOs instead cost
         # LUT RAM, an output register and a 2**tag_bits-way multiplexer for every bit of the completion
@@ -288,6 +388,19 @@ class TLPController(LiteXModule):
             wport.we.eq(accept),   # Not one of our tags: dropped.
             ends.eq(accept & cmp_in.last & cmp_in.end),
         ]
+        w.set(accept=accept, acct_tag=acct_tag, at_cmp=at_cmp, cmp_tag=cmp_tag, complete_cmp=complete_cmp,
+            complete_head=complete_head, count_bits=count_bits, ends=ends, failed_head=failed_head, fields=fields,
+            head=head, layout=layout, ours=ours, prog_wport=prog_wport, rport=rport, start_cmp=start_cmp,
+            start_head=start_head, tags=tags, words_rport=words_rport, written_cmp=written_cmp,
+            written_head=written_head)
+
+    def _add_completion_checks(self, w):
+        """Which beats go into the ring; with `completion_checks`, the faulty ones end their read and are counted."""
+        (accept, check_requester_id, cmp_in, cmp_tag, complete_cmp, completion_checks, fail, fail_tag, filling,
+            ours, timed_out, words_rport, written_cmp) = w.get(
+            "accept check_requester_id cmp_in cmp_tag complete_cmp completion_checks fail fail_tag filling ours "
+            "timed_out words_rport written_cmp")
+        poisoned = None   # With completion_checks, EP completions (below).
         if not completion_checks:
             self.comb += accept.eq(cmp_in.valid & ours & ~filling)
         else:
@@ -330,6 +443,14 @@ class TLPController(LiteXModule):
                 self.timeout_event.eq(timed_out),
                 self.unexpected_event.eq(cmp_in.valid & ((stray & cmp_in.first) | overflow)),
             ]
+        w.set(poisoned=poisoned)
+
+    def _add_progress_writes(self, w):
+        """The one write per cycle to the progress RAM: the filling, a failed read, or an accepted beat."""
+        (accept, at_cmp, cmp_in, cmp_tag, completion_checks, count_bits, fail, fail_tag, fill_count, filling,
+            poisoned, prog_wport, start_cmp, start_head, timed_out, words_rport, written_cmp) = w.get(
+            "accept at_cmp cmp_in cmp_tag completion_checks count_bits fail fail_tag fill_count filling poisoned "
+            "prog_wport start_cmp start_head timed_out words_rport written_cmp")
         # One write per cycle: the filling, a failed read (never with an accepted beat: a beat that fails its
         # read is not accepted, and a timeout fails only in a cycle without a beat), or an accepted beat.
         # A failed read has all its beats in (its remaining ones go out, with err), and is done.
@@ -361,7 +482,12 @@ class TLPController(LiteXModule):
             ),
         ]
 
-        # Completions out, in request order --------------------------------------------------------
+    def _add_delivery(self, w):
+        """Completions out, in request order, through a small FIFO that also carries what to give back."""
+        (cmp_out, complete_head, completion_checks, failed_head, fields, head, layout, ring_bits, rport, tag_bits,
+            written_head) = w.get(
+            "cmp_out complete_head completion_checks failed_head fields head layout ring_bits rport tag_bits "
+            "written_head")
         # The head request's beats are read as soon as they are written. The beat read with its tag
         # complete and no beat left is the request's last: the head moves on in the same cycle, so
         # consecutive requests stream without a bubble. Reads land one cycle later in a small FIFO;
@@ -421,8 +547,12 @@ class TLPController(LiteXModule):
             ),
             out_fifo.source.connect(cmp_out, omit={"free_tag", "free_words", "final", "failed", "head_first"}),
         ]
+        w.set(head_complete=head_complete, out_fifo=out_fifo)
 
-        # Completion timeout -----------------------------------------------------------------------
+    def _add_timeout(self, w):
+        """One timer on the head read (`completion_checks`)."""
+        (cmp_in, completion_checks, fail_tag, head, head_complete, timed_out) = w.get(
+            "cmp_in completion_checks fail_tag head head_complete timed_out")
         # One timer, on the head read while its data is not all in (see the docstring). It fails the read in
         # a cycle without a completion beat, so that only one read gives its room back at a time.
         if completion_checks:
@@ -441,6 +571,10 @@ class TLPController(LiteXModule):
                 timer.eq(timer + 1)
             )
 
+    def _add_tag_return(self, w):
+        """A tag and its read's beats of the ring given back once its last beat is delivered."""
+        (fill_count, filling, free, free_high_tags, free_tags, issue, out_fifo, req_words, tag_bits) = w.get(
+            "fill_count filling free free_high_tags free_tags issue out_fifo req_words tag_bits")
         # A tag and its request's beats of the ring are free again once its last beat has been delivered.
         self.read_delivered = delivered = Signal()   # o (a read's last beat delivered, in request order)
         self.comb += delivered.eq(out_fifo.source.valid & out_fifo.source.ready & out_fifo.source.final)
@@ -459,7 +593,12 @@ class TLPController(LiteXModule):
             ]
         self.sync += free.eq(free + Mux(delivered, out_fifo.source.free_words, 0) - Mux(issue, req_words, 0))
 
-        # Reads in flight ----------------------------------------------------------------------------
+    def _add_in_flight_limit(self, w):
+        """Reads in flight kept within `in_flight_bytes` (optional)."""
+        (accept, beat_bytes, ends, fail, in_flight_bytes, issue, req_words, ring_bits, room_in_flight, timed_out,
+            words_rport, written_cmp, written_head) = w.get(
+            "accept beat_bytes ends fail in_flight_bytes issue req_words ring_bits room_in_flight timed_out "
+            "words_rport written_cmp written_head")
         # Optionally, the beats requested but not yet received stay within `in_flight_bytes`: the hard
         # block's own completion space, which the host's completions fill before they reach us. That space
         # is given back as the beats arrive, in whatever order; the ring's room only once they have been
@@ -483,7 +622,12 @@ class TLPController(LiteXModule):
             ]
             self.sync += in_flight.eq(in_flight + Mux(issue, req_words, 0) - received)
 
-        # Completion headers in flight -------------------------------------------------------------
+    def _add_header_limit(self, w):
+        """Completion headers in flight kept within `in_flight_headers` (optional)."""
+        (accept, acct_tag, cmp_in, ends, fail, fill_count, filling, in_flight_headers, issue, max_request_headers,
+            next_tag, rcb_bytes, req_dws, req_in, room_headers, tags) = w.get(
+            "accept acct_tag cmp_in ends fail fill_count filling in_flight_headers issue max_request_headers "
+            "next_tag rcb_bytes req_dws req_in room_headers tags")
         # Optionally, the completions the host may still send stay within `in_flight_headers`: the hard
         # block's completion header space (64 on pcie3_7x). A host may split a read on every
         # read-completion boundary (RCB), so a read reserves one header per RCB block it spans. Each
@@ -545,9 +689,6 @@ class TLPController(LiteXModule):
                     taken_wport.dat_w.eq(hdr_taken + cpl_headers),
                 ),
             ]
-
-        if with_csr:
-            self.add_csr()
 
     def add_csr(self):
         """The fault counters and the completion timeout, for the SoC's CSR bus (`completion_checks`)."""
