@@ -35,6 +35,7 @@ from litex.gen import *
 
 from litex.soc.interconnect import stream
 from litex.soc.interconnect.csr import *
+from litex.soc.cores.clock import S7MMCM
 
 from litepcie.common import phy_layout, msi_layout, get_bar_mask, completion_layout
 from litepcie.phy.common import PHYTXDatapath, PHYRXDatapath
@@ -964,28 +965,19 @@ class _PIPEClocking(LiteXModule):
 
         # # #
 
-        clk125, clk250, clkuser1, clkuser2, clkfb = Signal(), Signal(), Signal(), Signal(), Signal()
-        # Same MMCME2_ADV ports as LiteX's S7MMCM: CLKINSEL left open selects CLKIN1 (pulled up).
-        self.specials += Instance("MMCME2_ADV",
-            p_BANDWIDTH          = "OPTIMIZED",
-            p_CLKIN1_PERIOD      = 10.0,
-            p_DIVCLK_DIVIDE      = 1,
-            p_CLKFBOUT_MULT_F    = 10,
-            p_CLKOUT0_DIVIDE_F   = 8,
-            p_CLKOUT1_DIVIDE     = 4,
-            p_CLKOUT2_DIVIDE     = 2 if nlanes == 8 else 4,
-            p_CLKOUT3_DIVIDE     = 4,
-            i_CLKIN1   = self.txoutclk,
-            i_CLKFBIN  = clkfb,
-            o_CLKFBOUT = clkfb,
-            i_RST      = 0,
-            i_PWRDWN   = 0,
-            o_CLKOUT0  = clk125,
-            o_CLKOUT1  = clk250,
-            o_CLKOUT2  = clkuser1,
-            o_CLKOUT3  = clkuser2,
-            o_LOCKED   = self.locked,
-        )
+        # LiteX's S7MMCM finds the dividers and checks them against the part's VCO and output ranges (the
+        # XC7VX690T-2: VCO 600 to 1440 MHz). No margin: the PIPE clocks must be exact, which gives a VCO of
+        # 1000 MHz. Its outputs are left unbuffered (each domain's clk is the raw output, the domains
+        # themselves unused) for the buffers below.
+        self.mmcm = mmcm = S7MMCM(speedgrade=-2)
+        mmcm.register_clkin(self.txoutclk, 100e6)
+        clk125, clk250, clkuser1, clkuser2 = (ClockDomain(f"pipe_{name}", reset_less=True)
+            for name in ("clk125", "clk250", "userclk1", "userclk2"))
+        for domain, freq in [(clk125, 125e6), (clk250, 250e6), (clkuser1, 500e6 if nlanes == 8 else 250e6),
+                (clkuser2, 250e6)]:
+            mmcm.create_clkout(domain, freq, buf=None, margin=0, with_reset=False)
+        clk125, clk250, clkuser1, clkuser2 = clk125.clk, clk250.clk, clkuser1.clk, clkuser2.clk
+        self.comb += self.locked.eq(mmcm.locked)
         # The PIPE clock switches to 250 MHz only when every lane asks for it, through a glitch-free
         # BUFGCTRL; the selection crosses into the PIPE clock domain first.
         pclk_sel_sync = Signal(nlanes)
