@@ -115,8 +115,9 @@ PYTEST        := $(PY) -m pytest -q $(if $(filter-out 1,$(TEST_JOBS)),-n $(TEST_
 check: install
 	$(PYTEST) -m "$(CHECK_MARKERS)" test
 
+# make test ends with its 25 slowest tests, for whoever next shortens it.
 test: install
-	$(PYTEST) test
+	$(PYTEST) --durations=25 test
 
 # Every figure README.md and doc/ publish, re-measured into build/bench/ (hours; BENCH=<groups> for some:
 # python -m hostlink.software.reports.bench --list names them and their cost).
