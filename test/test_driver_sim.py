@@ -149,6 +149,24 @@ needs_kernel = pytest.mark.skipif(not os.path.isfile(UML_KERNEL),
     reason="no User-Mode Linux kernel: `make uml-kernel`")
 
 
+def test_another_boards_simulator_that_ends_before_listening_fails_at_once(tmp_path):
+    from hostlink.sim.uml.bench import wait_for_other_boards
+    listening, dead = tmp_path / "board1", tmp_path / "board2"
+    for board in (listening, dead):
+        board.mkdir()
+    (listening / "pcidev.sock").touch()
+    (dead / "ended").touch()
+    sockets = [str(listening / "pcidev.sock"), str(dead / "pcidev.sock")]
+    ended   = [str(listening / "ended"), str(dead / "ended")]
+    started = time.monotonic()
+    with pytest.raises(RuntimeError, match=r"board 2's simulator ended before it listened .*board2/sim.log"):
+        wait_for_other_boards(sockets, 600, ended)
+    assert time.monotonic() - started < 5
+    # Both listening: no wait, whatever ended later.
+    (dead / "pcidev.sock").touch()
+    wait_for_other_boards(sockets, 600, ended)
+
+
 def test_a_kernel_that_does_not_build_says_where_its_log_is(monkeypatch, capsys, tmp_path):
     monkeypatch.setattr("hostlink.sim.uml.kernel.MAKE_KERNEL", ["false"])
     monkeypatch.setattr("hostlink.sim.uml.kernel.UML_DIR", str(tmp_path))

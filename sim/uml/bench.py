@@ -86,11 +86,16 @@ def process_line(pid):
     return f"{pid} state {state}: {cmdline[:200]}"
 
 
-def wait_for_other_boards(sockets, timeout_s):
+def wait_for_other_boards(sockets, timeout_s, ended=()):
     """Wait until the other boards' simulators (serve_another_board) listen on their sockets: the kernel
-    finds its PCI devices when it starts."""
+    finds its PCI devices when it starts. `ended`: for each, a file that appears when its simulator has
+    ended (sim/uml/run.py): one that ended without listening is an error at once, not at the timeout."""
     started = time.monotonic()
     while not all(os.path.exists(path) for path in sockets):
+        for number, (path, marker) in enumerate(zip(sockets, ended), start=1):
+            if os.path.exists(marker) and not os.path.exists(path):
+                raise RuntimeError(f"board {number}'s simulator ended before it listened on {path}: see "
+                                   f"{os.path.join(os.path.dirname(marker), 'sim.log')}")
         if time.monotonic() - started > timeout_s:
             missing = [path for path in sockets if not os.path.exists(path)]
             raise RuntimeError(f"the other boards' simulators did not start listening ({', '.join(missing)})")
@@ -141,7 +146,7 @@ async def driver_bench(dut):
     if uml.get("serve_only"):
         await serve_another_board(bench, bridge, uml, config)
         return
-    wait_for_other_boards(uml.get("other_sockets", ()), uml["timeout_s"])
+    wait_for_other_boards(uml.get("other_sockets", ()), uml["timeout_s"], uml.get("other_ended", ()))
 
     with open(uml["console_log"], "w") as console:
         kernel = subprocess.Popen(uml["command"], stdin=subprocess.DEVNULL, stdout=console,

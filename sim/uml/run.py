@@ -228,6 +228,7 @@ def init_script(shared, driver_dir, commands, command_timeout_s):
 
 # User-Mode Linux's virt-pci has 8 slots; past 4, two cores run the simulators too slowly to be of use.
 MAX_BOARDS = 4
+ENDED_FILE = "ended"   # In another board's folder once its simulator has ended (start_other_board).
 
 
 def start_other_board(model, directory, config, verbose):
@@ -238,8 +239,15 @@ def start_other_board(model, directory, config, verbose):
     with open(config_path, "w") as f:
         json.dump(config, f, indent=2)
     copy_memory_inits(model, directory)
-    thread = threading.Thread(target=run_bench, daemon=True, args=("hostlink.sim.uml.bench", model, directory,
-        config_path, None if verbose else os.path.join(directory, "sim.log")))
+    def serve():
+        try:
+            run_bench("hostlink.sim.uml.bench", model, directory, config_path,
+                      None if verbose else os.path.join(directory, "sim.log"))
+        finally:
+            # For the first board's simulator: one that ends before it listens is an error at once.
+            with open(os.path.join(directory, ENDED_FILE), "w"):
+                pass
+    thread = threading.Thread(target=serve, daemon=True)
     thread.start()
     return thread
 
@@ -319,6 +327,7 @@ def _run_driver_sim(board, run_dir, commands, command_timeout_s, profile, dma_ch
             "fault_at":    fault_at,
             "pid_file":    os.path.join(run_dir, "uml.pid"),
             "other_sockets": other_sockets,
+            "other_ended":   [os.path.join(d, ENDED_FILE) for d in others],
             "command":     [UML_KERNEL, f"mem={mem}", "rootfstype=hostfs", "rootflags=/", "ro",
                             f"init={init}",
                             *[f"virtio_uml.device={path}:1234" for path in [socket_path, *other_sockets]],
