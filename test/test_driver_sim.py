@@ -151,13 +151,14 @@ needs_kernel = pytest.mark.skipif(not os.path.isfile(UML_KERNEL),
 
 def test_another_boards_simulator_that_ends_before_listening_fails_at_once(tmp_path):
     from hostlink.sim.uml.bench import wait_for_other_boards
+    from hostlink.sim.uml.run import ENDED_FILE
     listening, dead = tmp_path / "board1", tmp_path / "board2"
     for board in (listening, dead):
         board.mkdir()
     (listening / "pcidev.sock").touch()
-    (dead / "ended").touch()
+    (dead / ENDED_FILE).touch()
     sockets = [str(listening / "pcidev.sock"), str(dead / "pcidev.sock")]
-    ended   = [str(listening / "ended"), str(dead / "ended")]
+    ended   = [str(listening / ENDED_FILE), str(dead / ENDED_FILE)]
     started = time.monotonic()
     with pytest.raises(RuntimeError, match=r"board 2's simulator ended before it listened .*board2/sim.log"):
         wait_for_other_boards(sockets, 600, ended)

@@ -169,6 +169,15 @@ def _framed(sequence, data, ended, dropped=0, size=128):
     return raw + bytes(size - len(raw))
 
 
+def test_list_boards_skips_a_node_whose_board_was_removed_meanwhile(monkeypatch, tmp_path):
+    from hostlink import host
+    present = tmp_path / "litepcie0"
+    present.touch()
+    monkeypatch.setattr(host, "list_devices", lambda: [str(present), str(tmp_path / "litepcie1")])
+    # A plain file is not a node of hostlink's driver: its board is None, as with LitePCIe's own driver.
+    assert host.list_boards() == {None: [str(present)]}
+
+
 def test_read_packets_joins_buffers_up_to_each_end():
     """Packets flow: a packet over two buffers, one in a buffer, the padding after a packet's end not
     returned; a drop within a packet (real-time flow) is an error, not a silently shorter packet."""
