@@ -4,18 +4,16 @@
 # SPDX-License-Identifier: BSD-2-Clause
 
 # The repository keeps the brief's top-level layout (cores/, targets/, sim/, software/, examples/), while the
-# installed import names stay namespaced: hostlink.cores, hostlink.targets, hostlink.sim, ...
+# installed import names stay namespaced: hostlink.cores, hostlink.targets, hostlink.sim, ... through the
+# committed links hostlink/cores -> ../cores and alike, which editors and static analysers follow as they do
+# any folder. targets/hostlink -> ../hostlink lets ./targets/<board>.py import hostlink from a Python without
+# the project installed (hostlink/__init__.py then re-runs it with the project's .venv); it is not a package
+# of its own.
 
 from setuptools import setup, find_packages
 
-TOP_LEVEL = ["cores", "targets", "sim", "software", "examples"]
-
-packages    = ["hostlink"]
-package_dir = {"hostlink": "hostlink"}
-for top in TOP_LEVEL:
-    for sub in [top] + [f"{top}.{p}" for p in find_packages(where=top)]:
-        packages.append(f"hostlink.{sub}")
-    package_dir[f"hostlink.{top}"] = top
+packages = find_packages(include=["hostlink", "hostlink.*"],
+                         exclude=["hostlink.targets.hostlink", "hostlink.targets.hostlink.*"])
 
 setup(
     name             = "hostlink",
@@ -24,7 +22,6 @@ setup(
     license          = "BSD-2-Clause",
     python_requires  = ">=3.9",
     packages         = packages,
-    package_dir      = package_dir,
     include_package_data = True,
     package_data     = {"": ["*.v", "*.sv", "*.c", "*.h", "Makefile"]},
 )

@@ -17,7 +17,7 @@ import sys
 
 __version__ = "0.1.0"
 
-REPO       = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO       = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))   # Also when imported through targets/hostlink.
 VENV       = os.path.join(REPO, ".venv")
 # Where builds and runs go (simulated SoCs, reports, User-Mode Linux runs), wherever the command is run from.
 BUILD_ROOT = os.environ.get("HOSTLINK_BUILD_DIR", os.path.join(REPO, "build"))

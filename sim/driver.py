@@ -50,7 +50,7 @@ def parse_status(output):
 
 # Default commands ---------------------------------------------------------------------------------
 
-UML_TOOLS      = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "software", "uml")
+UML_TOOLS      = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "software", "uml")
 DMA_TEST_UNTIL = os.path.join(UML_TOOLS, "dma_test_until.py")
 PATTERN_RECORD = os.path.join(UML_TOOLS, "pattern_record.py")
 DRIVER_ACCESS  = os.path.join(UML_TOOLS, "driver_access.py")

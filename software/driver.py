@@ -50,7 +50,7 @@ DRAM_TOOL_SOURCES   = os.path.join(os.path.dirname(os.path.abspath(__file__)), "
 STATUS_TOOL_SOURCES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "status")
 BENCH_TOOL_SOURCES  = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bench")
 LIBRARY_SOURCES     = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib")
-LIBRARY_EXAMPLES    = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples", name)
+LIBRARY_EXAMPLES    = [os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "examples", name)
                        for name in ["accelerator_host.c", "source_host.c"]]
 
 # Generation ---------------------------------------------------------------------------------------

@@ -9,14 +9,12 @@
     ./targets/vc709.py --driver           kernel driver and user tools for this SoC in <output-dir>/driver
 """
 
-import os
 import sys
 
-# Started as ./targets/<board>.py from a shell without the project's virtualenv: importing hostlink re-runs
-# this script with it (hostlink/__init__.py).
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# Started as ./targets/<board>.py from a shell without the project's virtualenv: `hostlink` is found through
+# the link targets/hostlink -> ../hostlink, and importing it re-runs this script with the virtualenv
+# (hostlink/__init__.py).
 import hostlink
-sys.path.pop(0)
 
 from migen import *
 

@@ -139,7 +139,7 @@ def test_the_api_imports_with_a_bare_python(tmp_path):
     assert result.stdout.split()[-1] == "/usr"
     # A machine with the package and no virtualenv at all, `python3 -c` too.
     shutil.copytree(os.path.join(REPO, "hostlink"), tmp_path / "bare" / "hostlink",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+                    ignore=shutil.ignore_patterns("__pycache__"), symlinks=True)
     result = subprocess.run(["/usr/bin/python3", "-c", "import hostlink.host as h; print(h.FLOWS['lossless'])"],
                             capture_output=True, text=True, cwd=tmp_path / "bare", env={"PATH": "/usr/bin:/bin"})
     assert (result.returncode, result.stdout.strip()) == (0, "1"), result.stderr

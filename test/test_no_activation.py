@@ -69,7 +69,7 @@ def test_the_rerun_sets_up_verilator_as_the_makefile_does():
 def test_without_a_venv_one_line_says_what_to_run(tmp_path):
     # A clone where `make install` has not run: the launcher and the package, no .venv.
     shutil.copy(os.path.join(REPO, "sim.py"), tmp_path)
-    shutil.copytree(os.path.join(REPO, "hostlink"), tmp_path / "hostlink")
+    shutil.copytree(os.path.join(REPO, "hostlink"), tmp_path / "hostlink", symlinks=True)
     result = run([str(tmp_path / "sim.py"), "dma", "--help"], cwd=tmp_path)
     assert result.returncode == 1
     lines = result.stdout.strip().splitlines()

@@ -9,7 +9,7 @@ import json
 import os
 import subprocess
 
-REPO_DIR     = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+REPO_DIR     = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
 TOOL_SRC_DIR = os.path.join(REPO_DIR, "software", "udp")
 
 # Host tool ----------------------------------------------------------------------------------------
