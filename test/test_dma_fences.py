@@ -26,6 +26,8 @@ from hostlink.cores.pcie.fence import COUNT_WIDTH, QUIET_CYCLES, HeldEvents, Hel
 from hostlink.cores.pcie.read_fence import ReadFence
 from hostlink.cores.pcie.write_fence import WriteFence
 
+from benches.tlps import TlpType, first_dw
+
 MASK = 2**COUNT_WIDTH - 1
 
 # Held events --------------------------------------------------------------------------------------
@@ -448,10 +450,10 @@ def _tlp_beats(dw0, dwords, data_width):
         beats.append((dat, start + per_beat >= len(words)))
     return beats
 
-MWR32 = 0x40000000 | 64     # Fmt 010 (3 DWs, data), Type 0: memory write of 64 DWs.
-MWR64 = 0x60000000 | 64     # Fmt 011 (4 DWs, data).
-MRD32 = 0x00000000 | 128    # Fmt 000: memory read.
-CPLD  = 0x4a000000 | 1      # Fmt 010, Type 01010: completion with data.
+MWR32 = first_dw(TlpType.MEM_WRITE, 64)      # 3-DWORD header.
+MWR64 = first_dw(TlpType.MEM_WRITE_64, 64)   # 4-DWORD header.
+MRD32 = first_dw(TlpType.MEM_READ, 128)
+CPLD  = first_dw(TlpType.CPL_DATA, 1)
 # A completion whose payload's first DWORD looks like a memory write must not count: only first beats do.
 TLPS = [(MWR32, 3 + 64), (MRD32, 3), (CPLD, 3 + 1), (MWR64, 4 + 1), (CPLD, 3 + 8), (MWR32, 3 + 1)]
 

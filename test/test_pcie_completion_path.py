@@ -19,22 +19,9 @@ from hostlink.cores.pcie.tlp import TLPHeaderExtracter, CompletionDepacketizer, 
 from hostlink.cores.pcie.controller import TLPController
 
 from benches.migen_streams import IDLE_X_BACKPRESSURE, MAX_CYCLES, Readiness, collect, send, stuck, wait_for
+from benches.tlps import TlpType, completion_dws, request_dws
 
-CPLD = 0b10 << 29 | 0b01010 << 24
-
-# Completion TLPs ----------------------------------------------------------------------------------
-
-def completion_dws(tag, payload, byte_count=None, lower_address=0, requester_id=0x0100, completer_id=0):
-    """3-DW completion header followed by `payload` (list of DWs), as LitePCIe's little-endian TLP stream."""
-    length = len(payload) & 0x3ff
-    if byte_count is None:
-        byte_count = 4*len(payload)
-    return [
-        CPLD | length,
-        completer_id << 16 | (byte_count & 0xfff),
-        requester_id << 16 | tag << 8 | lower_address,
-    ] + payload
-
+# TLPs as beats ------------------------------------------------------------------------------------
 
 def beats_of(dws, data_width):
     n = data_width//32
@@ -108,7 +95,7 @@ def test_extracter_refuses_other_widths():
 
 
 def test_depacketizer_drops_what_is_not_a_completion():
-    write = [0b10 << 29 | 0b00000 << 24 | 4, 0x000000ff, 0x1000] + [1, 2, 3, 4]   # 3-DW memory write
+    write = request_dws(TlpType.MEM_WRITE, 0x1000, [1, 2, 3, 4])
     packets = [beats_of(write, 256), beats_of(completion_dws(5, [9, 8, 7]), 256)]
     dut = CompletionDepacketizer(256, endianness="little")
     received = []
@@ -121,19 +108,9 @@ def test_depacketizer_drops_what_is_not_a_completion():
 
 # Host requests and completions on one stream (pcie_7x) ------------------------------------------------
 
-MEM_WR32 = 0b10 << 29
-MEM_RD32 = 0b00 << 29
-MEM_RD64 = 0b01 << 29
-MSG      = 0b01 << 29 | 0b10100 << 24   # A message (routed to the root complex's): not for the user logic.
-
-
-def request_dws(fmt_type, address, payload=(), length=None, requester_id=0x0000, tag=0):
-    """3-DW memory request (or 4-DW, for `MEM_RD64`) header followed by `payload`."""
-    if length is None:
-        length = len(payload)
-    dws = [fmt_type | (length & 0x3ff), requester_id << 16 | tag << 8 | 0xff]
-    dws += [0, address] if fmt_type == MEM_RD64 else [address]
-    return dws + list(payload)
+# A message (Fmt 001, Type 10100: routed to the root complex), not for the user logic. cocotbext-pcie's Tlp
+# packs no message header: DWORD 0, then requester ID, tag and code, then one DWORD of the rest.
+MESSAGE_DWS = [0b001 << 29 | 0b10100 << 24, 0x000000ff, 0]
 
 
 @pytest.mark.parametrize("data_width", [128, 256])
@@ -147,18 +124,18 @@ def test_requests_and_completions_leave_on_their_own_outputs(data_width, valid_p
         if kind == "write":
             payload = [rng.getrandbits(32) for _ in range(rng.choice([1, 2, 3, 4, 5, 8, 9]))]
             address = rng.getrandbits(30) << 2
-            tlps.append(("request", request_dws(MEM_WR32, address, payload, requester_id=0x0100 + i, tag=i),
+            tlps.append(("request", request_dws(TlpType.MEM_WRITE, address, payload, requester_id=0x0100 + i, tag=i),
                 dict(we=1, adr=address & ~mask, len=len(payload), req_id=0x0100 + i, tag=i, payload=payload)))
         elif kind == "read":
             address = rng.getrandbits(30) << 2
-            tlps.append(("request", request_dws(MEM_RD32, address, length=1, requester_id=0x0200 + i, tag=i),
+            tlps.append(("request", request_dws(TlpType.MEM_READ, address, length=1, requester_id=0x0200 + i, tag=i),
                 dict(we=0, adr=address & ~mask, len=1, req_id=0x0200 + i, tag=i, payload=[])))
         elif kind == "completion":
             payload = [rng.getrandbits(32) for _ in range(rng.choice([1, 3, 16, 17, 64]))]
             tlps.append(("completion", completion_dws(i, payload), dict(tag=i, len=len(payload), payload=payload)))
         else:
             # A 64-bit read (LitePCIe's BAR0 is 32-bit) and a message: taken and dropped.
-            tlps.append(("other", rng.choice([request_dws(MEM_RD64, 0x1000, length=1), request_dws(MSG, 0)]),
+            tlps.append(("other", rng.choice([request_dws(TlpType.MEM_READ_64, 0x1000, length=1), MESSAGE_DWS]),
                 None))
     packets = [beats_of(dws, data_width) for _, dws, _ in tlps]
     requests    = [e for k, _, e in tlps if k == "request"]
@@ -189,8 +166,7 @@ def test_requests_and_completions_leave_on_their_own_outputs(data_width, valid_p
 
 
 def test_a_poisoned_completion_is_an_error_on_the_combined_stream():
-    poisoned = completion_dws(3, [1, 2, 3, 4])
-    poisoned[0] |= 1 << 14   # EP
+    poisoned = completion_dws(3, [1, 2, 3, 4], poisoned=True)
     packets = [beats_of(poisoned, 128), beats_of(completion_dws(4, [5, 6]), 128)]
     dut = TLPDepacketizer(128, endianness="little")
     received = []
