@@ -21,15 +21,20 @@ from hostlink.software.driver_patches import apply_patches
 
 __all__ = ["PATCHES", "port_driver"]
 
-# liteuart.c's transmit path as LitePCIe ships it, and the same for Linux >= 6.10.
-_LITEUART_TRANSMIT = (
-    "\tstruct circ_buf *xmit = &port->state->xmit;\n"
-    "\tunsigned char ch;\n"
-    "\n"
+# liteuart.c's transmit path as LitePCIe ships it, and the same for Linux >= 6.10; both begin by sending a
+# pending XON/XOFF character.
+_LITEUART_SEND_X_CHAR = (
     "\tif (unlikely(port->x_char)) {\n"
     "\t\tlitex_write8(port->membase + OFF_RXTX, port->x_char);\n"
     "\t\tport->icount.tx++;\n"
     "\t\tport->x_char = 0;\n"
+)
+
+_LITEUART_TRANSMIT = (
+    "\tstruct circ_buf *xmit = &port->state->xmit;\n"
+    "\tunsigned char ch;\n"
+    "\n"
+    + _LITEUART_SEND_X_CHAR +
     "\t} else if (!uart_circ_empty(xmit)) {\n"
     "\t\twhile (xmit->head != xmit->tail) {\n"
     "\t\t\tch = xmit->buf[xmit->tail];\n"
@@ -47,10 +52,7 @@ _LITEUART_TRANSMIT_6_10 = (
     "\t/* hostlink: since Linux 6.10 the transmit buffer is the tty port's kfifo. */\n"
     "\tunsigned char ch;\n"
     "\n"
-    "\tif (unlikely(port->x_char)) {\n"
-    "\t\tlitex_write8(port->membase + OFF_RXTX, port->x_char);\n"
-    "\t\tport->icount.tx++;\n"
-    "\t\tport->x_char = 0;\n"
+    + _LITEUART_SEND_X_CHAR +
     "\t} else {\n"
     "\t\twhile (uart_fifo_get(port, &ch)) /* Counts icount.tx. */\n"
     "\t\t\tliteuart_putchar(port, ch);\n"

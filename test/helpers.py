@@ -6,6 +6,7 @@
 command line as a user without Vivado would."""
 
 import json
+import re
 import os
 import subprocess
 import sys
@@ -27,6 +28,13 @@ def elaborate(soc_cls, output_dir, **kwargs):
     builder.build(run=False)
     with open(os.path.join(output_dir, "csr.json")) as f:
         return soc, json.load(f)
+
+
+def elaborate_fresh(tmp_path_factory, name, soc_cls, **kwargs):
+    """elaborate() into a new temporary directory named after `name`, for a module's fixture: (soc, csr.json
+    contents, output directory)."""
+    output_dir = tmp_path_factory.mktemp(name)
+    return (*elaborate(soc_cls, output_dir, **kwargs), output_dir)
 
 # Command line -------------------------------------------------------------------------------------
 
@@ -115,3 +123,85 @@ def assemble_framed(words, word_bytes):
             in_header = bool(last)
     assert not data and not header, "output stopped within a buffer"
     return buffers
+
+
+def check_enumeration(e, phy, gen, lanes, device_id=None):
+    """What every simulated board reports once the host has enumerated it (a run's "enumeration"): Xilinx's
+    vendor ID (and `device_id`), the 1 MiB BAR0, MSI and bus mastering on, the link up at Gen `gen` x `lanes`,
+    MPS 256 and MRRS 512, and the identification/scratch register's reset value, then what the host wrote.
+
+    The PHY's link_status register: bit 0 link up, then for LitePCIe's "s7" PHY (pcie_7x) the rate in bit 1
+    (0: 2.5 GT/s, 1: 5.0) and log2 of the width in bits 2-3; for the "v7gen3" PHY (pcie3_7x) the rate one-hot
+    in bits 4-6 (2.5, 5.0, 8.0 GT/s) and the width one-hot in bits 7-10 (x1, x2, x4, x8)."""
+    assert e["vendor_id"] == 0x10ee
+    if device_id is not None:
+        assert e["device_id"] == device_id
+    assert e["bar0_size"] == 1 << 20
+    assert e["msi_enabled"] == 1 and e["bus_master"] == 1
+    link = e["link_status"]
+    assert link & 1 == 1
+    if phy == "s7":
+        assert ((link >> 1) & 1, (link >> 2) & 0b11) == (gen - 1, lanes.bit_length() - 1), bin(link)
+    else:
+        assert ((link >> 4) & 0b111, (link >> 7) & 0b1111) == (1 << (gen - 1), lanes), bin(link)
+    assert e["max_payload_size"] == 256
+    assert e["max_request_size"] == 512
+    assert e["scratch"] == [0x12345678, 0xdeadbeef]
+
+
+def xdc_ports(xdc, prop="LOC"):
+    """{port: value} of one property that LiteX's .xdc sets on ports ("LOC": {"pcie_x8_rx_p[0]": "M6", ...})."""
+    return {port: value for value, port in re.findall(rf"set_property {prop} (\S+) \[get_ports \{{([^}}]+)\}}\]", xdc)}
+
+
+def bus_ports(name, values):
+    """{port: value} for a bus, "ddram_ba" and "A B C" -> {"ddram_ba[0]": "A", ...}; one value, no index."""
+    values = values.split()
+    return {name + (f"[{i}]" if len(values) > 1 else ""): value for i, value in enumerate(values)}
+
+
+PCIE_PHY_REGISTERS = ["link_status", "msi_enable", "bus_master_enable", "max_request_size", "max_payload_size"]
+PCIE_DMA_REGISTERS = [f"{side}_{reg}" for side in ["writer", "reader"]
+                      for reg in ["enable", "table_value", "table_we", "table_loop_prog_n", "table_loop_status",
+                                  "table_level", "table_reset"]] + ["loopback_enable"]
+
+
+def check_pcie_registers(csr, channels):
+    """A PCIe DMA SoC's csr.json: the PHY's and the MSI's registers, each of `channels` DMA channels' registers
+    and its two MSI vectors (one per direction), and no channel beyond."""
+    registers = csr["csr_registers"]
+    for reg in PCIE_PHY_REGISTERS:
+        assert f"pcie_phy_phy_{reg}" in registers
+    for reg in ["enable", "clear", "vector"]:
+        assert f"pcie_msi_{reg}" in registers
+    for channel in range(channels):
+        for reg in PCIE_DMA_REGISTERS:
+            assert f"pcie_dma{channel}_{reg}" in registers
+        for side in ["reader", "writer"]:
+            assert f"pcie_dma{channel}_{side}_interrupt" in csr["constants"]
+    assert not any(name.startswith(f"pcie_dma{channels}_") for name in registers)
+    assert csr["constants"]["dma_channels"] == channels
+
+
+def check_every_row(run, jobs):
+    """A simulated run of `jobs` (sim.pcie.run.run_jobs): a row for each, none timed out, not a byte wrong,
+    and every MSI its descriptors asked for (at least one)."""
+    rows = run["results"]
+    assert len(rows) == len(jobs)
+    for row in rows:
+        assert not row["timed_out"], row
+        assert row["errors"] == 0, row
+        assert row["msis"] == row["msis_expected"] > 0, row
+
+
+def check_patched(kernel_dir, patches):
+    """Each change of a driver patch set (software/driver_patches.py's (file, what, anchor, replacement)) is
+    in the generated kernel sources in `kernel_dir`; returns main.c's text."""
+    for name, what, _, replacement in patches:
+        assert replacement in read(os.path.join(kernel_dir, name)), what
+    return read(os.path.join(kernel_dir, "main.c"))
+
+
+def ioctl_case(main_c, ioctl, next_ioctl):
+    """The text of main.c's `case <ioctl>:`, up to the case of `next_ioctl`."""
+    return main_c[main_c.index(f"case {ioctl}:"):main_c.index(f"case {next_ioctl}:")]

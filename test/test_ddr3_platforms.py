@@ -23,6 +23,8 @@ from litedram.phy import s7ddrphy
 
 from hostlink.targets import vc709_platform, zc706_platform
 
+from helpers import bus_ports, xdc_ports
+
 # Expected values ----------------------------------------------------------------------------------
 
 # Each board's pins as a second public source lists them (not the source the platform was written from),
@@ -240,12 +242,10 @@ def test_litedram_phy_elaborates_on_the_pads(board, tmp_path):
     assert instances("OBUFDS")     == 1
     assert instances("IDELAYCTRL") == 1
 
+    locs, standards = xdc_ports(xdc), xdc_ports(xdc, "IOSTANDARD")
     for name, pins in SECOND_SOURCE[board].items():
-        for index, pin in enumerate(pins.split()):
-            port = f"ddram_{name}" + (f"[{index}]" if len(pins.split()) > 1 else "")
-            target = rf"\[get_ports \{{{re.escape(port)}\}}\]"
-            assert re.search(rf"LOC {pin} {target}", xdc), port
-            assert re.search(rf"IOSTANDARD {IO_STANDARDS[name]} {target}", xdc), port
+        for port, pin in bus_ports(f"ddram_{name}", pins).items():
+            assert (locs.get(port), standards.get(port)) == (pin, IO_STANDARDS[name]), port
     assert ("VCCAUX_IO HIGH" in xdc) == BOARDS[board]["vccaux_io_high"]
     assert "INTERNAL_VREF" not in xdc
     dci_cascade = BOARDS[board]["dci_cascade"]

@@ -21,7 +21,7 @@ from litex.soc.integration.builder import Builder
 
 from hostlink.sim.pcie.dram import SIM_DRAM_ROWS
 
-from helpers import elaborate, run_target
+from helpers import bus_ports, elaborate, elaborate_fresh, run_target, xdc_ports
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -49,6 +49,18 @@ def zc706_dram_build(tmp_path_factory):
     return soc, csr, output_dir
 
 
+def check_sodimm_and_phy(csr=None, verilog=None):
+    """What the ZC706 and KC705 share: the SODIMM they ship with (MT8JTF12864: 1 GiB, a 64-byte native port)
+    in the csr.json constants, LiteDRAM's K7DDRPHY (serializers for DQ, DQS, address and control, an
+    IDELAYCTRL) in the Verilog."""
+    if csr is not None:
+        assert csr["constants"]["dram_size"] == 1 << 30
+        assert csr["constants"]["dram_native_bytes"] == 64
+    if verilog is not None:
+        assert verilog.count("OSERDESE2") > 64
+        assert "IDELAYCTRL" in verilog
+
+
 @pytest.mark.slow
 def test_zc706_dram_csr_map(zc706_dram_build):
     _, csr, _ = zc706_dram_build
@@ -62,16 +74,13 @@ def test_zc706_dram_csr_map(zc706_dram_build):
             assert f"sdram_{unit}_{name}" in registers
     assert "sdram_checker_errors" in registers
     assert "sdram_dfii_control" in registers           # Initialisation of the DDR3 by the host.
-    assert csr["constants"]["dram_size"] == 1 << 30    # MT8JTF12864: 1 GiB.
-    assert csr["constants"]["dram_native_bytes"] == 64
+    check_sodimm_and_phy(csr)
 
 
 @pytest.mark.slow
 def test_zc706_dram_gateware(zc706_dram_build):
     soc, _, output_dir = zc706_dram_build
-    verilog = open(os.path.join(str(output_dir), "gateware", "zc706.v")).read()
-    assert verilog.count("OSERDESE2") > 64             # K7DDRPHY: DQ, DQS, address, control.
-    assert "IDELAYCTRL" in verilog
+    check_sodimm_and_phy(verilog=open(os.path.join(str(output_dir), "gateware", "zc706.v")).read())
     assert soc.crg.dram.pll.clkouts[0][1] == 200e6     # DDR3-1600 at 1:4.
 
 
@@ -137,9 +146,8 @@ KC705_DRAM = dict(with_ethernet=False, with_pcie=True, with_dram=True)
 @pytest.fixture(scope="module")
 def kc705_dram_build(tmp_path_factory):
     from hostlink.targets import kc705
-    output_dir = tmp_path_factory.mktemp("kc705_dram")
-    soc, csr = elaborate(kc705.BaseSoC, output_dir, sys_clk_freq=kc705.PCIE_SYS_CLK_FREQ, **KC705_DRAM)
-    return soc, csr, output_dir
+    return elaborate_fresh(tmp_path_factory, "kc705_dram", kc705.BaseSoC, sys_clk_freq=kc705.PCIE_SYS_CLK_FREQ,
+                           **KC705_DRAM)
 
 
 @pytest.mark.slow
@@ -150,25 +158,21 @@ def test_kc705_dram_csr_map_is_the_zc706_one(kc705_dram_build, zc706_dram_build)
         return sorted(name for name in c["csr_registers"] if "dram" in name)
     assert dram_registers(csr) == dram_registers(zc706_csr)
     assert "pcie_dma1_dram_read_words" in csr["csr_registers"]
-    assert csr["constants"]["dram_size"] == 1 << 30    # MT8JTF12864: 1 GiB.
-    assert csr["constants"]["dram_native_bytes"] == 64
+    check_sodimm_and_phy(csr)
 
 
 @pytest.mark.slow
 def test_kc705_dram_gateware(kc705_dram_build):
     soc, _, output_dir = kc705_dram_build
     verilog = open(os.path.join(str(output_dir), "gateware", "xilinx_kc705.v")).read()
-    assert verilog.count("OSERDESE2") > 64             # K7DDRPHY: DQ, DQS, address, control.
-    assert "IDELAYCTRL" in verilog and "pcie_s7 pcie_s7(" in verilog
+    check_sodimm_and_phy(verilog=verilog)
+    assert "pcie_s7 pcie_s7(" in verilog
     assert [f for _, f, *_ in soc.crg.dram.pll.clkouts.values()] == [200e6, 800e6]   # DDR3-1600, 1:4.
     xdc = open(os.path.join(str(output_dir), "gateware", "xilinx_kc705.xdc")).read()
+    locs, standards = xdc_ports(xdc), xdc_ports(xdc, "IOSTANDARD")
     for name, pins in KC705_SECOND_SOURCE.items():
-        for index, pin in enumerate(pins.split()):
-            port = f"ddram_{name}" + (f"[{index}]" if len(pins.split()) > 1 else "")
-            target = rf"\[get_ports \{{{re.escape(port)}\}}\]"
-            assert re.search(rf"LOC {pin} {target}", xdc), port
-            standard = KC705_IO_STANDARDS.get(name, "SSTL15")
-            assert re.search(rf"IOSTANDARD {standard} {target}", xdc), port
+        for port, pin in bus_ports(f"ddram_{name}", pins).items():
+            assert (locs.get(port), standards.get(port)) == (pin, KC705_IO_STANDARDS.get(name, "SSTL15")), port
     # Xilinx's board files: VCCAUX_IO 1.8 V (NORMAL) for the DDR3 banks, DCI cascaded from bank 33.
     assert "VCCAUX_IO" not in xdc
     assert xdc.count("set_property DCI_CASCADE {32 34} [get_iobanks 33]") == 1
@@ -256,20 +260,22 @@ def sim_results():
     return run_jobs("zc706", _sim_jobs(refusal_channel=0), profile, with_dram=True)["results"]
 
 
-def _dram_rows(results, address, size):
-    return [r for r in results if r.get("target") == "dram" and r.get("dram_address") == address
+def check_dram_round_trip(results, address, size):
+    """The DRAM window at `address` of `size` bytes written (h2c), then read back (c2h): every byte right,
+    in time, each MSI asked for."""
+    rows = [r for r in results if r.get("target") == "dram" and r.get("dram_address") == address
             and r.get("size") == size and "direction" in r]
-
-
-@pytest.mark.sim
-@pytest.mark.parametrize("address,size", WINDOWS)
-def test_sim_dram_round_trip(sim_results, address, size):
-    rows = _dram_rows(sim_results, address, size)
     assert [r["direction"] for r in rows] == ["h2c", "c2h"]
     for r in rows:
         assert r["errors"] == 0, r
         assert not r["timed_out"], r
         assert r["msis"] == r["msis_expected"], r
+
+
+@pytest.mark.sim
+@pytest.mark.parametrize("address,size", WINDOWS)
+def test_sim_dram_round_trip(sim_results, address, size):
+    check_dram_round_trip(sim_results, address, size)
 
 
 @pytest.mark.sim
@@ -315,12 +321,7 @@ def kc705_sim_run():
 @pytest.mark.parametrize("address,size", WINDOWS)
 def test_sim_kc705_dram_round_trip(kc705_sim_run, address, size):
     assert kc705_sim_run["sys_clk_hz"] == 250_000_000
-    rows = _dram_rows(kc705_sim_run["results"], address, size)
-    assert [r["direction"] for r in rows] == ["h2c", "c2h"]
-    for r in rows:
-        assert r["errors"] == 0, r
-        assert not r["timed_out"], r
-        assert r["msis"] == r["msis_expected"], r
+    check_dram_round_trip(kc705_sim_run["results"], address, size)
 
 
 @pytest.mark.sim

@@ -24,7 +24,7 @@ from hostlink.software.driver_hardening import harden_driver
 from hostlink.software.driver_patches import DriverPatchError
 from hostlink.targets import boards as registry
 
-from helpers import check_missing_anchor_is_refused, run_target
+from helpers import check_missing_anchor_is_refused, check_patched, ioctl_case, read, run_target
 
 
 BOARDS = registry.PCIE_BOARDS
@@ -149,25 +149,19 @@ def test_probe_asks_for_the_read_request_size_the_dma_uses(generated, tmp_path):
 LITEPCIE_KERNEL = os.path.join(os.path.dirname(os.path.abspath(importlib.import_module("litepcie.software").__file__)),
     "kernel")
 
-def read(path):
-    with open(path) as f:
-        return f.read()
-
 def test_generated_driver_is_hardened(generated):
     """Every hardening change is in the generated sources, the relied-on mmap checks are still there,
     nothing makes the nodes world-writable, and the udev rule gives them to the group."""
     _, _, driver_dir = generated
     kernel = os.path.join(driver_dir, "kernel")
-    for name, what, anchor, replacement in driver_hardening.PATCHES:
-        assert replacement in read(os.path.join(kernel, name)), what
+    main_c = check_patched(kernel, driver_hardening.PATCHES)
     for name, what, anchor in driver_hardening.REQUIRED:
         assert anchor in read(os.path.join(kernel, name)), what
-    main_c = read(os.path.join(kernel, "main.c"))
     assert "if (m.is_write && !capable(CAP_SYS_RAWIO)) {\n\t\t\tret = -EPERM;" in main_c
     assert "offset > bar0_len - 4) {\n\t\t\tret = -EINVAL;" in main_c
     assert "u64 bar0_len = pci_resource_len(dev->dev, 0);" in main_c
     # Register writes happen only after the checks: the one write in the REG case follows them.
-    reg = main_c[main_c.index("case LITEPCIE_IOCTL_REG:"):main_c.index("case LITEPCIE_IOCTL_DMA:")]
+    reg = ioctl_case(main_c, "LITEPCIE_IOCTL_REG", "LITEPCIE_IOCTL_DMA")
     assert reg.index("capable(CAP_SYS_RAWIO)") < reg.index("litepcie_writel(dev, m.addr, m.val)")
     init_sh = read(os.path.join(kernel, "init.sh"))
     assert "666" not in init_sh
@@ -344,9 +338,7 @@ def test_zero_copy_mmap_maps_each_page_by_its_own_frame(generated):
     (vmalloc_to_pfn in the vmalloc area, where an IOMMU's coherent buffers live): no frame from __pa() is left;
     the ARM branch and LitePCIe's length and offset checks are kept; the test-only aliases are not there."""
     _, _, driver_dir = generated
-    main_c = read(os.path.join(driver_dir, "kernel", "main.c"))
-    for name, what, anchor, replacement in driver_mmap.MMAP_PATCHES:
-        assert replacement in main_c, what
+    main_c = check_patched(os.path.join(driver_dir, "kernel"), driver_mmap.MMAP_PATCHES)
     assert "= __pa(" not in main_c
     mmap = main_c[main_c.index("static int litepcie_mmap("):main_c.index("static unsigned int litepcie_poll(")]
     assert mmap.count("remap_pfn_range(") == 2   # ARM: a buffer at a time; the others: a page at a time.

@@ -23,7 +23,7 @@ import subprocess
 
 import pytest
 
-from helpers import check_missing_anchor_is_refused, generate_zc706_driver, read
+from helpers import check_missing_anchor_is_refused, check_patched, generate_zc706_driver, ioctl_case, read
 
 from hostlink import REPO
 from hostlink.sim.uml.kernel import UML_KERNEL
@@ -47,16 +47,14 @@ def test_generated_driver_has_the_flow_modes(generated):
     """Every flow change is in the driver; DMA_FLOW only sets the lock holder's modes; the driver writes
     the flow gate's registers only (mode, size, given), and the offsets match the SoC on every channel."""
     kernel = os.path.join(generated, "kernel")
-    for name, what, anchor, replacement in driver_flow.FLOW_PATCHES:
-        assert replacement in read(os.path.join(kernel, name)), what
-    main_c = read(os.path.join(kernel, "main.c"))
-    case = main_c[main_c.index("case LITEPCIE_IOCTL_DMA_FLOW:"):main_c.index("case LITEPCIE_IOCTL_MMAP_DMA_WRITER_UPDATE:")]
+    main_c = check_patched(kernel, driver_flow.FLOW_PATCHES)
+    case = ioctl_case(main_c, "LITEPCIE_IOCTL_DMA_FLOW", "LITEPCIE_IOCTL_MMAP_DMA_WRITER_UPDATE")
     assert "litepcie_writel" not in case and "litepcie_readl" not in case
     assert "if (chan_priv->writer)\n\t\t\tchan->dma.writer_flow = m.writer;" in case
     assert "if (chan_priv->reader)\n\t\t\tchan->dma.reader_flow = m.reader;" in case
     assert case.count("chan->dma.writer_flow = ") == case.count("chan->dma.reader_flow = ") == 1
     # The stats ioctl (driver_stats.py) reads the gate's counts, writes nothing.
-    stats = main_c[main_c.index("case LITEPCIE_IOCTL_STATS:"):main_c.index("case LITEPCIE_IOCTL_DMA_FLOW:")]
+    stats = ioctl_case(main_c, "LITEPCIE_IOCTL_STATS", "LITEPCIE_IOCTL_DMA_FLOW")
     assert "litepcie_writel" not in stats and "hostlink_writer_refresh(dev, chan)" in stats
     flow_writes = set(re.findall(r"PCIE_DMA_(\w+_FLOW_\w+)_OFFSET", main_c.replace(stats, "")))
     assert flow_writes == {"WRITER_FLOW_MODE", "WRITER_FLOW_BUFFER_BYTES", "WRITER_FLOW_GIVEN",
@@ -77,10 +75,8 @@ def test_generated_driver_has_the_stats_ioctl(generated, tmp_path):
     """Every stats change is in the driver; the ioctl only reads (any opener may call it); its number and
     struct are the ones hostlink.host and libhostlink use (the header compiled, its size printed)."""
     kernel = os.path.join(generated, "kernel")
-    for name, what, anchor, replacement in driver_stats.STATS_PATCHES:
-        assert replacement in read(os.path.join(kernel, name)), what
-    main_c = read(os.path.join(kernel, "main.c"))
-    case = main_c[main_c.index("case LITEPCIE_IOCTL_STATS:"):main_c.index("case LITEPCIE_IOCTL_DMA_FLOW:")]
+    main_c = check_patched(kernel, driver_stats.STATS_PATCHES)
+    case = ioctl_case(main_c, "LITEPCIE_IOCTL_STATS", "LITEPCIE_IOCTL_DMA_FLOW")
     assert "litepcie_writel" not in case and "chan_priv->" not in case
     assert set(re.findall(r"PCIE_DMA_(\w+_FLOW_\w+)_OFFSET", case)) == \
         {f"{d}_FLOW_{r}" for d in ("WRITER", "READER") for r in ("GIVEN", "STARTED", "DONE", "WAITS")}
@@ -105,10 +101,7 @@ def test_generated_driver_survives_a_board_removed_under_its_programs(generated)
     """Every removal change is in the driver (software/driver_removal.py): each call checks the board is still
     there, sleepers wake on its removal, and the removal waits for the last close before the board's state
     is freed; each device node has its board as parent (list_boards())."""
-    kernel = os.path.join(generated, "kernel")
-    main_c = read(os.path.join(kernel, "main.c"))
-    for name, what, anchor, replacement in driver_removal.PATCHES:
-        assert replacement in read(os.path.join(kernel, name)), what
+    main_c = check_patched(os.path.join(generated, "kernel"), driver_removal.PATCHES)
     for function in ["litepcie_read", "litepcie_write", "litepcie_mmap", "litepcie_ioctl"]:
         body = main_c[main_c.index(f"\n{function}(") if f"\n{function}(" in main_c else main_c.index(f" {function}("):]
         body = body[:body.index("\n}\n")]

@@ -18,7 +18,7 @@ import re
 
 import pytest
 
-from helpers import check_missing_anchor_is_refused, generate_zc706_driver, read
+from helpers import check_missing_anchor_is_refused, check_patched, generate_zc706_driver, ioctl_case, read
 
 from hostlink.software import driver_polling
 from hostlink.software.driver_hardening import harden_driver
@@ -41,12 +41,9 @@ def test_generated_driver_polls_without_register_writes(generated):
     bus address to the caller: DMA_POLL only flips the lock holder's flags, CYCLES writes one fixed
     register (the latch), and a polled direction's counters come from a register read; the device's
     spinlock, which the MSI handler never takes, is taken with interrupts on."""
-    kernel = os.path.join(generated, "kernel")
-    for name, what, anchor, replacement in driver_polling.POLLING_PATCHES:
-        assert replacement in read(os.path.join(kernel, name)), what
-    main_c = read(os.path.join(kernel, "main.c"))
-    poll_case   = main_c[main_c.index("case LITEPCIE_IOCTL_DMA_POLL:"):main_c.index("case LITEPCIE_IOCTL_CYCLES:")]
-    cycles_case = main_c[main_c.index("case LITEPCIE_IOCTL_CYCLES:"):main_c.index("case LITEPCIE_IOCTL_LOCK:")]
+    main_c      = check_patched(os.path.join(generated, "kernel"), driver_polling.POLLING_PATCHES)
+    poll_case   = ioctl_case(main_c, "LITEPCIE_IOCTL_DMA_POLL", "LITEPCIE_IOCTL_CYCLES")
+    cycles_case = ioctl_case(main_c, "LITEPCIE_IOCTL_CYCLES", "LITEPCIE_IOCTL_LOCK")
     assert "litepcie_writel" not in poll_case and "litepcie_readl" not in poll_case
     # Each direction's flag is its lock holder's; a direction the caller does not hold is left as it is.
     assert "if (chan_priv->writer)\n\t\t\tchan->dma.writer_poll = m.writer;" in poll_case

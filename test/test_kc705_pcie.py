@@ -15,12 +15,8 @@ from hostlink.targets import kc705
 from hostlink.targets import boards as registry
 from hostlink.sim.pcie.s7_device import check_user_interface
 
-from helpers import elaborate, run_target
-
-PHY_REGISTERS = ["link_status", "msi_enable", "bus_master_enable", "max_request_size",
-                 "max_payload_size"]
-DMA_REGISTERS = ["writer_enable", "reader_enable", "writer_table_value", "reader_table_value",
-                 "loopback_enable"]
+from helpers import (bus_ports, check_enumeration, check_every_row, check_pcie_registers, elaborate,
+                     elaborate_fresh, run_target, xdc_ports)
 
 PCIE_ONLY = dict(sys_clk_freq=kc705.PCIE_SYS_CLK_FREQ, with_ethernet=False, with_pcie=True)
 
@@ -28,16 +24,17 @@ PCIE_ONLY = dict(sys_clk_freq=kc705.PCIE_SYS_CLK_FREQ, with_ethernet=False, with
 
 @pytest.fixture(scope="module")
 def pcie_build(tmp_path_factory):
-    output_dir = tmp_path_factory.mktemp("kc705_pcie")
-    soc, csr   = elaborate(kc705.BaseSoC, output_dir, **PCIE_ONLY)
-    return soc, csr, output_dir
+    return elaborate_fresh(tmp_path_factory, "kc705_pcie", kc705.BaseSoC, **PCIE_ONLY)
 
 @pytest.fixture(scope="module")
 def pcie_and_udp_build(tmp_path_factory):
-    output_dir = tmp_path_factory.mktemp("kc705_pcie_udp")
-    soc, csr   = elaborate(kc705.BaseSoC, output_dir,
+    return elaborate_fresh(tmp_path_factory, "kc705_pcie_udp", kc705.BaseSoC,
         sys_clk_freq=kc705.PCIE_SYS_CLK_FREQ, with_pcie=True)
-    return soc, csr, output_dir
+
+# The PCIe and LED pins the .xdc places (LED 0: link up, LED 1: DMA activity).
+PINS = {"pcie_x8_rst_n": "G25", "pcie_x8_clk_p": "U8", "user_led0": "AB8", "user_led1": "AA8",
+        **bus_ports("pcie_x8_rx_p", "M6 P6 R4 T6 V6 W4 Y6 AA4"),
+        **bus_ports("pcie_x8_tx_p", "L4 M2 N4 P2 T2 U4 V2 Y2")}
 
 def _read(output_dir, name):
     with open(os.path.join(str(output_dir), "gateware", name)) as f:
@@ -48,16 +45,7 @@ def _read(output_dir, name):
 def test_csr_map_pcie_alone(pcie_build):
     soc, csr, _ = pcie_build
     registers = csr["csr_registers"]
-    for reg in PHY_REGISTERS:
-        assert f"pcie_phy_phy_{reg}" in registers
-    for channel in range(2):
-        for reg in DMA_REGISTERS:
-            assert f"pcie_dma{channel}_{reg}" in registers
-        for side in ["reader", "writer"]:
-            assert f"pcie_dma{channel}_{side}_interrupt" in csr["constants"]
-    assert not any(name.startswith("pcie_dma2_") for name in registers)
-    for reg in ["enable", "clear", "vector"]:
-        assert f"pcie_msi_{reg}" in registers
+    check_pcie_registers(csr, channels=2)
     assert not any(name.startswith("udp_") for name in registers)
     assert csr["constants"]["dma_channels"] == 2
     assert csr["constants"]["config_clock_frequency"] == 250_000_000
@@ -79,9 +67,7 @@ def test_csr_map_pcie_next_to_the_udp_core(pcie_and_udp_build):
     soc, csr, output_dir = pcie_and_udp_build
     registers = csr["csr_registers"]
     assert any(name.startswith("udp_") for name in registers)
-    for reg in PHY_REGISTERS:
-        assert f"pcie_phy_phy_{reg}" in registers
-    assert "pcie_dma1_loopback_enable" in registers
+    check_pcie_registers(csr, channels=2)
     assert "pcie gen2 x8 dma and udp/ipv4" in csr["constants"]["config_identifier"].lower()
     verilog = _read(output_dir, "xilinx_kc705.v")
     assert "udp (UDPCore)" in verilog and "pcie_s7 pcie_s7(" in verilog
@@ -106,15 +92,7 @@ def test_generated_tcl_configures_pcie_7x_gen2_x8(pcie_build):
                     "Max_Payload_Size {256_bytes}", "Ref_Clk_Freq {100_MHz}"]:
         assert f"CONFIG.{setting}" in tcl, setting
     xdc = _read(output_dir, "xilinx_kc705.xdc")
-    assert re.search(r"LOC G25 \[get_ports \{pcie_x8_rst_n\}\]", xdc)
-    assert re.search(r"LOC U8 \[get_ports \{pcie_x8_clk_p\}\]", xdc)
-    for lane, pin in enumerate(["M6", "P6", "R4", "T6", "V6", "W4", "Y6", "AA4"]):
-        assert re.search(rf"LOC {pin} \[get_ports \{{pcie_x8_rx_p\[{lane}\]\}}\]", xdc)
-    for lane, pin in enumerate(["L4", "M2", "N4", "P2", "T2", "U4", "V2", "Y2"]):
-        assert re.search(rf"LOC {pin} \[get_ports \{{pcie_x8_tx_p\[{lane}\]\}}\]", xdc)
-    # LEDs 0 (link up) and 1 (DMA activity) are driven.
-    assert re.search(r"LOC AB8 \[get_ports \{user_led0\}\]", xdc)
-    assert re.search(r"LOC AA8 \[get_ports \{user_led1\}\]", xdc)
+    assert PINS.items() <= xdc_ports(xdc).items()
 
 # Bad input ----------------------------------------------------------------------------------------
 
@@ -217,33 +195,14 @@ def sim_run():
 
 @pytest.mark.sim
 def test_sim_enumeration(sim_run):
-    e = sim_run["enumeration"]
-    assert e["vendor_id"] == 0x10ee
-    assert e["device_id"] == 0x7028
-    assert e["bar0_size"] == 1 << 20
-    assert e["msi_enabled"] == 1 and e["bus_master"] == 1
-    link = e["link_status"]
-    assert link & 1 == 1                 # Link up.
-    assert (link >> 1) & 1 == 1          # 5.0 GT/s.
-    assert (link >> 2) & 3 == 0b11       # x8.
-    assert e["max_payload_size"] == 256
-    assert e["max_request_size"] == 512
-    assert e["scratch"] == [0x12345678, 0xdeadbeef]
+    check_enumeration(sim_run["enumeration"], "s7", gen=2, lanes=8, device_id=0x7028)
     assert sim_run["sys_clk_hz"] == 250_000_000
 
 @pytest.mark.sim
-def test_sim_transfers_every_byte(sim_run):
-    rows = sim_run["results"]
-    assert len(rows) == len(_jobs())
-    for row in rows:
-        assert not row["timed_out"], row
-        assert row["errors"] == 0, row
-        assert row["msis"] == row["msis_expected"] > 0, row
-
-@pytest.mark.sim
-def test_sim_msi_per_descriptor_that_asks(sim_run):
+def test_sim_transfers_every_byte_with_the_msis_asked_for(sim_run):
+    check_every_row(sim_run, _jobs())
+    # The 16 KiB job: 4 descriptors per direction, an MSI on the 2nd and the 4th: 2 per direction.
     (row,) = [r for r in sim_run["results"] if r["size"] == 16384]
-    # 4 descriptors per direction, an MSI on the 2nd and the 4th: 2 per direction.
     assert row["msis_expected"] == 4
 
 @pytest.mark.sim

@@ -16,18 +16,13 @@ from hostlink.targets import vc709, vc709_platform
 from hostlink.cores.pcie.v7gen3phy import V7Gen3PCIEPHY
 from hostlink.cores.pcie.tlp import TLPHeader4DWExpander
 
-from helpers import elaborate, run_target
-
-PHY_REGISTERS = ["link_status", "msi_enable", "bus_master_enable", "max_request_size", "max_payload_size"]
-DMA_REGISTERS = ["writer_enable", "reader_enable", "writer_table_value", "reader_table_value", "loopback_enable"]
+from helpers import check_enumeration, check_every_row, check_pcie_registers, elaborate, elaborate_fresh, run_target
 
 # Helpers ------------------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
 def default_build(tmp_path_factory):
-    output_dir = tmp_path_factory.mktemp("vc709_default")
-    soc, csr   = elaborate(vc709.BaseSoC, output_dir)
-    return soc, csr, output_dir
+    return elaborate_fresh(tmp_path_factory, "vc709_default", vc709.BaseSoC)
 
 # Platform -----------------------------------------------------------------------------------------
 
@@ -65,14 +60,7 @@ def test_platform_clock_and_leds():
 
 def test_csr_map_has_phy_and_dma_registers(default_build):
     soc, csr, _ = default_build
-    registers = csr["csr_registers"]
-    for reg in PHY_REGISTERS:
-        assert f"pcie_phy_phy_{reg}" in registers
-    for ch in range(2):
-        for reg in DMA_REGISTERS:
-            assert f"pcie_dma{ch}_{reg}" in registers
-    assert "pcie_dma2_writer_enable" not in registers
-    assert csr["constants"]["dma_channels"] == 2
+    check_pcie_registers(csr, channels=2)
     assert soc.pcie_phy.data_width == 256 and soc.pcie_phy.nlanes == 8
 
 @pytest.mark.slow
@@ -305,33 +293,13 @@ def sim_run():
 
 @pytest.mark.sim
 def test_sim_enumeration(sim_run):
-    e = sim_run["enumeration"]
-    assert e["vendor_id"] == 0x10ee
-    assert e["device_id"] == 0x8038
-    assert e["bar0_size"] == 1 << 20
-    assert e["msi_enabled"] == 1 and e["bus_master"] == 1
-    link = e["link_status"]
-    assert link & 1 == 1                     # Link up.
-    assert (link >> 4) & 0b111 == 0b100      # 8.0 GT/s.
-    assert (link >> 7) & 0b1111 == 0b1000    # x8.
-    assert e["max_payload_size"] == 256
-    assert e["max_request_size"] == 512
-    assert e["scratch"] == [0x12345678, 0xdeadbeef]
+    check_enumeration(sim_run["enumeration"], "v7gen3", gen=3, lanes=8, device_id=0x8038)
 
 @pytest.mark.sim
-def test_sim_transfers(sim_run):
-    rows = sim_run["results"]
-    assert len(rows) == len(_jobs())
-    for row in rows:
-        assert not row["timed_out"], row
-        assert row["errors"] == 0, row
-        assert row["msis"] == row["msis_expected"], row
-        assert row["msis"] > 0
-
-@pytest.mark.sim
-def test_sim_msi_per_descriptor_that_asks(sim_run):
+def test_sim_transfers_every_byte_with_the_msis_asked_for(sim_run):
+    check_every_row(sim_run, _jobs())
+    # The 16 KiB job: 4 descriptors per direction, an MSI on the 2nd and the 4th: 2 per direction.
     (row,) = [r for r in sim_run["results"] if r["size"] == 16384]
-    # 4 descriptors per direction, an MSI on the 2nd and the 4th: 2 per direction.
     assert row["msis_expected"] == 4
 
 
