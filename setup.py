@@ -23,5 +23,5 @@ setup(
     python_requires  = ">=3.9",
     packages         = packages,
     include_package_data = True,
-    package_data     = {"": ["*.v", "*.sv", "*.c", "*.h", "Makefile"]},
+    package_data     = {"": ["*.v", "*.sv", "*.c", "*.h", "Makefile"], "hostlink.software": ["patches/*.patch"]},
 )

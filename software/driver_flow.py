@@ -35,7 +35,7 @@ So a program that falls behind makes the DMA wait instead of losing buffers; Lit
 (`litepcie_util dma_test`, `litepcie_test`) behave as before unless a program sets a flow mode.
 """
 
-from hostlink.software.driver_patches import DriverPatchError, apply_patches
+from hostlink.software.driver_patches import DriverPatchError, apply_patches, load_patches
 
 __all__ = ["FLOW_PATCHES", "FLOW_REGISTERS", "add_flow", "flow_offsets", "DriverPatchError"]
 
@@ -45,9 +45,6 @@ FLOW_REGISTERS = [("WRITER", "MODE"), ("WRITER", "GIVEN"), ("WRITER", "DONE"), (
                   ("WRITER", "STARTED"), ("WRITER", "WAITS"),
                   ("READER", "MODE"), ("READER", "GIVEN"), ("READER", "DONE"),
                   ("READER", "STARTED"), ("READER", "WAITS")]
-
-_EINVAL = "{\n\t\t\tret = -EINVAL;\n\t\t\tbreak;\n\t\t}\n"
-
 
 def flow_offsets(csr_defines, csr_offset):
     """{PCIE_DMA_<ENGINE>_FLOW_<REG>_OFFSET: offset} from channel 0 of csr.h's defines (`csr_offset` reads
@@ -65,135 +62,8 @@ def flow_offsets(csr_defines, csr_offset):
     return offsets
 
 
-def _give(direction, given):
-    reg = direction.upper()
-    return (
-        f"static void hostlink_{direction}_give(struct litepcie_device *s, struct litepcie_chan *chan)\n"
-        f"{{\n"
-        f"#ifdef PCIE_DMA_{reg}_FLOW_GIVEN_OFFSET\n"
-        f"\tif (chan->dma.{direction}_flow && chan->dma.{direction}_enable)\n"
-        f"\t\tlitepcie_writel(s, chan->dma.base + PCIE_DMA_{reg}_FLOW_GIVEN_OFFSET, (uint32_t)({given}));\n"
-        f"#endif\n"
-        f"}}\n\n")
-
-
-FLOW_PATCHES = [
-    ("litepcie.h", "ioctl: DMA_FLOW",
-     "#define LITEPCIE_IOCTL_CYCLES                    _IOR(LITEPCIE_IOCTL,  41, struct litepcie_ioctl_cycles)\n",
-     "#define LITEPCIE_IOCTL_CYCLES                    _IOR(LITEPCIE_IOCTL,  41, struct litepcie_ioctl_cycles)\n"
-     "\n"
-     "/* hostlink: flow modes (0 loop, 1 lossless, 2 real-time and 3 packets: writer only), set by a\n"
-     " * direction's lock holder while it is stopped, used from its next start. */\n"
-     "#define LITEPCIE_FLOW_LOOP     0\n"
-     "#define LITEPCIE_FLOW_LOSSLESS 1\n"
-     "#define LITEPCIE_FLOW_REALTIME 2\n"
-     "#define LITEPCIE_FLOW_PACKETS  3\n"
-     "struct litepcie_ioctl_dma_flow {\n"
-     "\tuint8_t writer;\n"
-     "\tuint8_t reader;\n"
-     "};\n"
-     "\n"
-     "#define LITEPCIE_IOCTL_DMA_FLOW                  _IOW(LITEPCIE_IOCTL,  42, struct litepcie_ioctl_dma_flow)\n"),
-
-    ("main.c", "channel state: flow modes",
-     "\tint64_t writer_sw_count;\n\tuint8_t writer_enable;\n",
-     "\tint64_t writer_sw_count;\n"
-     "\tuint8_t writer_flow; /* hostlink: flow mode (LITEPCIE_FLOW_*), used at the next start. */\n"
-     "\tuint8_t reader_flow;\n"
-     "\tuint8_t writer_enable;\n"),
-
-    ("main.c", "writer start: the flow mode, half the ring given",
-     "\t/* Start DMA Writer. */\n",
-     "#ifdef PCIE_DMA_WRITER_FLOW_MODE_OFFSET\n"
-     "\t/* hostlink: the flow mode; a gated writer may fill half the ring (the table's reset above\n"
-     "\t * restarted the DMA's counts). */\n"
-     "\tlitepcie_writel(s, dmachan->base + PCIE_DMA_WRITER_FLOW_MODE_OFFSET, dmachan->writer_flow);\n"
-     "\tif (dmachan->writer_flow) {\n"
-     "\t\tlitepcie_writel(s, dmachan->base + PCIE_DMA_WRITER_FLOW_BUFFER_BYTES_OFFSET, DMA_BUFFER_SIZE);\n"
-     "\t\tlitepcie_writel(s, dmachan->base + PCIE_DMA_WRITER_FLOW_GIVEN_OFFSET, DMA_BUFFER_COUNT/2);\n"
-     "\t}\n"
-     "#endif\n"
-     "\t/* Start DMA Writer. */\n"),
-
-    ("main.c", "reader start: the flow mode, the buffers written before it given",
-     "\t/* Start dma reader */\n",
-     "#ifdef PCIE_DMA_READER_FLOW_MODE_OFFSET\n"
-     "\t/* hostlink: the flow mode; a gated reader may read the buffers written before the start. */\n"
-     "\tlitepcie_writel(s, dmachan->base + PCIE_DMA_READER_FLOW_MODE_OFFSET, dmachan->reader_flow);\n"
-     "\tif (dmachan->reader_flow)\n"
-     "\t\tlitepcie_writel(s, dmachan->base + PCIE_DMA_READER_FLOW_GIVEN_OFFSET, (uint32_t)dmachan->reader_sw_count);\n"
-     "#endif\n"
-     "\t/* Start dma reader */\n"),
-
-    ("main.c", "giving the DMA the program's count",
-     "static ssize_t litepcie_read(struct file *file, char __user *data, size_t size, loff_t *offset)\n",
-     "/* hostlink: a gated direction's DMA may use what the program has served: one write. */\n"
-     + _give("writer", "chan->dma.writer_sw_count + DMA_BUFFER_COUNT/2")
-     + _give("reader", "chan->dma.reader_sw_count") +
-     "static ssize_t litepcie_read(struct file *file, char __user *data, size_t size, loff_t *offset)\n"),
-
-    ("main.c", "read(): the buffers read go back to the DMA",
-     "\tif (overflows)\n\t\tdev_err(&s->dev->dev, \"Reading too late, %d buffers lost\\n\", overflows);\n",
-     "\thostlink_writer_give(s, chan); /* hostlink */\n"
-     "\tif (overflows)\n\t\tdev_err(&s->dev->dev, \"Reading too late, %d buffers lost\\n\", overflows);\n"),
-
-    ("main.c", "write(): the buffers written go to the DMA",
-     "\tif (underflows)\n\t\tdev_err(&s->dev->dev, \"Writing too late, %d buffers lost\\n\", underflows);\n",
-     "\thostlink_reader_give(s, chan); /* hostlink */\n"
-     "\tif (underflows)\n\t\tdev_err(&s->dev->dev, \"Writing too late, %d buffers lost\\n\", underflows);\n"),
-
-    ("main.c", "zero-copy writer update: the buffers read go back to the DMA",
-     "\t\tchan->dma.writer_sw_count = m.sw_count;\n",
-     "\t\tchan->dma.writer_sw_count = m.sw_count;\n"
-     "\t\thostlink_writer_give(dev, chan); /* hostlink */\n"),
-
-    ("main.c", "zero-copy reader update: the buffers written go to the DMA",
-     "\t\tchan->dma.reader_sw_count = m.sw_count;\n",
-     "\t\tchan->dma.reader_sw_count = m.sw_count;\n"
-     "\t\thostlink_reader_give(dev, chan); /* hostlink */\n"),
-
-    ("main.c", "release: flow off with the lock",
-     "\t\tchan->dma.reader_poll = 0; /* hostlink */\n",
-     "\t\tchan->dma.reader_poll = 0; /* hostlink */\n"
-     "\t\tchan->dma.reader_flow = 0;\n"),
-
-    ("main.c", "release: flow off with the lock (writer)",
-     "\t\tchan->dma.writer_poll = 0; /* hostlink */\n",
-     "\t\tchan->dma.writer_poll = 0; /* hostlink */\n"
-     "\t\tchan->dma.writer_flow = 0;\n"),
-
-    ("main.c", "ioctl DMA_FLOW",
-     "\tcase LITEPCIE_IOCTL_MMAP_DMA_WRITER_UPDATE:\n",
-     "\tcase LITEPCIE_IOCTL_DMA_FLOW: /* hostlink */\n"
-     "\t{\n"
-     "\t\tstruct litepcie_ioctl_dma_flow m;\n"
-     "\n"
-     "\t\tif (copy_from_user(&m, (void *)arg, sizeof(m))) {\n"
-     "\t\t\tret = -EFAULT;\n"
-     "\t\t\tbreak;\n"
-     "\t\t}\n"
-     "\t\tif (m.writer > LITEPCIE_FLOW_PACKETS || m.reader > LITEPCIE_FLOW_LOSSLESS) " + _EINVAL +
-     "#ifndef PCIE_DMA_WRITER_FLOW_MODE_OFFSET\n"
-     "\t\tif (m.writer || m.reader) {\n"
-     "\t\t\tret = -EOPNOTSUPP; /* A SoC without flow gates. */\n"
-     "\t\t\tbreak;\n"
-     "\t\t}\n"
-     "#endif\n"
-     "\t\t/* A direction's setting is its lock holder's, changed while the direction is stopped; a\n"
-     "\t\t * direction the caller does not hold is left as it is (another program may hold it). */\n"
-     "\t\tif ((chan_priv->writer && m.writer != chan->dma.writer_flow && chan->dma.writer_enable) ||\n"
-     "\t\t    (chan_priv->reader && m.reader != chan->dma.reader_flow && chan->dma.reader_enable)) {\n"
-     "\t\t\tret = -EBUSY;\n"
-     "\t\t\tbreak;\n"
-     "\t\t}\n"
-     "\t\tif (chan_priv->writer)\n"
-     "\t\t\tchan->dma.writer_flow = m.writer;\n"
-     "\t\tif (chan_priv->reader)\n"
-     "\t\t\tchan->dma.reader_flow = m.reader;\n"
-     "\t}\n"
-     "\tbreak;\n"
-     "\tcase LITEPCIE_IOCTL_MMAP_DMA_WRITER_UPDATE:\n"),
-]
+# The changes, as C, in software/patches/flow.patch.
+FLOW_PATCHES, _ = load_patches("flow.patch")
 
 
 def add_flow(kernel_dir, patches=None):

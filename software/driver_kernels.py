@@ -17,82 +17,12 @@ does not build on 6.12:
 Each change is guarded by LINUX_VERSION_CODE, so the code older kernels compile is LitePCIe's own.
 """
 
-from hostlink.software.driver_patches import apply_patches
+from hostlink.software.driver_patches import apply_patches, load_patches
 
 __all__ = ["PATCHES", "port_driver"]
 
-# liteuart.c's transmit path as LitePCIe ships it, and the same for Linux >= 6.10; both begin by sending a
-# pending XON/XOFF character.
-_LITEUART_SEND_X_CHAR = (
-    "\tif (unlikely(port->x_char)) {\n"
-    "\t\tlitex_write8(port->membase + OFF_RXTX, port->x_char);\n"
-    "\t\tport->icount.tx++;\n"
-    "\t\tport->x_char = 0;\n"
-)
-
-_LITEUART_TRANSMIT = (
-    "\tstruct circ_buf *xmit = &port->state->xmit;\n"
-    "\tunsigned char ch;\n"
-    "\n"
-    + _LITEUART_SEND_X_CHAR +
-    "\t} else if (!uart_circ_empty(xmit)) {\n"
-    "\t\twhile (xmit->head != xmit->tail) {\n"
-    "\t\t\tch = xmit->buf[xmit->tail];\n"
-    "\t\t\txmit->tail = (xmit->tail + 1) & (UART_XMIT_SIZE - 1);\n"
-    "\t\t\tport->icount.tx++;\n"
-    "\t\t\tliteuart_putchar(port, ch);\n"
-    "\t\t}\n"
-    "\t}\n"
-    "\n"
-    "\tif (uart_circ_chars_pending(xmit) < WAKEUP_CHARS)\n"
-    "\t\tuart_write_wakeup(port);\n"
-)
-
-_LITEUART_TRANSMIT_6_10 = (
-    "\t/* hostlink: since Linux 6.10 the transmit buffer is the tty port's kfifo. */\n"
-    "\tunsigned char ch;\n"
-    "\n"
-    + _LITEUART_SEND_X_CHAR +
-    "\t} else {\n"
-    "\t\twhile (uart_fifo_get(port, &ch)) /* Counts icount.tx. */\n"
-    "\t\t\tliteuart_putchar(port, ch);\n"
-    "\t}\n"
-    "\n"
-    "\tif (kfifo_len(&port->state->port.xmit_fifo) < WAKEUP_CHARS)\n"
-    "\t\tuart_write_wakeup(port);\n"
-)
-
-# (file, what the change does, anchor that must occur exactly once, text it becomes).
-PATCHES = [
-    ("liteuart.c", "transmit from the kfifo on Linux >= 6.10",
-     _LITEUART_TRANSMIT,
-     "#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0)\n" + _LITEUART_TRANSMIT_6_10 +
-     "#else\n" + _LITEUART_TRANSMIT + "#endif\n"),
-
-    ("liteuart.c", "platform remove returns void on Linux >= 6.11",
-     "static int liteuart_remove(struct platform_device *pdev)\n"
-     "{\n",
-     "#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 11, 0)\n"
-     "static void liteuart_remove(struct platform_device *pdev) /* hostlink: void since Linux 6.11. */\n"
-     "#else\n"
-     "static int liteuart_remove(struct platform_device *pdev)\n"
-     "#endif\n"
-     "{\n"),
-
-    ("liteuart.c", "no return value from remove on Linux >= 6.11",
-     "\tuart_remove_one_port(&liteuart_driver, port);\n"
-     "\txa_erase(&liteuart_array, uart->id);\n"
-     "\n"
-     "\treturn 0;\n"
-     "}\n",
-     "\tuart_remove_one_port(&liteuart_driver, port);\n"
-     "\txa_erase(&liteuart_array, uart->id);\n"
-     "#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 11, 0)\n"
-     "\n"
-     "\treturn 0;\n"
-     "#endif\n"
-     "}\n"),
-]
+# The changes, as C, in software/patches/kernels.patch.
+PATCHES, _ = load_patches("kernels.patch")
 
 
 def port_driver(kernel_dir, patches=None):

@@ -29,123 +29,18 @@ copy paths and the mmap handler see only the vmalloc address. With LitePCIe's ha
 then wrong; with this one it is checked equal.
 """
 
-from hostlink.software.driver_patches import DriverPatchError, apply_patches
+from hostlink.software.driver_patches import DriverPatchError, apply_patches, load_patches
 
 __all__ = ["MMAP_PATCHES", "REMAPPED_BUFFERS_PATCHES", "fix_mmap", "use_remapped_buffers", "DriverPatchError"]
 
-_MMAP = "static int litepcie_mmap(struct file *file, struct vm_area_struct *vma)\n"
+# The changes, as C, in software/patches/mmap.patch. REQUIRED: the ARM branch computes `pfn` for the whole
+# buffer, which the patched code keeps mapping in one piece (LitePCIe's #else becomes that branch's end).
+MMAP_PATCHES, REQUIRED = load_patches("mmap.patch")
 
-# LitePCIe's mapping of a whole buffer, after its #if/#else: kept for ARM only, moved into that branch.
-_WHOLE_BUFFER = (
-    "\t\t/*\n"
-    "\t\t * Note: the memory is cached, so the user must explicitly\n"
-    "\t\t * flush the CPU caches on architectures which require it.\n"
-    "\t\t */\n"
-    "\t\tif (remap_pfn_range(vma, vma->vm_start + i * DMA_BUFFER_SIZE, pfn,\n"
-    "\t\t\t\t    DMA_BUFFER_SIZE, vma->vm_page_prot)) {\n"
-    "\t\t\tdev_err(&s->dev->dev, \"mmap remap_pfn_range failed\\n\");\n"
-    "\t\t\treturn -EAGAIN;\n"
-    "\t\t}\n")
-
-MMAP_PATCHES = [
-    ("main.c", "mmap: vmalloc header",
-     "#include <linux/mm.h>\n",
-     "#include <linux/mm.h>\n#include <linux/vmalloc.h> /* hostlink: is_vmalloc_addr(), vmalloc_to_pfn(). */\n"),
-
-    ("main.c", "mmap: a buffer page's frame",
-     _MMAP,
-     "/* hostlink: the page frame of a page of a DMA buffer, from the kernel's address of it. Behind an IOMMU\n"
-     " * dma_alloc_coherent returns an address in the vmalloc area, where __pa() is wrong. */\n"
-     "static unsigned long __maybe_unused hostlink_buffer_pfn(void *va)\n"
-     "{\n"
-     "\tif (is_vmalloc_addr(va))\n"
-     "\t\treturn vmalloc_to_pfn(va);\n"
-     "\treturn page_to_pfn(virt_to_page(va));\n"
-     "}\n"
-     "\n" + _MMAP),
-
-    ("main.c", "mmap: page by page, by each page's frame",
-     "#else\n"
-     "\t\tif (is_tx)\n"
-     "\t\t\tpfn = __pa(chan->dma.reader_addr[i]) >> PAGE_SHIFT;\n"
-     "\t\telse\n"
-     "\t\t\tpfn = __pa(chan->dma.writer_addr[i]) >> PAGE_SHIFT;\n"
-     "#endif\n"
-     + _WHOLE_BUFFER,
-     _WHOLE_BUFFER +
-     "#else\n"
-     "\t\t/* hostlink: page by page, each page's frame from the kernel's address of the page\n"
-     "\t\t * (hostlink_buffer_pfn), not __pa() of the buffer: right behind an IOMMU too. */\n"
-     "\t\t{\n"
-     "\t\t\tchar *va = (char *)(is_tx ? chan->dma.reader_addr[i] : chan->dma.writer_addr[i]);\n"
-     "\t\t\tunsigned long offset;\n"
-     "\n"
-     "\t\t\tfor (offset = 0; offset < DMA_BUFFER_SIZE; offset += PAGE_SIZE) {\n"
-     "\t\t\t\tpfn = hostlink_buffer_pfn(va + offset);\n"
-     "\t\t\t\tif (remap_pfn_range(vma, vma->vm_start + i * DMA_BUFFER_SIZE + offset, pfn,\n"
-     "\t\t\t\t\t\t    PAGE_SIZE, vma->vm_page_prot)) {\n"
-     "\t\t\t\t\tdev_err(&s->dev->dev, \"mmap remap_pfn_range failed\\n\");\n"
-     "\t\t\t\t\treturn -EAGAIN;\n"
-     "\t\t\t\t}\n"
-     "\t\t\t}\n"
-     "\t\t}\n"
-     "#endif\n"),
-]
-
-# Present in LitePCIe's sources and relied on: the ARM branch computes `pfn` for the whole buffer, which
-# the patched code keeps mapping in one piece (the #else above becomes that branch's end).
-REQUIRED = [
-    ("main.c", "mmap: the ARM branch",
-     "#if defined(__arm__) || defined(__aarch64__)\n\t\tvoid *va;\n"),
-]
-
-
-_ALLOCATION_CHECK = (
-    "\t\t\tif (!dmachan->writer_addr[j]\n"
-    "\t\t\t\t|| !dmachan->reader_addr[j]) {\n"
-    "\t\t\t\tdev_err(&s->dev->dev, \"Failed to allocate dma buffers\\n\");\n"
-    "\t\t\t\treturn -ENOMEM;\n"
-    "\t\t\t}\n")
-
-# For tests only (sim/uml/run.py): every coherent buffer used through a vmalloc-area alias of its pages,
-# as behind an IOMMU. Needs MMAP_PATCHES' header. The alias is unmapped (devres, in reverse order) before
-# the buffer is freed.
-REMAPPED_BUFFERS_PATCHES = [
-    ("main.c", "test: a vmalloc-area alias of a buffer",
-     "static int litepcie_dma_init(struct litepcie_device *s)\n",
-     "/* hostlink test build: the buffer's pages mapped a second time, in the vmalloc area, as behind an\n"
-     " * IOMMU; the driver and its mmap use only that address. */\n"
-     "static void hostlink_test_unmap_buffer(void *alias)\n"
-     "{\n"
-     "\tvunmap(alias);\n"
-     "}\n"
-     "\n"
-     "static uint32_t *hostlink_test_remap_buffer(struct litepcie_device *s, uint32_t *buffer)\n"
-     "{\n"
-     "\tstruct page *pages[DMA_BUFFER_SIZE / PAGE_SIZE];\n"
-     "\tvoid *alias;\n"
-     "\tint k;\n"
-     "\n"
-     "\tfor (k = 0; k < DMA_BUFFER_SIZE / PAGE_SIZE; k++)\n"
-     "\t\tpages[k] = virt_to_page((char *)buffer + k * PAGE_SIZE);\n"
-     "\talias = vmap(pages, DMA_BUFFER_SIZE / PAGE_SIZE, VM_MAP, PAGE_KERNEL);\n"
-     "\tif (!alias || devm_add_action_or_reset(&s->dev->dev, hostlink_test_unmap_buffer, alias))\n"
-     "\t\treturn NULL;\n"
-     "\treturn alias;\n"
-     "}\n"
-     "\n"
-     "static int litepcie_dma_init(struct litepcie_device *s)\n"),
-
-    ("main.c", "test: buffers used through their aliases",
-     _ALLOCATION_CHECK,
-     _ALLOCATION_CHECK +
-     "\t\t\tdmachan->reader_addr[j] = hostlink_test_remap_buffer(s, dmachan->reader_addr[j]);\n"
-     "\t\t\tdmachan->writer_addr[j] = hostlink_test_remap_buffer(s, dmachan->writer_addr[j]);\n"
-     "\t\t\tif (!dmachan->writer_addr[j] || !dmachan->reader_addr[j]) {\n"
-     "\t\t\t\tdev_err(&s->dev->dev, \"Failed to remap dma buffers\\n\");\n"
-     "\t\t\t\treturn -ENOMEM;\n"
-     "\t\t\t}\n"),
-]
+# For tests only (sim/uml/run.py), in software/patches/remapped_buffers.patch: every coherent buffer used
+# through a vmalloc-area alias of its pages, as behind an IOMMU. Needs MMAP_PATCHES' header. The alias is
+# unmapped (devres, in reverse order) before the buffer is freed.
+REMAPPED_BUFFERS_PATCHES, _ = load_patches("remapped_buffers.patch")
 
 
 def fix_mmap(kernel_dir, patches=None):

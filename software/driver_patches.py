@@ -6,6 +6,7 @@
 change set (driver_hardening, driver_mmap, driver_kernels, driver_polling, driver_flow, driver_stats,
 driver_removal, and driver.py's own additions).
 
+    load_patches(name)                                           a change set's file in software/patches/
     apply_patches(kernel_dir, patches, required=(), kind=...)   a change set, all or nothing
     patch_file(path, anchor, replacement, what)                  one change in one file
 
@@ -15,15 +16,72 @@ order; an anchor may be text an earlier set inserted (hostlink's own lines, a de
 otherwise it is LitePCIe's (test_driver.py checks every anchor is one or the other). When an anchor is
 missing or repeated, nothing of the set is written and DriverPatchError says which change could not be
 placed: LitePCIe's sources changed, and the change must be reviewed against them.
+
+A change set's C lives in software/patches/<set>.patch, as it appears in the driver (tabs and all):
+
+    # Comment lines, at the top only.
+    @@ change main.c: what the change does
+    the anchor's lines
+    @@ becomes
+    the replacement's lines
+    @@ required main.c: what the set relies on
+    lines that must be in the file once, left as they are
+
+A marker line `@@ no newline at end` right after a text takes the text's last newline away.
 """
 
 import os
 
-__all__ = ["DriverPatchError", "apply_patches", "patch_file"]
+__all__ = ["DriverPatchError", "PATCH_DIR", "apply_patches", "load_patches", "patch_file"]
+
+PATCH_DIR = os.path.join(os.path.dirname(os.path.realpath(__file__)), "patches")
 
 
 class DriverPatchError(ValueError):
     """LitePCIe's copied sources do not have, exactly once, a line a hostlink change is anchored on."""
+
+
+def load_patches(name):
+    """The change set in software/patches/`name`: (patches [(file, what, anchor, replacement)], required
+    [(file, what, text)]), in the file's order."""
+    path = os.path.join(PATCH_DIR, name)
+    with open(path) as f:
+        lines = f.read().split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()   # The file's own last newline.
+    blocks = []       # [kind, file, what, [text lines], [text lines]]
+    for number, line in enumerate(lines, 1):
+        if not blocks and (line.startswith("#") or not line.strip()):
+            continue
+        if line.startswith("@@ change ") or line.startswith("@@ required "):
+            kind, rest = line[3:].split(" ", 1)
+            if ": " not in rest:
+                raise DriverPatchError(f"{path}:{number}: expected '@@ {kind} <file>: <what>'")
+            file, what = rest.split(": ", 1)
+            blocks.append([kind, file, what, []])
+        elif line == "@@ becomes" and blocks and blocks[-1][0] == "change" and len(blocks[-1]) == 4:
+            blocks[-1].append([])
+        elif line == "@@ no newline at end" and blocks:
+            blocks[-1][-1].append(None)
+        elif line.startswith("@@") or not blocks:
+            raise DriverPatchError(f"{path}:{number}: unexpected line {line!r}")
+        else:
+            blocks[-1][-1].append(line)
+
+    def text(block_lines):
+        if block_lines and block_lines[-1] is None:
+            return "\n".join(block_lines[:-1])
+        return "".join(line + "\n" for line in block_lines)
+
+    patches, required = [], []
+    for block in blocks:
+        if block[0] == "change":
+            if len(block) != 5:
+                raise DriverPatchError(f"{path}: change '{block[2]}' has no '@@ becomes'")
+            patches.append((block[1], block[2], text(block[3]), text(block[4])))
+        else:
+            required.append((block[1], block[2], text(block[3])))
+    return patches, required
 
 
 def apply_patches(kernel_dir, patches, required=(), kind="change"):

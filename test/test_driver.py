@@ -490,3 +490,33 @@ def test_status_tool_shows_every_fault_counter_of_this_soc(generated):
     assert "cannot open /dev/litepcie-missing" in missing.stderr
     bad = subprocess.run([tool, "extra"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert bad.returncode == 2 and "unexpected argument 'extra'" in bad.stderr
+
+
+# Change-set files ---------------------------------------------------------------------------------
+
+def test_change_set_files_read_back_as_written(tmp_path):
+    from hostlink.software.driver_patches import load_patches
+    path = tmp_path / "example.patch"
+    path.write_text("# A comment, then a required text and two changes.\n"
+                    "@@ required main.c: the ioctl switch\n\tswitch (cmd) {\n"
+                    "@@ change main.c: a define\n#include <a.h>\n@@ becomes\n#include <a.h>\n#define B 1\n"
+                    "@@ change init.sh: no final newline\nchmod 666\n@@ no newline at end\n@@ becomes\n"
+                    "chmod 660\n@@ no newline at end\n")
+    patches, required = load_patches(str(path))
+    assert required == [("main.c", "the ioctl switch", "\tswitch (cmd) {\n")]
+    assert patches == [("main.c", "a define", "#include <a.h>\n", "#include <a.h>\n#define B 1\n"),
+                       ("init.sh", "no final newline", "chmod 666", "chmod 660")]
+
+
+@pytest.mark.parametrize("text, message", [
+    ("@@ change main.c a define\nx\n@@ becomes\ny\n", r"example.patch:1: expected '@@ change <file>: <what>'"),
+    ("@@ change main.c: a define\nx\n",              r"change 'a define' has no '@@ becomes'"),
+    ("stray text\n",                                   r"example.patch:1: unexpected line 'stray text'"),
+    ("@@ change main.c: a\nx\n@@ becomse\ny\n",        r"example.patch:3: unexpected line '@@ becomse'"),
+])
+def test_a_malformed_change_set_file_is_refused_naming_the_line(tmp_path, text, message):
+    from hostlink.software.driver_patches import load_patches
+    path = tmp_path / "example.patch"
+    path.write_text(text)
+    with pytest.raises(DriverPatchError, match=message):
+        load_patches(str(path))

@@ -77,6 +77,7 @@ def test_the_wheel_holds_hostlink_and_nothing_bare(tmp_path):
     tops = {name.split("/")[0] for name in names if not name.split("/")[0].endswith(".dist-info")}
     assert tops == {"hostlink"}
     for name in ["hostlink/cores/pcie/controller.py", "hostlink/targets/vc709.py", "hostlink/sim/dma.py",
-                 "hostlink/sim/pcie/xilinx_stubs.v", "hostlink/examples/accelerator.py"]:
+                 "hostlink/sim/pcie/xilinx_stubs.v", "hostlink/examples/accelerator.py",
+                 "hostlink/software/patches/hardening.patch"]:
         assert name in names
     assert not any(name.startswith("hostlink/targets/hostlink/") for name in names)
