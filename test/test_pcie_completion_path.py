@@ -18,7 +18,7 @@ from migen import *
 from hostlink.cores.pcie.tlp import TLPHeaderExtracter, CompletionDepacketizer, TLPDepacketizer
 from hostlink.cores.pcie.controller import TLPController
 
-from benches.migen_streams import IDLE_X_BACKPRESSURE, MAX_CYCLES, Readiness, collect, send, stuck, wait_for
+from benches.migen_streams import IDLE_X_BACKPRESSURE, MAX_CYCLES, Readiness, StreamBench, stuck, wait_for
 from benches.tlps import TlpType, completion_dws, request_dws
 
 # TLPs as beats ------------------------------------------------------------------------------------
@@ -50,14 +50,10 @@ def test_depacketizer_payload_and_fields_for_every_length(data_width, valid_prob
         for tag, payload, byte_count, lower in tlps]
 
     dut = CompletionDepacketizer(data_width, endianness="little")
-    received = []
-    run_simulation(dut, [
-        send(dut.sink, packets, random.Random(1), valid_probability),
-        collect(dut.source, ["dat", "tag", "len", "end", "adr"], len(packets), random.Random(2),
-            ready_probability, received),
-    ])
+    bench = StreamBench(dut, dut.sink, valid_probability, ready_probability)
+    bench.output("completions", dut.source, ["dat", "tag", "len", "end", "adr"], expected=len(packets))
+    received = bench.run(packets)["completions"]
 
-    assert len(received) == len(packets), f"{len(packets)} TLPs in, {len(received)} out"
     for (tag, payload, byte_count, lower), out in zip(tlps, received):
         assert len(out) == max(1, -(-len(payload)//n)), f"{len(payload)} DW payload"
         assert out[0]["first"] and all(not b["first"] for b in out[1:])
@@ -80,13 +76,10 @@ def test_back_to_back_completions_lose_no_input_cycle(depacketizer, data_width, 
     else:
         dut = TLPDepacketizer(data_width, endianness="little")
         source = dut.cmp_source
-    stalls, received = [], []
-    run_simulation(dut, [
-        send(dut.sink, packets, random.Random(1), 1.0, stalls),
-        collect(source, ["dat"], len(packets), random.Random(2), 1.0, received),
-    ])
-    assert len(received) == 16
-    assert stalls == []
+    bench = StreamBench(dut, dut.sink)
+    bench.output("completions", source, ["dat"], expected=16)
+    bench.run(packets)
+    assert bench.stalls == []
 
 
 def test_extracter_refuses_other_widths():
@@ -98,11 +91,9 @@ def test_depacketizer_drops_what_is_not_a_completion():
     write = request_dws(TlpType.MEM_WRITE, 0x1000, [1, 2, 3, 4])
     packets = [beats_of(write, 256), beats_of(completion_dws(5, [9, 8, 7]), 256)]
     dut = CompletionDepacketizer(256, endianness="little")
-    received = []
-    run_simulation(dut, [
-        send(dut.sink, packets, random.Random(1), 1.0),
-        collect(dut.source, ["dat", "tag"], 1, random.Random(2), 1.0, received),
-    ])
+    bench = StreamBench(dut, dut.sink)
+    bench.output("completions", dut.source, ["dat", "tag"], expected=1)
+    received = bench.run(packets)["completions"]
     assert received[0][0]["tag"] == 5
     assert received[0][0]["dat"] & 0xffffffff == 9
 
@@ -142,17 +133,13 @@ def test_requests_and_completions_leave_on_their_own_outputs(data_width, valid_p
     completions = [e for k, _, e in tlps if k == "completion"]
 
     dut = TLPDepacketizer(data_width, endianness="little", address_mask=mask)
-    got_requests, got_completions = [], []
-    run_simulation(dut, [
-        send(dut.sink, packets, random.Random(1), valid_probability),
-        collect(dut.req_source, ["we", "adr", "len", "req_id", "tag", "dat"], len(requests), random.Random(2),
-            ready_probability, got_requests),
-        collect(dut.cmp_source, ["tag", "len", "dat", "err"], len(completions), random.Random(3),
-            ready_probability, got_completions),
-    ])
+    bench = StreamBench(dut, dut.sink, valid_probability, ready_probability)
+    bench.output("requests", dut.req_source, ["we", "adr", "len", "req_id", "tag", "dat"], expected=len(requests))
+    bench.output("completions", dut.cmp_source, ["tag", "len", "dat", "err"], expected=len(completions))
+    out = bench.run(packets)
+    got_requests, got_completions = out["requests"], out["completions"]
 
     n = data_width//32
-    assert len(got_requests) == len(requests) and len(got_completions) == len(completions)
     for expected, out in zip(requests, got_requests):
         assert out[0]["first"] and all(not b["first"] for b in out[1:])
         assert {f: out[0][f] for f in ["we", "adr", "len", "req_id", "tag"]} == \
@@ -169,11 +156,9 @@ def test_a_poisoned_completion_is_an_error_on_the_combined_stream():
     poisoned = completion_dws(3, [1, 2, 3, 4], poisoned=True)
     packets = [beats_of(poisoned, 128), beats_of(completion_dws(4, [5, 6]), 128)]
     dut = TLPDepacketizer(128, endianness="little")
-    received = []
-    run_simulation(dut, [
-        send(dut.sink, packets, random.Random(1), 1.0),
-        collect(dut.cmp_source, ["tag", "err"], 2, random.Random(2), 1.0, received),
-    ])
+    bench = StreamBench(dut, dut.sink)
+    bench.output("completions", dut.cmp_source, ["tag", "err"], expected=2)
+    received = bench.run(packets)["completions"]
     assert [(p[0]["tag"], p[0]["err"]) for p in received] == [(3, 1), (4, 0)]
 
 # TLP controller -----------------------------------------------------------------------------------

@@ -11,11 +11,16 @@ so that every bench waits, drains and fails the same way:
     wait_for(signal, on_wait=None)                                 a bounded handshake wait
     stuck(what)                                                    the error of a bench loop that ran out
     IDLE_X_BACKPRESSURE                                            (valid, ready) probabilities, crossed
+    StreamBench(dut, sink, valid_probability, ready_probability)   the above for a design with one input
+                                                                   stream and one or more outputs, with
+                                                                   the end check (nothing lost or extra)
 
 A design that stops answering fails its test after MAX_CYCLES instead of hanging the run; a monitor stays
 ready DRAIN_CYCLES after the output it expects and keeps whatever else comes, so a test that compares
 counts sees output missing, extra or cut short.
 """
+
+import random
 
 MAX_CYCLES   = 20_000   # A bench that has not finished by then has lost data: the assertions say what.
 DRAIN_CYCLES = 64       # After the output a bench expects, cycles ready for more: nothing more may come.
@@ -95,3 +100,40 @@ def collect(endpoint, fields, count, rng, ready_probability, packets):
                 current = []
     if current:
         packets.append(current)
+
+
+class StreamBench:
+    """A design with one input stream and one or more output streams, in migen's simulator, in the manner of
+    corundum's testbench classes: `outputs` are named with their fields and the packets each must give;
+    run(packets) drives the input (idle before a beat with probability 1 - `valid_probability`), collects
+    every output (ready with probability `ready_probability`, then DRAIN_CYCLES more) and ends with the end
+    check: each output gave exactly the packets expected of it, none missing, none extra, none cut short.
+
+        bench = StreamBench(dut, dut.sink, valid_probability, ready_probability)
+        bench.output("completions", dut.source, ["dat", "tag"], expected=len(packets))
+        received = bench.run(packets)["completions"]
+    """
+
+    def __init__(self, dut, sink, valid_probability=1.0, ready_probability=1.0, seed=1):
+        self.dut, self.sink, self.seed = dut, sink, seed
+        self.valid_probability, self.ready_probability = valid_probability, ready_probability
+        self.outputs = {}   # name: (endpoint, fields, expected)
+        self.stalls  = []   # A 1 per cycle the input waited on ready.
+
+    def output(self, name, endpoint, fields, expected):
+        self.outputs[name] = (endpoint, fields, expected)
+
+    def run(self, packets):
+        from migen.sim import run_simulation
+        received = {name: [] for name in self.outputs}
+        generators = [send(self.sink, packets, random.Random(self.seed), self.valid_probability, self.stalls)]
+        for k, (name, (endpoint, fields, expected)) in enumerate(self.outputs.items()):
+            generators.append(collect(endpoint, fields, expected, random.Random(self.seed + 1 + k),
+                                      self.ready_probability, received[name]))
+        run_simulation(self.dut, generators)
+        for name, (_, _, expected) in self.outputs.items():
+            got, whole = received[name], [p for p in received[name] if p[-1]["last"]]
+            assert len(got) == len(whole) == expected, \
+                f"{name}: {len(packets)} packets in, {expected} expected out, {len(whole)} whole and " \
+                f"{len(got) - len(whole)} cut short came out"
+        return received
