@@ -11,9 +11,10 @@ driver_removal, and driver.py's own additions).
     patch_file(path, anchor, replacement, what)                  one change in one file
 
 A patch is (file, what it does, anchor, replacement): the anchor must occur exactly once in the file as
-it is when the set is applied, and becomes the replacement. Sets are applied in generate_driver()'s
-order; an anchor may be text an earlier set inserted (hostlink's own lines, a deliberate dependency),
-otherwise it is LitePCIe's (test_driver.py checks every anchor is one or the other). When an anchor is
+it is when the set is applied, and becomes the replacement. Every anchor is LitePCIe's own text, once in
+its sources (test_driver.py checks it): a change that goes next to another set's lines is anchored on
+LitePCIe's line beside them (a change that inserts keeps its anchor in its replacement), so no anchor can
+match text a hostlink change wrote. Sets are applied in generate_driver()'s order. When an anchor is
 missing or repeated, nothing of the set is written and DriverPatchError says which change could not be
 placed: LitePCIe's sources changed, and the change must be reviewed against them.
 
