@@ -23,5 +23,9 @@ setup(
     python_requires  = ">=3.9",
     packages         = packages,
     include_package_data = True,
-    package_data     = {"": ["*.v", "*.sv", "*.c", "*.h", "Makefile"], "hostlink.software": ["patches/*.patch"]},
+    # The C tools, the library, the driver's change sets and the User-Mode Linux files sit in folders of
+    # hostlink.software that are not packages: named here, so that a regular install has them too.
+    package_data     = {"": ["*.v", "*.sv", "*.c", "*.h", "Makefile"],
+                        "hostlink.software": ["patches/*.patch", "lib/*", "bench/*", "status/*", "dram/*",
+                                              "dram/include/**/*", "udp/*", "uml/*"]},
 )
