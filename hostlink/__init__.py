@@ -17,12 +17,19 @@ import sys
 
 __version__ = "0.1.0"
 
-REPO       = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))   # Also when imported through targets/hostlink.
+PACKAGE    = os.path.dirname(os.path.realpath(__file__))   # Also when imported through targets/hostlink.
+REPO       = os.path.dirname(PACKAGE)
 VENV       = os.path.join(REPO, ".venv")
 # Where builds and runs go (simulated SoCs, reports, User-Mode Linux runs), wherever the command is run from.
 BUILD_ROOT = os.environ.get("HOSTLINK_BUILD_DIR", os.path.join(REPO, "build"))
 _REEXECED  = "HOSTLINK_VENV_REEXEC"   # Set in the re-run command: a second miss is reported, not looped.
 _REQUIRED  = ("migen", "litex")       # Installed by `make install`, never by Debian.
+
+
+def package_path(*parts):
+    """A file or folder of the package (package_path("software", "uml")): in a checkout the repository's
+    folder the link hostlink/<folder> leads to, in an install the installed copy."""
+    return os.path.realpath(os.path.join(PACKAGE, *parts))
 
 
 def venv_env(environ=None):

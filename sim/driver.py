@@ -20,6 +20,7 @@ import signal
 import sys
 import threading
 
+from hostlink import package_path
 from hostlink.sim.dma import parse_size, profile_from_args, add_host_profile_arguments
 from hostlink.sim.watchdog import OneLineArgumentParser
 from hostlink.sim.pcie.soc import BOARDS, DEFAULT_BOARD, get_board
@@ -50,7 +51,7 @@ def parse_status(output):
 
 # Default commands ---------------------------------------------------------------------------------
 
-UML_TOOLS      = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "software", "uml")
+UML_TOOLS      = package_path("software", "uml")
 DMA_TEST_UNTIL = os.path.join(UML_TOOLS, "dma_test_until.py")
 PATTERN_RECORD = os.path.join(UML_TOOLS, "pattern_record.py")
 DRIVER_ACCESS  = os.path.join(UML_TOOLS, "driver_access.py")

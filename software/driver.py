@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 import litepcie.software
 from litepcie.software import generate_litepcie_software_headers
 
+from hostlink import package_path
 from hostlink.software.driver_hardening import harden_driver
 from hostlink.software.driver_patches import patch_file
 from hostlink.software.driver_kernels import port_driver
@@ -50,8 +51,7 @@ DRAM_TOOL_SOURCES   = os.path.join(os.path.dirname(os.path.abspath(__file__)), "
 STATUS_TOOL_SOURCES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "status")
 BENCH_TOOL_SOURCES  = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bench")
 LIBRARY_SOURCES     = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib")
-LIBRARY_EXAMPLES    = [os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "examples", name)
-                       for name in ["accelerator_host.c", "source_host.c"]]
+LIBRARY_EXAMPLES    = [package_path("examples", name) for name in ["accelerator_host.c", "source_host.c"]]
 
 # Generation ---------------------------------------------------------------------------------------
 

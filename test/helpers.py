@@ -140,6 +140,7 @@ def check_enumeration(e, phy, gen, lanes, device_id=None):
     assert e["msi_enabled"] == 1 and e["bus_master"] == 1
     link = e["link_status"]
     assert link & 1 == 1
+    assert phy in ("s7", "v7gen3"), phy
     if phy == "s7":
         assert ((link >> 1) & 1, (link >> 2) & 0b11) == (gen - 1, lanes.bit_length() - 1), bin(link)
     else:

@@ -9,8 +9,9 @@ import json
 import os
 import subprocess
 
-REPO_DIR     = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
-TOOL_SRC_DIR = os.path.join(REPO_DIR, "software", "udp")
+from hostlink import package_path
+
+TOOL_SRC_DIR = package_path("software", "udp")
 
 # Host tool ----------------------------------------------------------------------------------------
 

@@ -20,7 +20,8 @@ import subprocess
 import sys
 import time
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+from hostlink import REPO
+
 
 # Benchmarks ---------------------------------------------------------------------------------------
 

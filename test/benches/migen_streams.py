@@ -22,6 +22,8 @@ counts sees output missing, extra or cut short.
 
 import random
 
+from migen.sim import run_simulation
+
 MAX_CYCLES   = 20_000   # A bench that has not finished by then has lost data: the assertions say what.
 DRAIN_CYCLES = 64       # After the output a bench expects, cycles ready for more: nothing more may come.
 
@@ -124,7 +126,6 @@ class StreamBench:
         self.outputs[name] = (endpoint, fields, expected)
 
     def run(self, packets):
-        from migen.sim import run_simulation
         received = {name: [] for name in self.outputs}
         generators = [send(self.sink, packets, random.Random(self.seed), self.valid_probability, self.stalls)]
         for k, (name, (endpoint, fields, expected)) in enumerate(self.outputs.items()):
