@@ -14,6 +14,7 @@ import subprocess
 import sys
 import zipfile
 
+import jedi
 import pytest
 
 from hostlink.targets import boards as registry
@@ -30,9 +31,9 @@ def test_each_folder_is_linked_under_hostlink(folder):
 
 
 def imports_of(path):
-    """(line, column, dotted name) of each `from hostlink... import ...` in a file, at the module's name."""
+    """(line, dotted name) of each `from hostlink... import ...` in a file."""
     tree = ast.parse(open(path).read())
-    return [(node.lineno, node.col_offset + len("from "), node.module) for node in ast.walk(tree)
+    return [(node.lineno, node.module) for node in ast.walk(tree)
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("hostlink.")]
 
 
@@ -41,14 +42,13 @@ def test_a_static_analyser_resolves_a_target_scripts_imports(board):
     # jedi (the analyser behind several editors' Python support) reads the files only; it never runs the
     # import hook of an editable install. Each `from hostlink.x.y import ...` of the target script, at its
     # last name, must lead to the module's file in the repository's folders.
-    jedi = pytest.importorskip("jedi")
     script_path = os.path.join(REPO, "targets", f"{board}.py")
     project = jedi.Project(REPO, added_sys_path=[], load_unsafe_extensions=False)
     script = jedi.Script(path=script_path, project=project)
     lines = open(script_path).read().splitlines()
     found = imports_of(script_path)
     assert found
-    for line, column, module in found:
+    for line, module in found:
         column = lines[line - 1].index(module) + len(module) - 1   # On the module's last name.
         names = script.goto(line, column, follow_imports=True)
         assert names, f"{board}.py:{line}: jedi cannot resolve {module}"
