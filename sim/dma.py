@@ -154,6 +154,9 @@ def build_parser():
         help="Debugging: per job, count the cycles each named stream (a prefix of NAME_valid/NAME_ready "
              "in the SoC's Verilog) transfers, stalls and idles; builds a slower model with every signal "
              "visible.")
+    p.add_argument("--reference",    action="store_true",
+        help="Run the hard block's model with every per-cycle coroutine as cocotbext-pcie writes it "
+             "(slower; the default sleeps while nothing changes and must give the same cycles and data).")
     add_host_profile_arguments(p)
     return p
 
@@ -353,7 +356,7 @@ def plot_throughput(results, path):
 
 def run(board_name, sizes, directions=DIRECTIONS, dma_channels=2, channels=1, descriptor_size=65536,
         profile=None, verbose=False, split=False, with_dram=False, dram_address=4096, profile_streams=None,
-        user_core=None, flow=None, ring=DEFAULT_RING, buffer_size=DEFAULT_BUFFER_SIZE):
+        user_core=None, flow=None, ring=DEFAULT_RING, buffer_size=DEFAULT_BUFFER_SIZE, reference=False):
     from hostlink.sim.pcie.run import run_jobs
     board = get_board(board_name)
     check_dma_channels(dma_channels)
@@ -396,7 +399,7 @@ def run(board_name, sizes, directions=DIRECTIONS, dma_channels=2, channels=1, de
     if with_dram:
         jobs += make_dram_jobs(sizes, descriptor_size, board.data_width // 8, dram_address)
     return run_jobs(board.name, jobs, profile, dma_channels=dma_channels, verbose=verbose, with_dram=with_dram,
-        profile_streams=profile_streams, user_core=user_core)
+        profile_streams=profile_streams, user_core=user_core, reference=reference)
 
 
 def main_latency_sweep(args, parser):
@@ -412,7 +415,7 @@ def main_latency_sweep(args, parser):
 
     def run_one(profile):
         return run(board.name, args.sizes, ["h2c"], args.dma_channels, 1, args.descriptor_size, profile,
-            args.verbose)
+            args.verbose, reference=args.reference)
 
     try:
         rows = latency_sweep.sweep(run_one, profile_for, args.latencies, args.mrrs_list,
@@ -444,7 +447,7 @@ def main(argv=None):
             with_dram=args.with_dram, dram_address=args.dram_address, profile_streams=args.profile_streams,
             user_core={"spec": args.user_core, "channel": args.user_channel,
                        "settings": dict(args.user_setting)} if args.user_core else None,
-            flow=args.flow, ring=args.ring, buffer_size=args.buffer_size)
+            flow=args.flow, ring=args.ring, buffer_size=args.buffer_size, reference=args.reference)
     except ValueError as error:
         parser.error(str(error))
     print(format_table(results))

@@ -142,6 +142,7 @@ class Bench:
                 backpressure  = profile.backpressure,
                 rc_straddle   = cfg.get("rc_straddle", False),
                 seed          = profile.seed,
+                reference     = cfg.get("reference", False),
             )
             if cfg.get("block_completion_headers") is not None:
                 self.dev.rx_buf_cplh_fc_limit = self.dev.cplh_limit = cfg["block_completion_headers"]

@@ -24,6 +24,14 @@ def _is_wired(value):
     return isinstance(value, _Value) and not isinstance(value, (Constant, Open))
 
 
+def port_reader(handle):
+    """A function that returns a port's value as `int(handle.value)` does on a two-state simulator
+    (Verilator), without building a cocotb LogicArray at each read: the device models sample their busy
+    ports on every clock edge (ValueError on X or Z, as int() gives)."""
+    get = handle._handle.get_signal_val_binstr
+    return lambda: int(get(), 2)
+
+
 def expose_hard_block(module, platform, params, prefix):
     """Wire `params` (an Instance's i_/o_ keyword arguments) to new top-level ports of `platform`.
 

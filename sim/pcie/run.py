@@ -7,6 +7,7 @@
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -88,6 +89,14 @@ def _gateware_sources_digest(board, dma_channels, with_dram=False, user_core=Non
     return digest.hexdigest()[:16]
 
 
+def verilog_design_text(text):
+    """Verilog without its comments' LiteX stamps: the generation date and git hash (`//` lines) and the
+    module tree (a `/* */` block, whose branches come out in a different order from one elaboration to
+    the next). Equal for two elaborations of the same design, so the model is not compiled again."""
+    text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+    return "".join(line for line in text.splitlines(keepends=True) if not line.startswith("//"))
+
+
 def user_core_tag(user_core):
     """The part of a model's name that says which user core it carries, on which channel."""
     module, _, cls = user_core["spec"].rpartition(":")
@@ -135,8 +144,7 @@ def _build_model(board, name, soc_dir, dma_channels, verbose, with_dram, profile
     digest = hashlib.sha256()
     for path in sources:
         with open(path) as f:
-            # LiteX stamps the generation date in comments: not a change of the design.
-            digest.update("".join(l for l in f if not l.startswith("//")).encode())
+            digest.update(verilog_design_text(f.read()).encode())
     digest = digest.hexdigest()[:16]
     model_dir = os.path.join(soc_dir, "verilator_public" if public_signals else "verilator")
     stamp     = os.path.join(model_dir, "hostlink.digest")
@@ -182,13 +190,13 @@ def copy_memory_inits(model, directory):
             shutil.copy(os.path.join(gateware_dir, name), directory)
 
 
-def run_bench(test_module, model, test_dir, config_path, log_file):
+def run_bench(test_module, model, test_dir, config_path, log_file, top="sim_top"):
     """The cocotb bench `test_module` on the model (built by build_model()), in `test_dir`, reading its
     configuration from `config_path`; the simulator's output into `log_file` (None: the terminal)."""
     from cocotb_tools.runner import get_runner
     get_runner("verilator").test(
         test_module       = test_module,
-        hdl_toplevel      = "sim_top",
+        hdl_toplevel      = top,
         hdl_toplevel_lang = "verilog",
         build_dir         = model["model_dir"],
         test_dir          = test_dir,
@@ -199,11 +207,12 @@ def run_bench(test_module, model, test_dir, config_path, log_file):
 
 
 def run_jobs(board_name, jobs, profile, dma_channels=2, build_root=BUILD_ROOT, verbose=False,
-        with_dram=False, profile_streams=None, block_completion_headers=None, user_core=None):
+        with_dram=False, profile_streams=None, block_completion_headers=None, user_core=None, reference=False):
     """Run `jobs` (see bench.py) on the board's model against `profile`. Returns the bench's results.
     `profile_streams` (stream names, see stream_profile.py) adds each job's stream occupancy.
     `block_completion_headers` gives the hard block's model fewer completion headers than the block has
-    (tests: a buffer the SoC overfills, whose losses must show as errors)."""
+    (tests: a buffer the SoC overfills, whose losses must show as errors). `reference` runs the hard
+    block's model with its per-cycle coroutines as written (see v7gen3.make_v7gen3_device)."""
     model = build_model(board_name, dma_channels, build_root, verbose, with_dram=with_dram,
         profile_streams=profile_streams, user_core=user_core)
     board = model["board"]
@@ -216,6 +225,7 @@ def run_jobs(board_name, jobs, profile, dma_channels=2, build_root=BUILD_ROOT, v
             "jobs":            jobs,
             "profile_streams": list(profile_streams or []),
             "block_completion_headers": block_completion_headers,
+            "reference":       bool(reference),
             "results":         results_path,
         })
         progress = Progress("sim.py dma", enabled=None if not verbose else False)

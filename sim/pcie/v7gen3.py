@@ -20,16 +20,18 @@ tag and ends the request with an RC descriptor of error code 1001, `completion_t
 UltraScale model does not: without it a tag the user logic retired would stay active in the model.
 """
 
+import contextlib
 import os
 from unittest import mock
 
 import cocotb
 from cocotb.clock import Clock
-from cocotb.triggers import RisingEdge, Timer
+from cocotb.queue import Queue
+from cocotb.triggers import Event, First, RisingEdge, Timer, ValueChange
 from cocotb.utils import get_sim_time
 
 from hostlink.cores.pcie.v7gen3phy import V7Gen3PCIEPHY, XILINX_VENDOR_ID, device_id
-from hostlink.sim.pcie.hardblock import expose_hard_block
+from hostlink.sim.pcie.hardblock import expose_hard_block, port_reader
 from hostlink.sim.pcie.soc import make_sim_platform
 
 HARD_BLOCK_PREFIX = "pcie3_7x"
@@ -70,6 +72,147 @@ def make_v7gen3_sim_platform(board_platform_cls):
 
 # Device model -------------------------------------------------------------------------------------
 
+def _non_posted_requests():
+    from cocotbext.pcie.core.tlp import TlpType
+    return {TlpType.IO_READ, TlpType.IO_WRITE, TlpType.MEM_READ, TlpType.MEM_READ_64}
+
+
+def _fast_rq_sink_class():
+    """cocotbext-pcie's RqSink doing its per-beat work in one coroutine, each port read once per beat.
+
+    The original samples a beat in `_run_sink` and hands it to a second coroutine, `_run`, which converts
+    tdata and tuser to integers once per DWORD; this one decodes the beat where it is sampled, with the
+    same result (the frame reaches the queue in the same time step). Built for what the VC709 uses: one
+    segment, 64 to 256 bits.
+    """
+    from cocotbext.pcie.xilinx.us.interface import RqSink, UsPcieFrame
+
+    class FastRqSink(RqSink):
+        async def _run(self):
+            pass    # The frames are built in _run_sink.
+
+        async def _run_sink(self):
+            assert self.seg_count == 1 and self.width != 512
+            bus = self.bus
+            tdata, tkeep, tlast, tuser, tready, tvalid = (port_reader(getattr(bus, name)) for name in
+                ("tdata", "tkeep", "tlast", "tuser", "tready", "tvalid"))
+            reset = port_reader(self.reset) if self.reset is not None else None
+            seq_num_high = len(bus.tuser) == 62
+            driven = None   # What tready holds: written only when it changes.
+            lanes = range(self.byte_lanes)
+            discontinue = 1 << self.discontinue_offset
+            parity_offset = self.parity_offset
+            clock_edge_event = RisingEdge(self.clock)
+            wake_event = self.wake_event.wait()
+            frame = None
+            while True:
+                pause_sample = bool(self.pause)
+                await clock_edge_event
+                try:
+                    tready_sample = tready()
+                except ValueError:
+                    tready_sample = False
+                try:
+                    tvalid_sample = tvalid()
+                except ValueError:
+                    tvalid_sample = False
+                if reset is not None:
+                    try:
+                        reset_sample = reset()
+                    except ValueError:
+                        reset_sample = False
+                    if reset_sample:
+                        bus.tready.value = driven = 0
+                        continue
+                if tready_sample and tvalid_sample:
+                    self.active = True
+                    data, keep, user = tdata(), tkeep(), tuser()
+                    if not frame:
+                        frame = UsPcieFrame()
+                        frame.first_be = user & 0xf
+                        frame.last_be  = (user >> 4) & 0xf
+                        frame.seq_num  = (user >> 24) & 0xf
+                        if seq_num_high:
+                            frame.seq_num |= ((user >> 60) & 0x3) << 4
+                    if user & discontinue:
+                        frame.discontinue = True
+                    for k in lanes:
+                        if keep >> k & 1:
+                            frame.data.append((data >> 32*k) & 0xffffffff)
+                            frame.parity.append((user >> (4*k + parity_offset)) & 0xf)
+                    if tlast():
+                        self._sink_frame(frame)
+                        self.active = False
+                        frame = None
+                paused = self.full() or pause_sample
+                if driven != (not paused):
+                    bus.tready.value = driven = not paused
+                if (not tvalid_sample or paused) and (pause_sample == bool(self.pause)):
+                    self.wake_event.clear()
+                    await wake_event
+
+    return FastRqSink
+
+
+def _fast_rc_source_class():
+    """cocotbext-pcie's RcSource whose per-cycle coroutine reads its handshake ports without building a
+    cocotb value object each time (hardblock.port_reader); otherwise the same code."""
+    from cocotbext.pcie.xilinx.us.interface import RcSource
+
+    class FastRcSource(RcSource):
+        async def _run_source(self):
+            self.active = False
+            bus = self.bus
+            tready, tvalid = port_reader(bus.tready), port_reader(bus.tvalid)
+            reset = port_reader(self.reset) if self.reset is not None else None
+            clock_edge_event = RisingEdge(self.clock)
+            while True:
+                await clock_edge_event
+                try:
+                    tready_sample = tready()
+                except ValueError:
+                    tready_sample = False
+                try:
+                    tvalid_sample = tvalid()
+                except ValueError:
+                    tvalid_sample = False
+                if reset is not None:
+                    try:
+                        reset_sample = reset()
+                    except ValueError:
+                        reset_sample = False
+                    if reset_sample:
+                        bus.tvalid.value = 0
+                        continue
+                if (tready_sample and tvalid_sample) or not tvalid_sample:
+                    if self.drive_obj and not self.pause:
+                        bus.drive(self.drive_obj)
+                        self.drive_obj = None
+                        self.drive_sync.set()
+                        bus.tvalid.value = 1
+                        self.active = True
+                    else:
+                        bus.tvalid.value = 0
+                        self.active = bool(self.drive_obj)
+                        if not self.drive_obj:
+                            self.idle_event.set()
+                            self.bus_active_event.clear()
+                            await self.bus_active_event.wait()
+
+    return FastRcSource
+
+
+class _NotifyingQueue(Queue):
+    """A cocotb Queue that sets `event` whenever something is put in it."""
+    def __init__(self, event):
+        super().__init__()
+        self.event = event
+
+    def put_nowait(self, item):
+        super().put_nowait(item)
+        self.event.set()
+
+
 def _ultrascale_model():
     from cocotbext.pcie.xilinx.us import us_model
     return us_model
@@ -83,14 +226,20 @@ class _Clock(Clock):
 
 def make_v7gen3_device(dut, prefix=HARD_BLOCK_PREFIX, *, link_speed=3, link_width=8, data_width=256,
         device_speed=3, device_width=8, user_clk_freq=250e6, bar0_size=0x100000, msi_vectors=1,
-        max_payload_size=512, backpressure=0.0, rc_straddle=False, seed=1):
+        max_payload_size=512, backpressure=0.0, rc_straddle=False, seed=1, reference=False):
     """`pcie3_7x` user-interface model bound to the top-level ports `<prefix>_<port>` of the DUT.
 
     `device_speed`/`device_width` are the block's configuration (Gen3 x8 for 256 bits at 250 MHz),
     `link_speed`/`link_width` the host's; the link trains to the lower of each.
+
+    `reference=True` runs cocotbext-pcie's configuration, status, completer-request and sequence-number
+    logic as it is written, each a coroutine that wakes on every clock edge. Otherwise (the default) the
+    overrides below do the same work but sleep while nothing they watch can change (module docstring,
+    "Event-driven"); `test_sim_speed.py` requires both to give the same cycle counts and data.
     """
     from cocotbext.axi import AxiStreamBus
     us_model = _ultrascale_model()
+    _NON_POSTED_REQUESTS = _non_posted_requests()
 
     def port(name):
         return getattr(dut, f"{prefix}_{name}", None)
@@ -101,7 +250,11 @@ def make_v7gen3_device(dut, prefix=HARD_BLOCK_PREFIX, *, link_speed=3, link_widt
 
     class V7Gen3PcieDevice(us_model.UltraScalePcieDevice):
         def __init__(self):
-            with mock.patch.object(us_model, "Clock", _Clock):
+            with contextlib.ExitStack() as patches:
+                patches.enter_context(mock.patch.object(us_model, "Clock", _Clock))
+                if not reference:
+                    patches.enter_context(mock.patch.object(us_model, "RqSink", _fast_rq_sink_class()))
+                    patches.enter_context(mock.patch.object(us_model, "RcSource", _fast_rc_source_class()))
                 super().__init__(
                     pcie_generation    = device_speed,
                     pcie_link_width    = device_width,
@@ -176,6 +329,23 @@ def make_v7gen3_device(dut, prefix=HARD_BLOCK_PREFIX, *, link_speed=3, link_widt
             self.rx_cpl_drops   = 0
             self.cplh_limit     = self.rx_buf_cplh_fc_limit
             self.most_cplh_used = 0
+            # Event-driven: what wakes the overrides below. The coroutines that super().__init__() started
+            # have not run yet, so the queues can still be swapped.
+            # A configuration write finished: the status ports may change (one event for each of the two
+            # coroutines that copy configuration to ports, cfg_status and 7series_status).
+            self.config_changed = [Event(), Event()]
+            self.cq_ready       = Event()   # A completer request arrived.
+            self.seq_num_ready  = Event()   # A requester TLP left: its sequence number is due.
+            if not reference:
+                f = self.functions[0]
+                write_config_register = f.write_config_register
+                async def write_and_notify(reg, data, mask):
+                    await write_config_register(reg, data, mask)
+                    for event in self.config_changed:
+                        event.set()
+                f.write_config_register = write_and_notify
+                self.cq_queue    = _NotifyingQueue(self.cq_ready)
+                self.rq_seq_num  = _NotifyingQueue(self.seq_num_ready)
 
         async def upstream_recv(self, tlp):
             from cocotbext.pcie.core.tlp import TlpType
@@ -214,6 +384,132 @@ def make_v7gen3_device(dut, prefix=HARD_BLOCK_PREFIX, *, link_speed=3, link_widt
                         self.rx_buf_cpld_fc_count += 1
                         self.rc_queue.put_nowait(cpl)
 
+        # Event-driven overrides of cocotbext-pcie's per-cycle coroutines --------------------------
+        #
+        # Each does what the original does at a clock edge, at the same edges, but sleeps while its
+        # inputs are idle: a port it samples is low (woken by the port's rising edge or change, then
+        # the next clock edge: the first edge at which the original would have seen it), a queue it
+        # drains is empty (woken by a put), or the configuration it copies to ports is unchanged (woken
+        # by a configuration write). An edge it skips is one at which the original writes the values
+        # the ports already hold.
+
+        async def _run_cfg_ctrl_logic(self):
+            if reference or self.sys_reset is not None or self.cfg_config_space_enable is not None:
+                return await super()._run_cfg_ctrl_logic()
+            self.config_space_enable = True     # What the original sets on every edge without these ports.
+
+        async def _run_cfg_int_logic(self):
+            # This block's MSIs are _run_7series_status's: none of the UltraScale MSI ports is wired, so
+            # the original reads and writes nothing.
+            ports = [n for n in vars(self) if n.startswith("cfg_interrupt")]
+            if reference or not ports or any(getattr(self, n) is not None for n in ports):
+                return await super()._run_cfg_int_logic()
+
+        async def _run_cfg_status_logic(self):
+            if reference or self.sys_reset is not None or self.cfg_local_error is not None \
+                    or self.cfg_function_status is not None or self.cfg_rcb_status is not None:
+                return await super()._run_cfg_status_logic()
+            f = self.functions[0]
+            while True:
+                await RisingEdge(self.user_clk)
+                self.config_changed[0].clear()
+                if self.cfg_phy_link_down is not None:
+                    self.cfg_phy_link_down.value = 0
+                if self.user_lnk_up is not None:
+                    self.user_lnk_up.value = 1
+                if self.cfg_negotiated_width is not None:
+                    self.cfg_negotiated_width.value = f.pcie_cap.negotiated_link_width
+                if self.cfg_current_speed is not None:
+                    self.cfg_current_speed.value = (1 << (f.pcie_cap.current_link_speed & 3)) >> 1
+                if self.cfg_max_payload is not None:
+                    self.cfg_max_payload.value = f.pcie_cap.max_payload_size
+                if self.cfg_max_read_req is not None:
+                    self.cfg_max_read_req.value = f.pcie_cap.max_read_request_size
+                await self.config_changed[0].wait()
+
+        async def _run_cfg_mgmt_logic(self):
+            if reference:
+                return await super()._run_cfg_mgmt_logic()
+            clock_edge_event = RisingEdge(self.user_clk)
+            while True:
+                await clock_edge_event
+                cfg_mgmt_read  = int(self.cfg_mgmt_read.value)
+                cfg_mgmt_write = int(self.cfg_mgmt_write.value)
+                if self.cfg_mgmt_read_write_done.value:
+                    self.cfg_mgmt_read_write_done.value = 0
+                elif cfg_mgmt_read or cfg_mgmt_write:
+                    cfg_mgmt_addr = int(self.cfg_mgmt_addr.value)
+                    function      = (cfg_mgmt_addr >> 10) & 0x7f
+                    reg_num       = cfg_mgmt_addr & 0x3ff
+                    write_data    = int(self.cfg_mgmt_write_data.value)
+                    byte_enable   = int(self.cfg_mgmt_byte_enable.value)
+                    for k in range(3):
+                        await RisingEdge(self.user_clk)
+                    if not cfg_mgmt_addr & (1 << 18):    # Not an internal register: the function's.
+                        if cfg_mgmt_read:
+                            self.cfg_mgmt_read_data.value = \
+                                await self.functions[function].read_config_register(reg_num)
+                        else:
+                            await self.functions[function].write_config_register(reg_num, write_data,
+                                byte_enable)
+                    self.cfg_mgmt_read_write_done.value = 1
+                else:
+                    await First(RisingEdge(self.cfg_mgmt_read), RisingEdge(self.cfg_mgmt_write))
+
+        async def _run_cq_logic(self):
+            if reference or self.pcie_cq_np_req is not None or self.pcie_cq_np_req_count is not None:
+                return await super()._run_cq_logic()
+            # cq_np_req_count grows by one per edge, up to 32: kept as (count, edge time) and brought up
+            # to date at each edge this coroutine sees.
+            period = round(1e12 / self.user_clk_frequency)
+            start  = get_sim_time("ps")
+            last   = None
+            while True:
+                if self.cq_queue.empty() and self.cq_np_queue.empty():
+                    self.cq_ready.clear()
+                    await self.cq_ready.wait()
+                await RisingEdge(self.user_clk)
+                now = get_sim_time("ps")
+                if last is None:
+                    edges = (now - start) // period + 1
+                else:
+                    edges = round((now - last) / period)
+                last = now
+                self.cq_np_req_count = min(self.cq_np_req_count + edges, 32)
+                while not self.cq_np_queue.empty() and self.cq_np_req_count > 0:
+                    tlp = self.cq_np_queue.get_nowait()
+                    self.cq_np_req_count -= 1
+                    await self.cq_source.send(tlp.pack_us_cq())
+                while not self.cq_queue.empty():
+                    tlp = self.cq_queue.get_nowait()
+                    if tlp.fmt_type in _NON_POSTED_REQUESTS:
+                        if self.cq_np_req_count > 0:
+                            self.cq_np_req_count -= 1
+                            await self.cq_source.send(tlp.pack_us_cq())
+                        else:
+                            self.cq_np_queue.put_nowait(tlp)
+                    else:
+                        await self.cq_source.send(tlp.pack_us_cq())
+
+        async def _run_rq_seq_num_logic(self):
+            if reference:
+                return await super()._run_rq_seq_num_logic()
+            valid = False   # What pcie_rq_seq_num_vld holds.
+            while True:
+                if self.rq_seq_num.empty() and not valid:
+                    self.seq_num_ready.clear()
+                    await self.seq_num_ready.wait()
+                await RisingEdge(self.user_clk)
+                if self.pcie_rq_seq_num is not None:
+                    self.pcie_rq_seq_num_vld.value = 0
+                    valid = False
+                    if not self.rq_seq_num.empty():
+                        self.pcie_rq_seq_num.value = self.rq_seq_num.get_nowait()
+                        self.pcie_rq_seq_num_vld.value = 1
+                        valid = True
+                elif not self.rq_seq_num.empty():
+                    self.rq_seq_num.get_nowait()
+
         def refuse_msis(self, count):
             """Answer the next `count` MSI requests with cfg_interrupt_msi_fail."""
             self.msi_refusals += count
@@ -236,8 +532,10 @@ def make_v7gen3_device(dut, prefix=HARD_BLOCK_PREFIX, *, link_speed=3, link_widt
             msi_sent.value = 0
             msi_fail.value = 0
             f = self.functions[0]
+            config_changed = self.config_changed[1]
             while True:
                 await RisingEdge(self.user_clk)
+                config_changed.clear()
                 # MSIs as the UltraScale model answers them: one-cycle `sent` after the request.
                 msi_sent.value = 0
                 msi_fail.value = 0
@@ -264,6 +562,10 @@ def make_v7gen3_device(dut, prefix=HARD_BLOCK_PREFIX, *, link_speed=3, link_widt
                     phy_link_status.value = 0b11   # Link up, data link layer initialised.
                 if msi_mmenable is not None:
                     msi_mmenable.value = f.msi_cap.msi_multiple_message_enable & 0x7
+                if not reference and not vectors:
+                    # `sent` and `fail` are low now: nothing changes until the user logic requests an
+                    # MSI or the configuration changes.
+                    await First(ValueChange(msi_int), config_changed.wait())
 
         async def _run_rc_count(self):
             # Counted where the user logic accepts the beats (tvalid and tready at a clock edge): the
@@ -271,16 +573,20 @@ def make_v7gen3_device(dut, prefix=HARD_BLOCK_PREFIX, *, link_speed=3, link_widt
             # end the completion in progress and start one at DW0 (none in progress, lower half used) and
             # one at DW4 (is_sof_0 / is_sof_1; is_eof_0 / is_eof_1 end them in that order).
             bus, active = self._rc, None
+            valid, ready, data_of, user_of, keep_of, last_of = (port_reader(getattr(bus, name)) for name in
+                ("tvalid", "tready", "tdata", "tuser", "tkeep", "tlast"))
             while True:
                 await RisingEdge(self.user_clk)
                 try:
-                    if not int(bus.tvalid.value):
+                    if not valid():
+                        if not reference:
+                            await RisingEdge(bus.tvalid)
                         continue
-                    if not int(bus.tready.value):
+                    if not ready():
                         self.rc_wait_cycles += 1
                         continue
-                    tdata, tuser = int(bus.tdata.value), int(bus.tuser.value)
-                    keep, last = int(bus.tkeep.value), int(bus.tlast.value)
+                    tdata, tuser = data_of(), user_of()
+                    keep, last = keep_of(), last_of()
                 except ValueError:
                     continue
                 def dword_count(dw):
