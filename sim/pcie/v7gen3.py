@@ -18,6 +18,14 @@ ignores. It counts the completions the model's receive buffer drops (`rx_cpl_dro
 model does). And it times out reads as the block does (PG023: the block keeps a completion timer per outstanding
 tag and ends the request with an RC descriptor of error code 1001, `completion_timeout_ns`), which the
 UltraScale model does not: without it a tag the user logic retired would stay active in the model.
+
+Event-driven: cocotbext-pcie's model runs a dozen coroutines that wake on every clock edge, most of them to
+copy configuration to ports or to sample ports that rarely move. By default `V7Gen3PcieDevice` replaces
+them with coroutines that do the same at the same edges but sleep while nothing they watch can change (a
+port they sample rises or changes, a queue they drain gets an entry, a configuration write), and its RQ
+sink and RC source read their ports once per beat. `reference=True` (`./sim.py dma --reference`) keeps
+cocotbext-pcie's coroutines as they are written; the two give identical runs
+(`test_pcie_host_profiles.py::test_the_reference_model_gives_the_same_run`, doc/pcie_sim.md).
 """
 
 import contextlib
@@ -235,7 +243,7 @@ def make_v7gen3_device(dut, prefix=HARD_BLOCK_PREFIX, *, link_speed=3, link_widt
     `reference=True` runs cocotbext-pcie's configuration, status, completer-request and sequence-number
     logic as it is written, each a coroutine that wakes on every clock edge. Otherwise (the default) the
     overrides below do the same work but sleep while nothing they watch can change (module docstring,
-    "Event-driven"); `test_sim_speed.py` requires both to give the same cycle counts and data.
+    "Event-driven"); test_pcie_host_profiles.py requires both to give the same runs.
     """
     from cocotbext.axi import AxiStreamBus
     us_model = _ultrascale_model()
