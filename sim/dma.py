@@ -155,8 +155,9 @@ def build_parser():
              "in the SoC's Verilog) transfers, stalls and idles; builds a slower model with every signal "
              "visible.")
     p.add_argument("--reference",    action="store_true",
-        help="Run the hard block's model with every per-cycle coroutine as cocotbext-pcie writes it "
-             "(slower; the default sleeps while nothing changes and must give the same cycles and data).")
+        help="VC709: run the hard block's model with every per-cycle coroutine as cocotbext-pcie writes it "
+             "(slower; the default sleeps while nothing changes and gives the same cycles and data). The "
+             "ZC706's and KC705's model has one form only.")
     add_host_profile_arguments(p)
     return p
 

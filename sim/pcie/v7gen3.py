@@ -85,6 +85,17 @@ def _non_posted_requests():
     return {TlpType.IO_READ, TlpType.IO_WRITE, TlpType.MEM_READ, TlpType.MEM_READ_64}
 
 
+def _sample_handshake(tready, tvalid, reset):
+    """tready, tvalid and reset (port readers; reset may be None) at a clock edge, as cocotbext-pcie's
+    sources and sinks sample them: a port reading X or Z, or no reset port, counts as 0."""
+    def sample(read):
+        try:
+            return read() if read is not None else 0
+        except ValueError:
+            return 0
+    return sample(tready), sample(tvalid), sample(reset)
+
+
 def _fast_rq_sink_class():
     """cocotbext-pcie's RqSink doing its per-beat work in one coroutine, each port read once per beat.
 
@@ -116,22 +127,10 @@ def _fast_rq_sink_class():
             while True:
                 pause_sample = bool(self.pause)
                 await clock_edge_event
-                try:
-                    tready_sample = tready()
-                except ValueError:
-                    tready_sample = False
-                try:
-                    tvalid_sample = tvalid()
-                except ValueError:
-                    tvalid_sample = False
-                if reset is not None:
-                    try:
-                        reset_sample = reset()
-                    except ValueError:
-                        reset_sample = False
-                    if reset_sample:
-                        bus.tready.value = driven = 0
-                        continue
+                tready_sample, tvalid_sample, reset_sample = _sample_handshake(tready, tvalid, reset)
+                if reset_sample:
+                    bus.tready.value = driven = 0
+                    continue
                 if tready_sample and tvalid_sample:
                     self.active = True
                     data, keep, user = tdata(), tkeep(), tuser()
@@ -176,22 +175,10 @@ def _fast_rc_source_class():
             clock_edge_event = RisingEdge(self.clock)
             while True:
                 await clock_edge_event
-                try:
-                    tready_sample = tready()
-                except ValueError:
-                    tready_sample = False
-                try:
-                    tvalid_sample = tvalid()
-                except ValueError:
-                    tvalid_sample = False
-                if reset is not None:
-                    try:
-                        reset_sample = reset()
-                    except ValueError:
-                        reset_sample = False
-                    if reset_sample:
-                        bus.tvalid.value = 0
-                        continue
+                tready_sample, tvalid_sample, reset_sample = _sample_handshake(tready, tvalid, reset)
+                if reset_sample:
+                    bus.tvalid.value = 0
+                    continue
                 if (tready_sample and tvalid_sample) or not tvalid_sample:
                     if self.drive_obj and not self.pause:
                         bus.drive(self.drive_obj)
