@@ -21,8 +21,9 @@ have written or read, however slow your program is), "realtime" (FPGA to host fr
 wait: data dropped between buffers, each buffer headed by what was dropped; `read_buffers()` parses the
 headers), "packets" (FPGA to host, lossless: your core's `last` ends a buffer, its header gives the
 length; `read_packets()` gives you the core's packets whole) and "loop" (LitePCIe's own, which loses data
-when the program falls behind). A channel is completed by polling: the driver reads the flow gate's exact
-count of buffers done on each call.
+when the program falls behind). The driver reads the flow gate's exact count of buffers done on each call;
+a call that finds nothing to do sleeps until the DMA's interrupt says a buffer is done (or room is free),
+with no polling, and a program that keeps up takes no interrupt at all.
 
 Every failure raises `HostlinkError` (an OSError: `errno` and a message that says what to do): no device,
 no permission, a channel another program holds, a SoC without flow gates, a size that is not whole
@@ -59,6 +60,7 @@ _LOCK      = struct.Struct("<6B")             # litepcie_ioctl_lock
 _INFO      = struct.Struct("<6Q")             # litepcie_ioctl_mmap_dma_info
 _UPDATE    = struct.Struct("<q")              # litepcie_ioctl_mmap_dma_update
 _TWO       = struct.Struct("<2B")             # litepcie_ioctl_dma_poll / _dma_flow
+_WAIT      = struct.Struct("<3I4B")           # litepcie_ioctl_dma_wait (driver_wait.py)
 _STATS_DIRECTION = ("hw_count", "sw_count", "lost", "lost_events", "level", "level_max", "flow", "enabled",
                     "fpga_given", "fpga_started", "fpga_done", "fpga_waits")
 _STATS     = struct.Struct("<" + "qqQQ8I" * 2 + "2I")   # litepcie_ioctl_stats: writer, reader, ring
@@ -73,6 +75,7 @@ IOCTL_DMA_POLL    = _ioc(_W,  40, _TWO.size)
 IOCTL_CYCLES      = _ioc(_R,  41, 8)
 IOCTL_DMA_FLOW    = _ioc(_W,  42, _TWO.size)
 IOCTL_STATS       = _ioc(_R,  43, _STATS.size)
+IOCTL_DMA_WAIT    = _ioc(_RW, 44, _WAIT.size)
 
 
 class HostlinkError(OSError):
@@ -178,6 +181,7 @@ class Channel:
         self._started = set()
         self._rings = {}                     # Zero-copy: direction -> the driver's ring, mapped.
         self._held = {"h2c": 0, "c2h": 0}    # Zero-copy: buffers got and not yet put.
+        self._no_wait = False                # The driver has no DMA_WAIT (generated before it): poll.
         try:
             info = _INFO.unpack(self._ioctl(IOCTL_DMA_INFO, bytes(_INFO.size), "read the ring's geometry"))
             self.buffer_size, self.buffer_count = info[1], info[2]
@@ -220,6 +224,39 @@ class Channel:
         if direction not in self._started:
             self._engine(direction, True)
             self._started.add(direction)
+
+    def _wait_dma(self, directions, seconds):
+        """Sleep until a started direction of `directions` has a buffer for the program (the DMA's
+        interrupt wakes it: driver_wait.py), `seconds` pass or a signal comes; the directions ready (an
+        empty set: look again). A driver without DMA_WAIT is polled every 200 µs."""
+        directions = [d for d in directions if d in self._started]
+        if not directions or self._no_wait:
+            select.select([], [], [], 0.0002)
+            return set()
+        request = _WAIT.pack(max(1, min(int(seconds * 1000), 2**31 - 1)), self._held["c2h"], self._held["h2c"],
+                             "c2h" in directions, "h2c" in directions, 0, 0)
+        buffer = bytearray(request)
+        try:
+            fcntl.ioctl(self.fd, IOCTL_DMA_WAIT, buffer)
+        except OSError as error:
+            if error.errno in (errno.ETIMEDOUT, errno.EINTR):
+                return set()
+            if error.errno == errno.ENOTTY:
+                self._no_wait = True
+                return set()
+            raise _error(error.errno, f"{self.path}: cannot wait for the DMA: {_advice(error.errno)}") from None
+        *_, writer_ready, reader_ready = _WAIT.unpack(buffer)
+        return {d for d, ready in (("c2h", writer_ready), ("h2c", reader_ready)) if ready}
+
+    def _ready(self, directions):
+        """The directions of `directions` that have a buffer for the program now (as get_buffers counts)."""
+        ready = set()
+        for direction in directions:
+            _, hw, sw = self._engine(direction)
+            first = sw + self._held[direction]
+            if (hw - first if direction == "c2h" else self.buffer_count // 2 - (first - hw)) > 0:
+                ready.add(direction)
+        return ready
 
     def _progress_deadline(self):
         return time.monotonic() + self.timeout
@@ -296,7 +333,8 @@ class Channel:
             elif time.monotonic() > deadline:
                 raise self._timed_out("transfer", sent + len(out), len(data) + results)
             else:
-                select.select([], [], [], 0.0002)
+                self._wait_dma([d for d, more in (("h2c", sent < len(data)), ("c2h", len(out) < results)) if more],
+                               deadline - time.monotonic())
         return bytes(out)
 
     # Zero-copy ------------------------------------------------------------------------------------
@@ -342,11 +380,34 @@ class Channel:
             if time.monotonic() > deadline:
                 raise _error(errno.ETIMEDOUT, f"{self.path}: get_buffers({direction!r}): no buffer for {wait} s "
                              f"(is the core taking and giving data, its channel selected?)")
-            select.select([], [], [], 0.0002)
+            self._wait_dma([direction], deadline - time.monotonic())
         ready = ready if count is None else min(ready, count)
         self._held[direction] += ready
         size = self.buffer_size
         return [ring[((first + i) % self.buffer_count) * size:][:size] for i in range(ready)]
+
+    def wait(self, *directions, timeout=None):
+        """Sleep until a direction of `directions` ("h2c", "c2h"; default: the channel's) has a buffer for
+        you ("c2h": filled, to read; "h2c": free, to fill), beyond those you hold by zero-copy; woken by the
+        DMA's interrupt, no polling. Returns the set of directions ready; `timeout`: seconds (default: the
+        channel's; 0: returns at once, possibly an empty set); none ready by then raises HostlinkError
+        ETIMEDOUT. Arms "c2h", as a read does. read(), transfer() and get_buffers() wait the same way
+        themselves: this is for a program that waits on both directions at once."""
+        directions = directions or self.directions
+        for direction in directions:
+            self._need(direction)
+        if "c2h" in directions:
+            self._start("c2h")                       # Armed: it waits for data.
+        wait = self.timeout if timeout is None else timeout
+        deadline = time.monotonic() + wait
+        while True:
+            ready = self._ready(directions)
+            if ready or timeout == 0:
+                return ready
+            if time.monotonic() > deadline:
+                raise _error(errno.ETIMEDOUT, f"{self.path}: wait({', '.join(map(repr, directions))}): no buffer "
+                             f"for {wait} s (is the core taking and giving data, its channel selected?)")
+            self._wait_dma(directions, deadline - time.monotonic())
 
     def put_buffers(self, direction, count=None):
         """Give back the oldest `count` buffers got with get_buffers() (default: all): "c2h", read, the

@@ -36,6 +36,7 @@ from hostlink.software.driver_polling import add_polling
 from hostlink.software.driver_flow import add_flow, flow_offsets
 from hostlink.software.driver_stats import add_stats
 from hostlink.software.driver_removal import add_removal
+from hostlink.software.driver_wait import add_wait
 
 __all__ = ["DriverBuildError", "DriverBuild", "generate_driver", "generate_dram_tool", "find_kernel_build_dir",
     "kernel_build_dirs", "build_driver"]
@@ -64,7 +65,8 @@ def generate_driver(soc, driver_dir):
     arguments, register writes for CAP_SYS_RAWIO only, device nodes 0660 for the group hostlink, with a
     udev rule); the zero-copy mmap maps the right pages behind an IOMMU (driver_mmap.fix_mmap); a board removed
     while programs hold its channels fails their calls and is freed after their last close
-    (driver_removal.add_removal). One line is added when the SoC's DMA reads more than 512 bytes at a time
+    (driver_removal.add_removal); a program sleeps until its polled DMA has a buffer for it, woken by an
+    interrupt (driver_wait.add_wait). One line is added when the SoC's DMA reads more than 512 bytes at a time
     (VC709): the probe asks for that Max Read Request Size (pcie_set_readrq). The register headers come from `soc`; the
     DMA register offsets that LitePCIe's config.h keeps by hand are checked against them, so a SoC
     whose DMA register layout differs from what the driver expects fails here, not on the board.
@@ -95,6 +97,7 @@ def generate_driver(soc, driver_dir):
     add_flow(kernel_dir)
     add_stats(kernel_dir)
     add_removal(kernel_dir)
+    add_wait(kernel_dir)
     _add_bench_tool(os.path.join(driver_dir, "user"))
     _add_library(os.path.join(driver_dir, "user", "libhostlink"), kernel_dir)
     max_request = getattr(getattr(soc, "pcie_phy", None), "max_request_limit", 512)

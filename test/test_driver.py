@@ -175,10 +175,10 @@ def test_generated_driver_is_hardened(generated):
 def test_every_anchor_is_litepcies_own():
     """Each change set's anchors: LitePCIe's text, once in its sources, never text a hostlink change wrote
     (a change next to another set's lines is anchored on LitePCIe's line beside them)."""
-    from hostlink.software import driver_flow, driver_polling, driver_removal, driver_stats
+    from hostlink.software import driver_flow, driver_polling, driver_removal, driver_stats, driver_wait
     sets = [driver_hardening.PATCHES, driver_mmap.MMAP_PATCHES, driver_kernels.PATCHES,
             driver_polling.POLLING_PATCHES, driver_flow.FLOW_PATCHES, driver_stats.STATS_PATCHES,
-            driver_removal.PATCHES, driver_mmap.REMAPPED_BUFFERS_PATCHES]
+            driver_removal.PATCHES, driver_wait.WAIT_PATCHES, driver_mmap.REMAPPED_BUFFERS_PATCHES]
     for patches in sets:
         for name, what, anchor, replacement in patches:
             assert read(os.path.join(LITEPCIE_KERNEL, name)).count(anchor) == 1, what

@@ -28,7 +28,7 @@ from helpers import check_missing_anchor_is_refused, check_patched, generate_zc7
 from hostlink import REPO
 from hostlink.sim.uml.kernel import UML_KERNEL
 from hostlink.sim.uml.run import sim_dma_ring
-from hostlink.software import driver_flow, driver_removal, driver_stats
+from hostlink.software import driver_flow, driver_removal, driver_stats, driver_wait
 from hostlink.software.driver_flow import add_flow
 from hostlink.software.driver_hardening import harden_driver
 from hostlink.software.driver_kernels import port_driver
@@ -118,6 +118,41 @@ def test_removal_refuses_when_an_anchor_is_missing(tmp_path, index):
     from hostlink.software.driver_mmap import fix_mmap
     check_missing_anchor_is_refused(tmp_path, driver_removal.PATCHES[index], driver_removal.add_removal,
         "removal change", (harden_driver, fix_mmap, port_driver, add_polling, add_flow, driver_stats.add_stats))
+
+def test_generated_driver_waits_by_interrupt(generated, tmp_path):
+    """Every wait change is in the driver (software/driver_wait.py): a polled direction's descriptors each
+    raise the DMA's interrupt, its MSI is enabled only around a DMA_WAIT sleep (on before the first look at
+    the counts, off after), the MSI handler only wakes a polled direction's waiter (its counts are the
+    flow gate's), and the ioctl's number and struct are the ones hostlink.host and libhostlink use."""
+    kernel = os.path.join(generated, "kernel")
+    main_c = check_patched(kernel, driver_wait.WAIT_PATCHES)
+    for direction in ("writer", "reader"):
+        assert f"(!(i%DMA_BUFFER_PER_IRQ == 0) && !dmachan->{direction}_poll) * DMA_IRQ_DISABLE" in main_c
+        handler = main_c[main_c.index(f"if ((irq_vector & (1 << chan->dma.{direction}_interrupt)) && "
+                                      f"chan->dma.{direction}_poll) {{"):]
+        handler = handler[:handler.index("} else if")]
+        assert "_hw_count" not in handler and "wake_up_interruptible(&chan->wait_rd);" in handler
+    case = ioctl_case(main_c, "LITEPCIE_IOCTL_DMA_WAIT", "LITEPCIE_IOCTL_LOCK")
+    assert case.index("hostlink_wait_msi(dev, chan, &m, true);") < case.index("wait_event_interruptible_timeout(") \
+        < case.index("hostlink_wait_msi(dev, chan, &m, false);")
+    assert "(m.writer && !chan_priv->writer) || (m.reader && !chan_priv->reader)" in case
+    program = tmp_path / "size.c"
+    program.write_text('#include <stdio.h>\n#include <stdint.h>\n#include <sys/ioctl.h>\n#include "litepcie.h"\n'
+                       'int main(void) { printf("%zu %lu\\n", sizeof(struct litepcie_ioctl_dma_wait), '
+                       '(unsigned long)LITEPCIE_IOCTL_DMA_WAIT); return 0; }\n')
+    subprocess.run(["gcc", "-Wall", "-Werror", f"-I{kernel}", "-o", str(tmp_path / "size"), str(program)], check=True)
+    size, number = (int(v) for v in subprocess.run([str(tmp_path / "size")], capture_output=True, text=True,
+                                                   check=True).stdout.split())
+    from hostlink import host
+    assert (size, number) == (host._WAIT.size, host.IOCTL_DMA_WAIT)
+
+
+@pytest.mark.parametrize("index", range(len(driver_wait.WAIT_PATCHES)))
+def test_wait_refuses_when_an_anchor_is_missing(tmp_path, index):
+    from hostlink.software.driver_mmap import fix_mmap
+    check_missing_anchor_is_refused(tmp_path, driver_wait.WAIT_PATCHES[index], driver_wait.add_wait, "wait change",
+        (harden_driver, fix_mmap, port_driver, add_polling, add_flow, driver_stats.add_stats,
+         driver_removal.add_removal))
 
 # hostlink.host ------------------------------------------------------------------------------------
 
@@ -252,7 +287,10 @@ def test_the_accelerator_and_a_slow_reader_through_the_driver(tmp_path, board):
                   "a bad direction: EINVAL", "a copy while zero-copy buffers are held: EBUSY",
                   "giving back more than was got: EINVAL", "a read with nothing coming: ETIMEDOUT",
                   "ok: a zero-copy get without waiting: 0 buffers", "a zero-copy get with nothing coming: ETIMEDOUT",
-                  "a register write: EPERM", "library errors: all as expected"]:
+                  "ok: a wait without waiting: set()", "a wait with nothing coming: ETIMEDOUT",
+                  "ok: the MSIs enabled after a wait are those before it", "a wait on a direction not opened: EINVAL",
+                  "a register write: EPERM", "ok: room to send, found without sleeping",
+                  "waited for by interrupt", "library errors: all as expected"]:
         assert check in output, (check, output[-4000:])
     # The same from C, libhostlink's hostlink_errors, and what only C can get wrong.
     for check in ["outside the group: open: no permission", "a channel that does not exist: /dev/litepcie99",
@@ -266,6 +304,9 @@ def test_the_accelerator_and_a_slow_reader_through_the_driver(tmp_path, board):
                   "a read with nothing coming: /dev/litepcie0: transfer: no progress for 500 ms",
                   "a zero-copy get without waiting: 0 buffers (C)",
                   "a zero-copy get with nothing coming: /dev/litepcie0: hostlink_get_buffers: no c2h buffer",
+                  "a wait without waiting: 0 (C)",
+                  "a wait with nothing coming: /dev/litepcie0: hostlink_wait: no c2h buffer for 300 ms",
+                  "a wait on a direction not opened: /dev/litepcie0: hostlink_wait: opened without HOSTLINK_H2C",
                   "a register write: /dev/litepcie0: cannot write a register: register writes need CAP_SYS_RAWIO",
                   "a register that does not exist: /dev/litepcie0: no register 'no_such_register'"]:
         assert re.search(r"^ok: " + re.escape(check.removesuffix(" (C)")) + r".*\(C\)$", output, re.M), \

@@ -130,15 +130,18 @@ def build_uml_driver(board, dma_channels, soc_dir, build_root=BUILD_ROOT, ring=N
     digest.update(json.dumps([ring, SIM_DMA_TEST_SKIP_LOOPS], sort_keys=True).encode())
     digest.update(f"litepcie=={version('litepcie')}".encode())
     digest.update(str(os.path.getmtime(os.path.join(UML_TREE, "Module.symvers"))).encode())
-    # This file and what generates the driver and its tools (hardening, polling, hostlink_bench, libhostlink
+    # This file and what generates the driver and its tools (the change sets and their C, hostlink_bench, libhostlink
     # and its C examples).
     software = os.path.join(REPO, "software")
     from hostlink.software.driver import LIBRARY_EXAMPLES, LIBRARY_SOURCES
+    from hostlink.software.driver_patches import PATCH_DIR
     for path in [os.path.abspath(__file__), os.path.join(software, "driver.py"),
                  os.path.join(software, "driver_hardening.py"), os.path.join(software, "driver_polling.py"),
                  os.path.join(software, "driver_flow.py"), os.path.join(software, "driver_kernels.py"),
                  os.path.join(software, "driver_mmap.py"), os.path.join(software, "driver_stats.py"),
-                 os.path.join(software, "driver_removal.py"), os.path.join(software, "bench", "hostlink_bench.c"),
+                 os.path.join(software, "driver_removal.py"), os.path.join(software, "driver_wait.py"),
+                 os.path.join(software, "bench", "hostlink_bench.c"),
+                 *[os.path.join(PATCH_DIR, n) for n in sorted(os.listdir(PATCH_DIR))],
                  *[os.path.join(LIBRARY_SOURCES, n) for n in sorted(os.listdir(LIBRARY_SOURCES))],
                  *LIBRARY_EXAMPLES]:
         with open(path, "rb") as f:

@@ -41,6 +41,7 @@ struct hostlink_channel {
 	size_t held[2];                  /* zero-copy: buffers got and not yet put */
 	char board[32];                  /* the board's PCI address ("" if the driver does not say) */
 	int index;                       /* the channel's number on its board */
+	int no_wait;                     /* the driver has no DMA_WAIT (generated before it): poll */
 	pthread_mutex_t lock;
 	char error[256];
 };
@@ -283,6 +284,35 @@ static int engine(struct hostlink_channel *ch, int direction, int enable, int64_
 	return ret;
 }
 
+/* Sleeps until a started direction of `directions` has a buffer for the program (woken by the DMA's
+ * interrupt: driver_wait.py), `ms` milliseconds pass or a signal comes; returns the directions ready (0:
+ * none yet: the caller looks again) or a negative errno. A driver without DMA_WAIT is polled every 200 µs. */
+static int wait_dma(struct hostlink_channel *ch, int directions, int64_t ms)
+{
+	struct litepcie_ioctl_dma_wait w = {0};
+
+	directions &= ch->started;
+	if (!directions || ch->no_wait) {
+		usleep(200);
+		return 0;
+	}
+	w.timeout_ms = ms < 1 ? 1 : ms > INT32_MAX ? INT32_MAX : (uint32_t)ms;
+	w.writer = !!(directions & HOSTLINK_C2H);
+	w.reader = !!(directions & HOSTLINK_H2C);
+	w.writer_held = ch->held[1];
+	w.reader_held = ch->held[0];
+	if (ioctl(ch->fd, LITEPCIE_IOCTL_DMA_WAIT, &w) == 0)
+		return (w.writer_ready ? HOSTLINK_C2H : 0) | (w.reader_ready ? HOSTLINK_H2C : 0);
+	if (errno == ETIMEDOUT || errno == EINTR)
+		return 0;
+	if (errno == ENOTTY) {
+		ch->no_wait = 1;
+		usleep(200);
+		return 0;
+	}
+	return fail(ch, errno, "wait for the DMA: %s", advice(errno));
+}
+
 static int start(struct hostlink_channel *ch, int direction)
 {
 	int ret = 0;
@@ -397,8 +427,9 @@ static ssize_t transfer(struct hostlink_channel *ch, const void *in, size_t in_s
 			return fail(ch, ETIMEDOUT, "transfer: no progress for %d ms after %zu of %zu bytes (is the "
 				    "core taking and giving data, its channel selected?)", ch->timeout_ms,
 				    sent + got, in_size + out_size);
-		else
-			usleep(200);
+		else if ((ret = wait_dma(ch, (sent < in_size ? HOSTLINK_H2C : 0) | (got < out_size ? HOSTLINK_C2H : 0),
+					 deadline - now_ms())) < 0)
+			return ret;
 	}
 	return out_size ? (ssize_t)out_size : (ssize_t)in_size;
 }
@@ -490,7 +521,8 @@ static ssize_t get_buffers(struct hostlink_channel *ch, int direction, void **fi
 		if (now_ms() > deadline)
 			return fail(ch, ETIMEDOUT, "hostlink_get_buffers: no %s buffer for %d ms (is the core taking and "
 				    "giving data, its channel selected?)", d ? "c2h" : "h2c", timeout_ms);
-		usleep(200);
+		if ((ret = wait_dma(ch, direction, deadline - now_ms())) < 0)
+			return ret;
 	}
 	slot = (size_t)(next % (int64_t)ch->buffer_count);
 	if ((size_t)ready > ch->buffer_count - slot)
@@ -500,6 +532,60 @@ static ssize_t get_buffers(struct hostlink_channel *ch, int direction, void **fi
 	ch->held[d] += ready;
 	*first = ch->ring[d] + slot * ch->buffer_size;
 	return ready;
+}
+
+/* The directions of `directions` that have a buffer for the program now (as get_buffers counts). */
+static int ready_directions(struct hostlink_channel *ch, int directions)
+{
+	int64_t hw, sw;
+	int ready = 0, ret;
+
+	if (directions & HOSTLINK_C2H) {
+		if ((ret = engine(ch, HOSTLINK_C2H, ch->started & HOSTLINK_C2H ? 1 : 0, &hw, &sw)) < 0)
+			return ret;
+		if (hw - (sw + (int64_t)ch->held[1]) > 0)
+			ready |= HOSTLINK_C2H;
+	}
+	if (directions & HOSTLINK_H2C) {
+		if ((ret = engine(ch, HOSTLINK_H2C, ch->started & HOSTLINK_H2C ? 1 : 0, &hw, &sw)) < 0)
+			return ret;
+		if ((int64_t)ch->buffer_count / 2 - (sw + (int64_t)ch->held[0] - hw) > 0)
+			ready |= HOSTLINK_H2C;
+	}
+	return ready;
+}
+
+int hostlink_wait(struct hostlink_channel *ch, int directions, int timeout_ms)
+{
+	int64_t deadline;
+	int ret;
+
+	if (!directions || (directions & ~(HOSTLINK_H2C | HOSTLINK_C2H)))
+		return fail(ch, EINVAL, "hostlink_wait: directions are HOSTLINK_H2C and/or HOSTLINK_C2H, not %d",
+			    directions);
+	if (directions & ~ch->directions)
+		return fail(ch, EINVAL, "hostlink_wait: opened without %s",
+			    (directions & ~ch->directions) & HOSTLINK_H2C ? "HOSTLINK_H2C" : "HOSTLINK_C2H");
+	if (timeout_ms < 0)
+		timeout_ms = ch->timeout_ms;
+	pthread_mutex_lock(&ch->lock);
+	ret = directions & HOSTLINK_C2H ? start(ch, HOSTLINK_C2H) : 0;   /* Armed: it waits for data. */
+	deadline = now_ms() + timeout_ms;
+	while (ret == 0) {
+		if ((ret = ready_directions(ch, directions)) != 0 || timeout_ms == 0)
+			break;
+		if (now_ms() > deadline) {
+			ret = fail(ch, ETIMEDOUT, "hostlink_wait: no %s buffer for %d ms (is the core taking and giving "
+				   "data, its channel selected?)", directions == HOSTLINK_H2C ? "h2c" :
+				   directions == HOSTLINK_C2H ? "c2h" : "h2c or c2h", timeout_ms);
+			break;
+		}
+		ret = wait_dma(ch, directions, deadline - now_ms());
+		if (ret > 0)
+			ret = 0;   /* Counted again above, with what the program holds. */
+	}
+	pthread_mutex_unlock(&ch->lock);
+	return ret;
 }
 
 ssize_t hostlink_get_buffers(struct hostlink_channel *ch, int direction, void **first, size_t max, int timeout_ms)

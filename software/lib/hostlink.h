@@ -114,6 +114,13 @@ ssize_t hostlink_get_buffers(struct hostlink_channel *ch, int direction, void **
  * HOSTLINK_H2C, filled, the DMA sends them. */
 int hostlink_put_buffers(struct hostlink_channel *ch, int direction, size_t count);
 
+/* Sleep until a direction of `directions` has a buffer for you (HOSTLINK_C2H: filled, to read; HOSTLINK_H2C:
+ * free, to fill), beyond those you hold by zero-copy; woken by the DMA's interrupt, no polling. Returns the
+ * directions ready (a mask); 0 when `timeout_ms` is 0 and none is; -ETIMEDOUT after `timeout_ms` (-1: the
+ * channel's). Arms c2h, as a read does. The copy and zero-copy calls wait the same way themselves: this is
+ * for a program that waits on both directions at once, or waits before it decides what to do. */
+int hostlink_wait(struct hostlink_channel *ch, int directions, int timeout_ms);
+
 /* Real-time and packets flows: the next buffer's data (up to `capacity` bytes; more is -EMSGSIZE) and its
  * header. Returns the data's length. */
 ssize_t hostlink_read_buffer(struct hostlink_channel *ch, void *data, size_t capacity,

@@ -91,6 +91,13 @@ static void member(int channel)
 	failed |= n != 0;
 	expect("a zero-copy get with nothing coming", hostlink_get_buffers(holder, HOSTLINK_C2H, &first, 1, 300),
 	       ETIMEDOUT, hostlink_error(holder), "no c2h buffer for 300 ms");
+	n = hostlink_wait(holder, HOSTLINK_C2H, 0);
+	printf("%s: a wait without waiting: %zd (C)\n", n == 0 ? "ok" : "FAIL", n);
+	failed |= n != 0;
+	expect("a wait with nothing coming", hostlink_wait(holder, HOSTLINK_C2H, 300), ETIMEDOUT,
+	       hostlink_error(holder), "hostlink_wait: no c2h buffer for 300 ms");
+	expect("a wait on a direction not opened", hostlink_wait(holder, HOSTLINK_H2C, 0), EINVAL,
+	       hostlink_error(holder), "opened without HOSTLINK_H2C");
 	expect("a register write", hostlink_register_write(holder, "user_core_throttle", 0), EPERM,
 	       hostlink_error(holder), "CAP_SYS_RAWIO");
 	{

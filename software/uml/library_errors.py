@@ -16,8 +16,11 @@ saying what to do:
 - in the group: a direction another program holds is EBUSY (the other direction is free); a size that is
   not whole buffers and a bad direction are EINVAL; a read with nothing coming is ETIMEDOUT after the
   channel's timeout; a zero-copy get with no wait returns nothing, with a wait ETIMEDOUT; a copy while
-  zero-copy buffers are held is EBUSY and giving back more than was got is EINVAL; a register write is
-  EPERM; nothing is sent to the core throughout.
+  zero-copy buffers are held is EBUSY and giving back more than was got is EINVAL; a wait with nothing
+  coming is ETIMEDOUT and leaves the MSIs enabled as they were; a register write is EPERM; nothing is sent
+  to the core throughout;
+- then a program waits for the core's results by interrupt: room to send is found without one, one buffer
+  sent through the accelerator is waited for and the kernel takes MSIs for it.
 
 Then libhostlink's `hostlink_errors` checks the same from C (and a flow or timeout that does not exist,
 a register not in the map). Prints one line per check and exits 1 if any fails.
@@ -89,10 +92,51 @@ def member_checks(channel, registers):
             failed += empty != []
             failed += expect("a zero-copy get with nothing coming", errno.ETIMEDOUT,
                              lambda: holder.get_buffers("c2h", timeout=0.3), "no buffer for 0.3 s")
+            ready = holder.wait("c2h", timeout=0)
+            print(f"{'ok' if ready == set() else 'FAIL'}: a wait without waiting: {ready}", flush=True)
+            failed += ready != set()
+            enable = holder.register("pcie_msi_enable")
+            failed += expect("a wait with nothing coming", errno.ETIMEDOUT,
+                             lambda: holder.wait("c2h", timeout=0.3), "no buffer for 0.3 s")
+            after = holder.register("pcie_msi_enable")
+            print(f"{'ok' if after == enable else 'FAIL'}: the MSIs enabled after a wait are those before it "
+                  f"(0x{enable:x}, 0x{after:x})", flush=True)
+            failed += after != enable
+            failed += expect("a wait on a direction not opened", errno.EINVAL,
+                             lambda: holder.wait("h2c", timeout=0), "opened for c2h only")
             failed += expect("a register write", errno.EPERM,
                              lambda: holder.register("user_core_throttle", 0), "CAP_SYS_RAWIO")
-        return min(failed + c_checks("member", channel), 1)
+        failed += c_checks("member", channel)
+        return min(failed + interrupt_checks(channel), 1)
     return run
+
+
+def interrupts():
+    """MSIs the kernel has taken for litepcie (/proc/interrupts), or None without such a line."""
+    counts = [line.split(":", 1)[1].split() for line in open("/proc/interrupts") if "litepcie" in line]
+    return sum(int(n) for fields in counts for n in fields if n.isdigit()) if counts else None
+
+
+def interrupt_checks(channel):
+    """A program waits for the accelerator's results by interrupt, not by polling: one buffer sent, its
+    results read back, and the kernel took MSIs for it; a program that is never short of work takes none
+    (the first check; the core is then sent one buffer, its results all taken)."""
+    failed = 0
+    with Channel(channel) as channel_:
+        before = interrupts()
+        ready = channel_.wait("h2c", timeout=0)
+        quiet = interrupts()
+        print(f"{'ok' if ready == {'h2c'} and quiet == before else 'FAIL'}: room to send, found without "
+              f"sleeping: {ready}, MSIs {before} -> {quiet}", flush=True)
+        failed += ready != {"h2c"} or quiet != before
+        data = bytes(range(256)) * (channel_.buffer_size // 256)
+        results = channel_.transfer(data)
+        after = interrupts()
+        woken = before is not None and after > quiet
+        print(f"{'ok' if woken and len(results) == len(data) else 'FAIL'}: one buffer through the core, its "
+              f"{len(results)} bytes of results waited for by interrupt: MSIs {quiet} -> {after}", flush=True)
+        failed += not woken or len(results) != len(data)
+    return failed
 
 
 def main(argv):
