@@ -103,6 +103,7 @@ def generate_driver(soc, driver_dir):
     max_request = getattr(getattr(soc, "pcie_phy", None), "max_request_limit", 512)
     if max_request > 512:
         _ask_for_read_request_size(kernel_dir, max_request)
+    _refuse_other_socs(kernel_dir)
     generate_dram_tool(soc, os.path.join(driver_dir, "dram"))
     # The fault counters tool reads the SoC's pcie_faults registers from kernel/csr.h.
     shutil.copytree(STATUS_TOOL_SOURCES, os.path.join(driver_dir, "status"), dirs_exist_ok=True,
@@ -167,6 +168,46 @@ def _ask_for_read_request_size(kernel_dir, max_request):
         f"\tif (pcie_set_readrq(dev, {max_request}) || pcie_get_readrq(dev) < {max_request})\n"
         f"\t\tdev_warn(&dev->dev, \"Max Read Request Size left at %d bytes\\n\", pcie_get_readrq(dev));\n",
         "probe: pcie_set_readrq() after pci_set_master()")
+
+
+IDENTIFIER_ANCHOR = '\tdev_info(&dev->dev, "Version %s\\n", fpga_identifier);\n'
+BUILD_TIME = re.compile(r' \d{4}-\d\d-\d\d \d\d:\d\d:\d\d"$')
+
+def soc_identifier(kernel_dir):
+    """The SoC's identifier as a C string literal, from the generated soc.h, without LiteX's build time
+    (a driver generated apart from the bitstream's build has another): what the probe requires of a board."""
+    soc = _read_defines(os.path.join(kernel_dir, "soc.h"))
+    literal = soc.get("CONFIG_IDENTIFIER")
+    if not literal or not literal.startswith('"'):
+        raise ValueError(f"soc.h in {kernel_dir} has no CONFIG_IDENTIFIER: the SoC needs LiteX's identifier")
+    return literal if "CONFIG_BIOS_NO_BUILD_TIME" in soc else BUILD_TIME.sub('"', literal)
+
+
+def _refuse_other_socs(kernel_dir):
+    """Make the probe refuse a board whose SoC identifier is not this driver's SoC's. LitePCIe's driver binds
+    every LitePCIe board it finds (its PCI IDs are the PHYs', shared by every SoC on them) and drives it with
+    the register map it was generated for: with boards of two SoCs in one host, the other SoC's board would
+    be driven through the wrong registers. The comparison leaves out LiteX's build time (a space and the
+    date after the identifier)."""
+    ident = soc_identifier(kernel_dir)
+    patch_file(os.path.join(kernel_dir, "config.h"), CONFIG_H_END,
+               "/* hostlink: the SoC this driver is for (its identifier, without the build time). */\n"
+               f"#define HOSTLINK_SOC_IDENTIFIER {ident}\n\n" + CONFIG_H_END,
+               "the SoC's identifier at the end of config.h")
+    patch_file(os.path.join(kernel_dir, "main.c"), IDENTIFIER_ANCHOR, IDENTIFIER_ANCHOR +
+        "\t/* hostlink (driver.py): a board of another SoC has another register map; leave it to its own\n"
+        "\t * driver. (The identifier, then a space and the build time, or its end.) */\n"
+        "\tfpga_identifier[sizeof(fpga_identifier) - 1] = '\\0';\n"
+        "\tif (strncmp(fpga_identifier, HOSTLINK_SOC_IDENTIFIER, sizeof(HOSTLINK_SOC_IDENTIFIER) - 1) ||\n"
+        "\t    (fpga_identifier[sizeof(HOSTLINK_SOC_IDENTIFIER) - 1] != '\\0' &&\n"
+        "\t     fpga_identifier[sizeof(HOSTLINK_SOC_IDENTIFIER) - 1] != ' ')) {\n"
+        "\t\tdev_err(&dev->dev, \"this board's SoC is \\\"%s\\\"; this driver is for \\\"%s\\\": not taken (load the "
+        "driver generated for its SoC)\\n\",\n"
+        "\t\t\tfpga_identifier, HOSTLINK_SOC_IDENTIFIER);\n"
+        "\t\tret = -ENODEV;\n"
+        "\t\tgoto fail1;\n"
+        "\t}\n",
+        "probe: the board's SoC identifier checked after it is read")
 
 
 def generate_dram_tool(soc, dram_dir):

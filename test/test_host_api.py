@@ -147,6 +147,29 @@ def test_generated_driver_waits_by_interrupt(generated, tmp_path):
     assert (size, number) == (host._WAIT.size, host.IOCTL_DMA_WAIT)
 
 
+def test_generated_driver_takes_only_boards_of_its_soc(generated, tmp_path):
+    """The probe compares the board's SoC identifier with the one the driver was generated for, without
+    LiteX's build time, and refuses another SoC's board (ENODEV, one line that says which driver to load)."""
+    from hostlink.software.driver import soc_identifier
+    kernel = os.path.join(generated, "kernel")
+    config = read(os.path.join(kernel, "config.h"))
+    assert '#define HOSTLINK_SOC_IDENTIFIER "hostlink ZC706 PCIe Gen2 x4 DMA SoC"\n' in config
+    main_c = read(os.path.join(kernel, "main.c"))
+    probe = main_c[main_c.index('dev_info(&dev->dev, "Version %s\\n", fpga_identifier);'):]
+    check = probe[:probe.index("pci_set_master(dev);")]
+    assert "strncmp(fpga_identifier, HOSTLINK_SOC_IDENTIFIER" in check and "ret = -ENODEV;" in check
+    assert check.index("ret = -ENODEV;") < check.index("goto fail1;")
+    # The build time is left out; an identifier without it (--no-ident-version) is kept whole.
+    soc_h = tmp_path / "soc.h"
+    soc_h.write_text('#define CONFIG_IDENTIFIER "my SoC 2026-11-29 10:00:00"\n')
+    assert soc_identifier(str(tmp_path)) == '"my SoC"'
+    soc_h.write_text('#define CONFIG_BIOS_NO_BUILD_TIME\n#define CONFIG_IDENTIFIER "my SoC 2026-11-29 10:00:00"\n')
+    assert soc_identifier(str(tmp_path)) == '"my SoC 2026-11-29 10:00:00"'
+    soc_h.write_text("#define CONFIG_CLOCK_FREQUENCY 125000000\n")
+    with pytest.raises(ValueError, match="no CONFIG_IDENTIFIER"):
+        soc_identifier(str(tmp_path))
+
+
 @pytest.mark.parametrize("index", range(len(driver_wait.WAIT_PATCHES)))
 def test_wait_refuses_when_an_anchor_is_missing(tmp_path, index):
     from hostlink.software.driver_mmap import fix_mmap
@@ -370,6 +393,26 @@ HOST_PY = os.path.join(REPO, "hostlink", "host.py")
 GONE    = os.path.join(REPO, "software", "uml", "device_gone.py")
 
 
+def _driver_of_another_soc(tmp_path, board, user_core):
+    """`board`'s driver for the simulated machine, rebuilt as if generated for another SoC (its identifier
+    changed): the module's path and the identifier it is for."""
+    from hostlink.sim.pcie.run import build_model
+    from hostlink.sim.uml.kernel import UML_TREE
+    from hostlink.sim.uml.run import build_uml_driver
+    from hostlink.sim.pcie.soc import get_board
+    model = build_model(board, 2, user_core=user_core)
+    driver_dir = build_uml_driver(get_board(board), 2, model["soc_dir"], user_core=user_core)
+    kernel = tmp_path / "other_soc"
+    shutil.copytree(os.path.join(driver_dir, "kernel"), kernel, ignore=shutil.ignore_patterns("*.o", "*.ko", ".*"))
+    other = "hostlink VC709 PCIe Gen3 x8 DMA SoC" if board != "vc709" else "hostlink ZC706 PCIe Gen2 x4 DMA SoC"
+    config = (kernel / "config.h").read_text()
+    assert config.count("#define HOSTLINK_SOC_IDENTIFIER ") == 1
+    (kernel / "config.h").write_text(re.sub(r"#define HOSTLINK_SOC_IDENTIFIER .*", f'#define HOSTLINK_SOC_IDENTIFIER "{other}"',
+                                            config))
+    subprocess.run(["make", "-C", UML_TREE, "ARCH=um", f"M={kernel}", "modules"], check=True, capture_output=True)
+    return kernel / "litepcie.ko", other
+
+
 @pytest.mark.uml
 @needs_kernel
 @pytest.mark.parametrize("board", ["zc706", "vc709"])
@@ -378,16 +421,23 @@ def test_two_boards_in_one_machine_stream_at_once(tmp_path, board):
     their own, named by board; the accelerator is set up on each board's channel 0 by its node (the
     register names use the channel's number on its board), then streams through both at once, Python on
     one board and C on the other, as a group member: every result checked, each board with its figures.
-    Then the driver is taken away under a program streaming on the second board (module_gone.py)."""
+    Then the driver is taken away under a program streaming on the second board (module_gone.py). Last, a
+    driver generated for another SoC leaves both boards alone (its probe compares the SoC's identifier)."""
     from hostlink.sim.driver import main as driver_main
     path = tmp_path / "two.json"
+    other_module, other = _driver_of_another_soc(tmp_path, board, {"spec": "examples.accelerator:Accelerator",
+                                                                   "channel": 0})
+    other_soc = (f"rmmod litepcie && insmod {other_module} && echo nodes with the other SoC\\'s driver: "
+                 f"$(ls /dev | grep -c ^litepcie), boards refused: $(dmesg | grep -c 'this driver is for .{other}.: "
+                 f"not taken'); rmmod litepcie && insmod $HOSTLINK_LITEPCIE_KO && echo own driver back: $(ls /dev | "
+                 f"grep -c ^litepcie) nodes")
     both = (f"python3 {EXAMPLE} --size 256K --channel 0 > python.out & "
             f"accelerator_host --size 262144 --channel 2 > c.out & wait; cat python.out c.out")
     code = driver_main(["--board", board, "--boards", "2", "--user-core", "examples.accelerator:Accelerator",
                         "--json", str(path), "--command-timeout", "900", "--timeout", "2400", "--", "sh", "-c",
                         f"python3 {HOST_PY}; python3 {EXAMPLE} --setup --registers csr.json --channel 0; "
                         f"accelerator_host --setup --channel 2; python3 {MEMBER} member -- sh -c '{both}'; "
-                        f"python3 {GONE} 2 0"])
+                        f"python3 {GONE} 2 0; {other_soc}"])
     with open(path) as f:
         result = json.load(f)
     output = _output(result)
@@ -417,7 +467,9 @@ def test_two_boards_in_one_machine_stream_at_once(tmp_path, board):
                   "ENODEV", "ok: the removal ended once the program closed the channel",
                   f"ok: 65536 bytes through the other board (/dev/litepcie0, board {first}), 0 bytes wrong",
                   f"ok: a rescan brought board {second} back as /dev/litepcie4 /dev/litepcie5 (new: True); 65536 "
-                  f"bytes through it, 0 bytes wrong", "device gone: all as expected"]:
+                  f"bytes through it, 0 bytes wrong", "device gone: all as expected",
+                  # A driver generated for another SoC takes neither board; the board's own takes both again.
+                  "nodes with the other SoC's driver: 0, boards refused: 2", "own driver back: 4 nodes"]:
         assert check in output, (check, output[-3000:])
     assert not result["kernel_warnings"], result["kernel_warnings"]
     # Each board moved the data of its own program (256 KiB each way, in the DMA reads its host served).
