@@ -43,6 +43,17 @@ def generated(tmp_path_factory):
     return generate_zc706_driver(tmp_path_factory)
 
 
+def ioctl_size_and_number(kernel, tmp_path, struct, name):
+    """sizeof(struct litepcie_ioctl_<struct>) and LITEPCIE_IOCTL_<name> as the driver's litepcie.h compiles them."""
+    program = tmp_path / "size.c"
+    program.write_text('#include <stdio.h>\n#include <stdint.h>\n#include <sys/ioctl.h>\n#include "litepcie.h"\n'
+                       f'int main(void) {{ printf("%zu %lu\\n", sizeof(struct litepcie_ioctl_{struct}), '
+                       f'(unsigned long)LITEPCIE_IOCTL_{name}); return 0; }}\n')
+    subprocess.run(["gcc", "-Wall", "-Werror", f"-I{kernel}", "-o", str(tmp_path / "size"), str(program)], check=True)
+    return tuple(int(v) for v in subprocess.run([str(tmp_path / "size")], capture_output=True, text=True,
+                                                check=True).stdout.split())
+
+
 def test_generated_driver_has_the_flow_modes(generated):
     """Every flow change is in the driver; DMA_FLOW only sets the lock holder's modes; the driver writes
     the flow gate's registers only (mode, size, given), and the offsets match the SoC on every channel."""
@@ -80,15 +91,8 @@ def test_generated_driver_has_the_stats_ioctl(generated, tmp_path):
     assert "litepcie_writel" not in case and "chan_priv->" not in case
     assert set(re.findall(r"PCIE_DMA_(\w+_FLOW_\w+)_OFFSET", case)) == \
         {f"{d}_FLOW_{r}" for d in ("WRITER", "READER") for r in ("GIVEN", "STARTED", "DONE", "WAITS")}
-    program = tmp_path / "size.c"
-    program.write_text('#include <stdio.h>\n#include <stdint.h>\n#include <sys/ioctl.h>\n#include "litepcie.h"\n'
-                       'int main(void) { printf("%zu %lu\\n", sizeof(struct litepcie_ioctl_stats), '
-                       '(unsigned long)LITEPCIE_IOCTL_STATS); return 0; }\n')
-    subprocess.run(["gcc", "-Wall", "-Werror", f"-I{kernel}", "-o", str(tmp_path / "size"), str(program)], check=True)
-    size, number = (int(v) for v in subprocess.run([str(tmp_path / "size")], capture_output=True, text=True,
-                                                   check=True).stdout.split())
     from hostlink import host
-    assert (size, number) == (host._STATS.size, host.IOCTL_STATS)
+    assert ioctl_size_and_number(kernel, tmp_path, "stats", "STATS") == (host._STATS.size, host.IOCTL_STATS)
 
 
 @pytest.mark.parametrize("index", range(len(driver_stats.STATS_PATCHES)))
@@ -136,15 +140,8 @@ def test_generated_driver_waits_by_interrupt(generated, tmp_path):
     assert case.index("hostlink_wait_msi(dev, chan, &m, true);") < case.index("wait_event_interruptible_timeout(") \
         < case.index("hostlink_wait_msi(dev, chan, &m, false);")
     assert "(m.writer && !chan_priv->writer) || (m.reader && !chan_priv->reader)" in case
-    program = tmp_path / "size.c"
-    program.write_text('#include <stdio.h>\n#include <stdint.h>\n#include <sys/ioctl.h>\n#include "litepcie.h"\n'
-                       'int main(void) { printf("%zu %lu\\n", sizeof(struct litepcie_ioctl_dma_wait), '
-                       '(unsigned long)LITEPCIE_IOCTL_DMA_WAIT); return 0; }\n')
-    subprocess.run(["gcc", "-Wall", "-Werror", f"-I{kernel}", "-o", str(tmp_path / "size"), str(program)], check=True)
-    size, number = (int(v) for v in subprocess.run([str(tmp_path / "size")], capture_output=True, text=True,
-                                                   check=True).stdout.split())
     from hostlink import host
-    assert (size, number) == (host._WAIT.size, host.IOCTL_DMA_WAIT)
+    assert ioctl_size_and_number(kernel, tmp_path, "dma_wait", "DMA_WAIT") == (host._WAIT.size, host.IOCTL_DMA_WAIT)
 
 
 def test_generated_driver_takes_only_boards_of_its_soc(generated, tmp_path):
