@@ -227,36 +227,28 @@ class Channel:
 
     def _wait_dma(self, directions, seconds):
         """Sleep until a started direction of `directions` has a buffer for the program (the DMA's
-        interrupt wakes it: driver_wait.py), `seconds` pass or a signal comes; the directions ready (an
-        empty set: look again). A driver without DMA_WAIT is polled every 200 µs."""
+        interrupt wakes it: driver_wait.py), `seconds` pass or a signal comes; the caller counts again. A
+        driver without DMA_WAIT is polled every 200 µs."""
         directions = [d for d in directions if d in self._started]
         if not directions or self._no_wait:
             select.select([], [], [], 0.0002)
-            return set()
+            return
         request = _WAIT.pack(max(1, min(int(seconds * 1000), 2**31 - 1)), self._held["c2h"], self._held["h2c"],
                              "c2h" in directions, "h2c" in directions, 0, 0)
-        buffer = bytearray(request)
         try:
-            fcntl.ioctl(self.fd, IOCTL_DMA_WAIT, buffer)
+            fcntl.ioctl(self.fd, IOCTL_DMA_WAIT, bytearray(request))
         except OSError as error:
-            if error.errno in (errno.ETIMEDOUT, errno.EINTR):
-                return set()
             if error.errno == errno.ENOTTY:
                 self._no_wait = True
-                return set()
-            raise _error(error.errno, f"{self.path}: cannot wait for the DMA: {_advice(error.errno)}") from None
-        *_, writer_ready, reader_ready = _WAIT.unpack(buffer)
-        return {d for d, ready in (("c2h", writer_ready), ("h2c", reader_ready)) if ready}
+            elif error.errno not in (errno.ETIMEDOUT, errno.EINTR):
+                raise _error(error.errno, f"{self.path}: cannot wait for the DMA: {_advice(error.errno)}") from None
 
-    def _ready(self, directions):
-        """The directions of `directions` that have a buffer for the program now (as get_buffers counts)."""
-        ready = set()
-        for direction in directions:
-            _, hw, sw = self._engine(direction)
-            first = sw + self._held[direction]
-            if (hw - first if direction == "c2h" else self.buffer_count // 2 - (first - hw)) > 0:
-                ready.add(direction)
-        return ready
+    def _buffers_ready(self, direction, hw, sw):
+        """Buffers ready for the program in `direction`, whose DMA has done `hw` and the program served `sw`,
+        after those it holds: "c2h", filled and not yet got; "h2c", free (the driver lets a program run half
+        a ring ahead)."""
+        first = sw + self._held[direction]
+        return hw - first if direction == "c2h" else self.buffer_count // 2 - (first - hw)
 
     def _progress_deadline(self):
         return time.monotonic() + self.timeout
@@ -360,19 +352,16 @@ class Channel:
         while True:
             _, hw, sw = self._engine(direction)
             first = sw + self._held[direction]
-            if direction == "c2h":
-                ready = hw - first
-                if self.flow == "loop" and hw - sw > self.buffer_count // 2:
-                    # (LitePCIe's read() counts these as lost.) Loop flow loses data: lossless or realtime do not.
-                    if self._held["c2h"]:
-                        raise _error(errno.EOVERFLOW, f"{self.path}: the DMA is {hw - sw} buffers ahead: those "
-                                     f"you hold may be written again (loop flow: use lossless or realtime)")
-                    newest = hw - self.buffer_count // 2
-                    self._update("c2h", newest)
-                    raise _error(errno.EOVERFLOW, f"{self.path}: {newest - sw} buffers written again by the "
-                                 f"DMA before you got them (loop flow: use lossless or realtime)")
-            else:
-                ready = self.buffer_count // 2 - (first - hw)   # The driver lets a program run half a ring ahead.
+            ready = self._buffers_ready(direction, hw, sw)
+            if direction == "c2h" and self.flow == "loop" and hw - sw > self.buffer_count // 2:
+                # (LitePCIe's read() counts these as lost.) Loop flow loses data: lossless or realtime do not.
+                if self._held["c2h"]:
+                    raise _error(errno.EOVERFLOW, f"{self.path}: the DMA is {hw - sw} buffers ahead: those "
+                                 f"you hold may be written again (loop flow: use lossless or realtime)")
+                newest = hw - self.buffer_count // 2
+                self._update("c2h", newest)
+                raise _error(errno.EOVERFLOW, f"{self.path}: {newest - sw} buffers written again by the "
+                             f"DMA before you got them (loop flow: use lossless or realtime)")
             if ready > 0:
                 break
             if timeout == 0:
@@ -401,7 +390,7 @@ class Channel:
         wait = self.timeout if timeout is None else timeout
         deadline = time.monotonic() + wait
         while True:
-            ready = self._ready(directions)
+            ready = {d for d in directions if self._buffers_ready(d, *self._engine(d)[1:]) > 0}
             if ready or timeout == 0:
                 return ready
             if time.monotonic() > deadline:

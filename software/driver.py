@@ -29,7 +29,7 @@ from litepcie.software import generate_litepcie_software_headers
 
 from hostlink import package_path
 from hostlink.software.driver_hardening import harden_driver
-from hostlink.software.driver_patches import patch_file
+from hostlink.software.driver_patches import apply_patches, load_patches, patch_file
 from hostlink.software.driver_kernels import port_driver
 from hostlink.software.driver_mmap import fix_mmap
 from hostlink.software.driver_polling import add_polling
@@ -170,8 +170,9 @@ def _ask_for_read_request_size(kernel_dir, max_request):
         "probe: pcie_set_readrq() after pci_set_master()")
 
 
-IDENTIFIER_ANCHOR = '\tdev_info(&dev->dev, "Version %s\\n", fpga_identifier);\n'
 BUILD_TIME = re.compile(r' \d{4}-\d\d-\d\d \d\d:\d\d:\d\d"$')
+# The probe's check, as C, in software/patches/identity.patch.
+IDENTITY_PATCHES, _ = load_patches("identity.patch")
 
 def soc_identifier(kernel_dir):
     """The SoC's identifier as a C string literal, from the generated soc.h, without LiteX's build time
@@ -189,25 +190,11 @@ def _refuse_other_socs(kernel_dir):
     the register map it was generated for: with boards of two SoCs in one host, the other SoC's board would
     be driven through the wrong registers. The comparison leaves out LiteX's build time (a space and the
     date after the identifier)."""
-    ident = soc_identifier(kernel_dir)
     patch_file(os.path.join(kernel_dir, "config.h"), CONFIG_H_END,
                "/* hostlink: the SoC this driver is for (its identifier, without the build time). */\n"
-               f"#define HOSTLINK_SOC_IDENTIFIER {ident}\n\n" + CONFIG_H_END,
+               f"#define HOSTLINK_SOC_IDENTIFIER {soc_identifier(kernel_dir)}\n\n" + CONFIG_H_END,
                "the SoC's identifier at the end of config.h")
-    patch_file(os.path.join(kernel_dir, "main.c"), IDENTIFIER_ANCHOR, IDENTIFIER_ANCHOR +
-        "\t/* hostlink (driver.py): a board of another SoC has another register map; leave it to its own\n"
-        "\t * driver. (The identifier, then a space and the build time, or its end.) */\n"
-        "\tfpga_identifier[sizeof(fpga_identifier) - 1] = '\\0';\n"
-        "\tif (strncmp(fpga_identifier, HOSTLINK_SOC_IDENTIFIER, sizeof(HOSTLINK_SOC_IDENTIFIER) - 1) ||\n"
-        "\t    (fpga_identifier[sizeof(HOSTLINK_SOC_IDENTIFIER) - 1] != '\\0' &&\n"
-        "\t     fpga_identifier[sizeof(HOSTLINK_SOC_IDENTIFIER) - 1] != ' ')) {\n"
-        "\t\tdev_err(&dev->dev, \"this board's SoC is \\\"%s\\\"; this driver is for \\\"%s\\\": not taken (load the "
-        "driver generated for its SoC)\\n\",\n"
-        "\t\t\tfpga_identifier, HOSTLINK_SOC_IDENTIFIER);\n"
-        "\t\tret = -ENODEV;\n"
-        "\t\tgoto fail1;\n"
-        "\t}\n",
-        "probe: the board's SoC identifier checked after it is read")
+    apply_patches(kernel_dir, IDENTITY_PATCHES, kind="identity change")
 
 
 def generate_dram_tool(soc, dram_dir):

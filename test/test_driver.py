@@ -178,7 +178,8 @@ def test_every_anchor_is_litepcies_own():
     from hostlink.software import driver_flow, driver_polling, driver_removal, driver_stats, driver_wait
     sets = [driver_hardening.PATCHES, driver_mmap.MMAP_PATCHES, driver_kernels.PATCHES,
             driver_polling.POLLING_PATCHES, driver_flow.FLOW_PATCHES, driver_stats.STATS_PATCHES,
-            driver_removal.PATCHES, driver_wait.WAIT_PATCHES, driver_mmap.REMAPPED_BUFFERS_PATCHES]
+            driver_removal.PATCHES, driver_wait.WAIT_PATCHES, driver_mmap.REMAPPED_BUFFERS_PATCHES,
+            driver.IDENTITY_PATCHES]
     for patches in sets:
         for name, what, anchor, replacement in patches:
             assert read(os.path.join(LITEPCIE_KERNEL, name)).count(anchor) == 1, what

@@ -285,8 +285,8 @@ static int engine(struct hostlink_channel *ch, int direction, int enable, int64_
 }
 
 /* Sleeps until a started direction of `directions` has a buffer for the program (woken by the DMA's
- * interrupt: driver_wait.py), `ms` milliseconds pass or a signal comes; returns the directions ready (0:
- * none yet: the caller looks again) or a negative errno. A driver without DMA_WAIT is polled every 200 µs. */
+ * interrupt: driver_wait.py), `ms` milliseconds pass or a signal comes; returns 0 (the caller counts again)
+ * or a negative errno. A driver without DMA_WAIT is polled every 200 µs. */
 static int wait_dma(struct hostlink_channel *ch, int directions, int64_t ms)
 {
 	struct litepcie_ioctl_dma_wait w = {0};
@@ -301,9 +301,7 @@ static int wait_dma(struct hostlink_channel *ch, int directions, int64_t ms)
 	w.reader = !!(directions & HOSTLINK_H2C);
 	w.writer_held = ch->held[1];
 	w.reader_held = ch->held[0];
-	if (ioctl(ch->fd, LITEPCIE_IOCTL_DMA_WAIT, &w) == 0)
-		return (w.writer_ready ? HOSTLINK_C2H : 0) | (w.reader_ready ? HOSTLINK_H2C : 0);
-	if (errno == ETIMEDOUT || errno == EINTR)
+	if (ioctl(ch->fd, LITEPCIE_IOCTL_DMA_WAIT, &w) == 0 || errno == ETIMEDOUT || errno == EINTR)
 		return 0;
 	if (errno == ENOTTY) {
 		ch->no_wait = 1;
@@ -472,6 +470,14 @@ static int update(struct hostlink_channel *ch, int direction, int64_t sw_count)
 			LITEPCIE_IOCTL_MMAP_DMA_WRITER_UPDATE, &m, "give the buffers back");
 }
 
+/* Buffers ready for the program in a direction whose DMA has done `hw` and the program served `sw`, after
+ * those it holds: c2h, filled and not yet got; h2c, free (the driver lets a program run half a ring ahead). */
+static int64_t buffers_ready(struct hostlink_channel *ch, int direction, int64_t hw, int64_t sw)
+{
+	int64_t next = sw + (int64_t)ch->held[direction == HOSTLINK_C2H];
+	return direction == HOSTLINK_C2H ? hw - next : (int64_t)ch->buffer_count / 2 - (next - hw);
+}
+
 static ssize_t get_buffers(struct hostlink_channel *ch, int direction, void **first, size_t max, int timeout_ms)
 {
 	int d = direction_index(ch, direction, "hostlink_get_buffers");
@@ -499,20 +505,16 @@ static ssize_t get_buffers(struct hostlink_channel *ch, int direction, void **fi
 		if ((ret = engine(ch, direction, ch->started & direction ? 1 : 0, &hw, &sw)) < 0)
 			return ret;
 		next = sw + (int64_t)ch->held[d];
-		if (direction == HOSTLINK_C2H) {
-			ready = hw - next;
-			if (ch->flow == HOSTLINK_FLOW_LOOP && hw - sw > half) {
-				/* (LitePCIe's read() counts these as lost.) Loop flow loses data: lossless or real-time do not. */
-				if (ch->held[d])
-					return fail(ch, EOVERFLOW, "the DMA is %" PRId64 " buffers ahead: those you hold may "
-						    "be written again (loop flow: use lossless or real-time)", hw - sw);
-				if ((ret = update(ch, direction, hw - half)) < 0)
-					return ret;
-				return fail(ch, EOVERFLOW, "%" PRId64 " buffers written again by the DMA before you got "
-					    "them (loop flow: use lossless or real-time)", hw - half - sw);
-			}
-		} else {
-			ready = half - (next - hw);   /* The driver lets a program run half a ring ahead. */
+		ready = buffers_ready(ch, direction, hw, sw);
+		if (direction == HOSTLINK_C2H && ch->flow == HOSTLINK_FLOW_LOOP && hw - sw > half) {
+			/* (LitePCIe's read() counts these as lost.) Loop flow loses data: lossless or real-time do not. */
+			if (ch->held[d])
+				return fail(ch, EOVERFLOW, "the DMA is %" PRId64 " buffers ahead: those you hold may "
+					    "be written again (loop flow: use lossless or real-time)", hw - sw);
+			if ((ret = update(ch, direction, hw - half)) < 0)
+				return ret;
+			return fail(ch, EOVERFLOW, "%" PRId64 " buffers written again by the DMA before you got "
+				    "them (loop flow: use lossless or real-time)", hw - half - sw);
 		}
 		if (ready > 0)
 			break;
@@ -540,17 +542,13 @@ static int ready_directions(struct hostlink_channel *ch, int directions)
 	int64_t hw, sw;
 	int ready = 0, ret;
 
-	if (directions & HOSTLINK_C2H) {
-		if ((ret = engine(ch, HOSTLINK_C2H, ch->started & HOSTLINK_C2H ? 1 : 0, &hw, &sw)) < 0)
+	for (int direction = HOSTLINK_H2C; direction <= HOSTLINK_C2H; direction <<= 1) {
+		if (!(directions & direction))
+			continue;
+		if ((ret = engine(ch, direction, ch->started & direction ? 1 : 0, &hw, &sw)) < 0)
 			return ret;
-		if (hw - (sw + (int64_t)ch->held[1]) > 0)
-			ready |= HOSTLINK_C2H;
-	}
-	if (directions & HOSTLINK_H2C) {
-		if ((ret = engine(ch, HOSTLINK_H2C, ch->started & HOSTLINK_H2C ? 1 : 0, &hw, &sw)) < 0)
-			return ret;
-		if ((int64_t)ch->buffer_count / 2 - (sw + (int64_t)ch->held[0] - hw) > 0)
-			ready |= HOSTLINK_H2C;
+		if (buffers_ready(ch, direction, hw, sw) > 0)
+			ready |= direction;
 	}
 	return ready;
 }
@@ -581,8 +579,6 @@ int hostlink_wait(struct hostlink_channel *ch, int directions, int timeout_ms)
 			break;
 		}
 		ret = wait_dma(ch, directions, deadline - now_ms());
-		if (ret > 0)
-			ret = 0;   /* Counted again above, with what the program holds. */
 	}
 	pthread_mutex_unlock(&ch->lock);
 	return ret;

@@ -122,15 +122,15 @@ def interrupt_checks(channel):
     results read back, and the kernel took MSIs for it; a program that is never short of work takes none
     (the first check; the core is then sent one buffer, its results all taken)."""
     failed = 0
-    with Channel(channel) as channel_:
+    with Channel(channel) as both:
         before = interrupts()
-        ready = channel_.wait("h2c", timeout=0)
+        ready = both.wait("h2c", timeout=0)
         quiet = interrupts()
         print(f"{'ok' if ready == {'h2c'} and quiet == before else 'FAIL'}: room to send, found without "
               f"sleeping: {ready}, MSIs {before} -> {quiet}", flush=True)
         failed += ready != {"h2c"} or quiet != before
-        data = bytes(range(256)) * (channel_.buffer_size // 256)
-        results = channel_.transfer(data)
+        data = bytes(range(256)) * (both.buffer_size // 256)
+        results = both.transfer(data)
         after = interrupts()
         woken = before is not None and after > quiet
         print(f"{'ok' if woken and len(results) == len(data) else 'FAIL'}: one buffer through the core, its "
