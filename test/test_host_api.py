@@ -310,8 +310,8 @@ def test_the_accelerator_and_a_slow_reader_through_the_driver(tmp_path, board):
                   "ok: a wait without waiting: set()", "a wait with nothing coming: ETIMEDOUT",
                   "ok: the MSIs enabled after a wait are those before it", "a wait on a direction not opened: EINVAL",
                   "a register write: EPERM", "ok: room to send, found without sleeping",
-                  "waited for by interrupt", "library errors: all as expected"]:
-        assert check in output, (check, output[-4000:])
+                  "ok: one buffer through the core", "library errors: all as expected"]:
+        assert check in output, (check, [line for line in output.splitlines() if "FAIL" in line] or output[-4000:])
     # The same from C, libhostlink's hostlink_errors, and what only C can get wrong.
     for check in ["outside the group: open: no permission", "a channel that does not exist: /dev/litepcie99",
                   "a flow that does not exist: flow must be", "a timeout of 0 ms: the timeout is a positive",

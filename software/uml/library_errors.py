@@ -19,8 +19,9 @@ saying what to do:
   zero-copy buffers are held is EBUSY and giving back more than was got is EINVAL; a wait with nothing
   coming is ETIMEDOUT and leaves the MSIs enabled as they were; a register write is EPERM; nothing is sent
   to the core throughout;
-- then a program waits for the core's results by interrupt: room to send is found without one, one buffer
-  sent through the accelerator is waited for and the kernel takes MSIs for it.
+- then a program waits for the core's results by interrupt: room to send is found without one; a reader
+  waits for one buffer through the accelerator, sent a second later by another opener, and the kernel
+  takes MSIs for it.
 
 Then libhostlink's `hostlink_errors` checks the same from C (and a flow or timeout that does not exist,
 a register not in the map). Prints one line per check and exits 1 if any fails.
@@ -30,6 +31,7 @@ import errno
 import os
 import subprocess
 import sys
+import threading
 
 from driver_access import GROUP_GID, MEMBER, OUTSIDER, as_user, give_nodes_to_group
 
@@ -118,19 +120,26 @@ def interrupts():
 
 
 def interrupt_checks(channel):
-    """A program waits for the accelerator's results by interrupt, not by polling: one buffer sent, its
-    results read back, and the kernel took MSIs for it; a program that is never short of work takes none
-    (the first check; the core is then sent one buffer, its results all taken)."""
+    """A program waits for the accelerator's results by interrupt, not by polling: room to send is found
+    without an MSI (a program never short of work takes none); then a reader waits for results that are
+    sent only a second after it began, by another opener of the channel's h2c, so that they cannot be
+    there before it sleeps: the kernel takes MSIs for them and the reader gets every byte."""
     failed = 0
-    with Channel(channel) as both:
+    with Channel(channel, directions=("c2h",), timeout=30) as reader, \
+            Channel(channel, directions=("h2c",)) as writer:
         before = interrupts()
-        ready = both.wait("h2c", timeout=0)
+        ready = writer.wait("h2c", timeout=0)
         quiet = interrupts()
         print(f"{'ok' if ready == {'h2c'} and quiet == before else 'FAIL'}: room to send, found without "
               f"sleeping: {ready}, MSIs {before} -> {quiet}", flush=True)
         failed += ready != {"h2c"} or quiet != before
-        data = bytes(range(256)) * (both.buffer_size // 256)
-        results = both.transfer(data)
+        data = bytes(range(256)) * (writer.buffer_size // 256)
+        sender = threading.Timer(1.0, writer.write, [data])
+        sender.start()
+        try:
+            results = reader.read(len(data))
+        finally:
+            sender.join()
         after = interrupts()
         woken = before is not None and after > quiet
         print(f"{'ok' if woken and len(results) == len(data) else 'FAIL'}: one buffer through the core, its "
