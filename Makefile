@@ -55,40 +55,43 @@ $(PIP_STAMP): requirements.txt setup.py $(APT_SIM_STAMP)
 	@touch $@
 
 # User-Mode Linux kernel for ./sim.py driver ---------------------------------------------------------
-# Debian's linux-source-6.1, with hostlink's patches to arch/um (software/uml/*.patch, applied in the order
+# Debian's linux-source-6.12, with hostlink's patches to arch/um (software/uml/*.patch, applied in the order
 # of UML_PATCHES), configured as ARCH=um defconfig plus software/uml/uml.config, built once into
 # build/uml/linux. Rebuilt when the source package, a patch or the configuration change. Two jobs: the
 # machine is shared. ./sim.py driver runs `make uml-kernel` itself when the kernel is missing.
 UML_DIR     := build/uml
-UML_TARBALL := /usr/src/linux-source-6.1.tar.xz
-UML_TREE    := $(UML_DIR)/linux-source-6.1
+UML_TARBALL := /usr/src/linux-source-6.12.tar.xz
+UML_TREE    := $(UML_DIR)/linux-source-6.12
 UML_PATCHES := software/uml/virt-pci-slow-device.patch software/uml/fpu-state-size.patch
 UML_CONFIG  := software/uml/uml.config
 UML_KERNEL  := $(UML_DIR)/linux
 UML_JOBS    ?= 2
+# Stamps named by the tree: a new source version starts again from its tarball.
+UML_STAMP   := $(UML_TREE).stamp
 
 uml-kernel: $(UML_KERNEL)
 
 $(UML_TARBALL): | $(APT_STAMP)
+	@[ -f $@ ] || { echo "uml-kernel: $@ is missing: install Debian's linux-source-6.12 (bookworm-security or bookworm-backports; make install does)"; exit 1; }
 
-$(UML_DIR)/.stamp-tree: $(UML_TARBALL) | $(APT_STAMP)
-	rm -rf $(UML_TREE) $(UML_DIR)/applied.patch && mkdir -p $(UML_DIR)
+$(UML_STAMP)-tree: $(UML_TARBALL) | $(APT_STAMP)
+	rm -rf $(UML_DIR)/linux-source-* $(UML_DIR)/.stamp-* $(UML_DIR)/applied.patch && mkdir -p $(UML_DIR)
 	tar -xJf $(UML_TARBALL) -C $(UML_DIR)
 	@touch $@
 
 # A changed patch set replaces the one applied (reversed first, last patch first), so only the files
 # the patches touch rebuild.
-$(UML_DIR)/.stamp-patch: $(UML_DIR)/.stamp-tree $(UML_PATCHES)
-	@if [ -f $(UML_DIR)/applied.patch ]; then patch -d $(UML_TREE) -p1 -R --quiet < $(UML_DIR)/applied.patch; fi
-	rm -f $(UML_DIR)/applied.patch
+$(UML_STAMP)-patch: $(UML_STAMP)-tree $(UML_PATCHES)
+	@if [ -f $(UML_TREE).applied.patch ]; then patch -d $(UML_TREE) -p1 -R --quiet < $(UML_TREE).applied.patch; fi
+	rm -f $(UML_TREE).applied.patch
 	@for p in $(UML_PATCHES); do \
 	  echo "patch -d $(UML_TREE) -p1 < $$p"; \
 	  patch -d $(UML_TREE) -p1 --forward --quiet < $$p || exit 1; \
 	done
-	@reversed=""; for p in $(UML_PATCHES); do reversed="$$p $$reversed"; done; cat $$reversed > $(UML_DIR)/applied.patch
+	@reversed=""; for p in $(UML_PATCHES); do reversed="$$p $$reversed"; done; cat $$reversed > $(UML_TREE).applied.patch
 	@touch $@
 
-$(UML_DIR)/.stamp-config: $(UML_DIR)/.stamp-tree $(UML_CONFIG)
+$(UML_STAMP)-config: $(UML_STAMP)-tree $(UML_CONFIG)
 	$(MAKE) -C $(UML_TREE) ARCH=um defconfig >/dev/null
 	cd $(UML_TREE) && ./scripts/kconfig/merge_config.sh -m .config $(abspath $(UML_CONFIG)) >/dev/null
 	$(MAKE) -C $(UML_TREE) ARCH=um olddefconfig >/dev/null
@@ -97,7 +100,7 @@ $(UML_DIR)/.stamp-config: $(UML_DIR)/.stamp-tree $(UML_CONFIG)
 	done
 	@touch $@
 
-$(UML_KERNEL): $(UML_DIR)/.stamp-config $(UML_DIR)/.stamp-patch
+$(UML_KERNEL): $(UML_STAMP)-config $(UML_STAMP)-patch
 	@echo "uml-kernel: building the User-Mode Linux kernel in $(UML_TREE) (about 6 minutes on 2 cores, once)"
 	$(MAKE) -C $(UML_TREE) ARCH=um -j$(UML_JOBS) all
 	cp $(UML_TREE)/linux $@

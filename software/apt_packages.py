@@ -26,7 +26,8 @@ SIM_PACKAGES  = ["build-essential", "python3-venv"]
 TEST_PACKAGES = SIM_PACKAGES + [
     "linux-headers-amd64", "kmod",          # The generated driver, built against the running kernel's headers.
     "libevent-dev", "libjson-c-dev", "zlib1g-dev", "iproute2",  # ./sim.py udp: LiteX's TAP, network namespaces.
-    "linux-source-6.1", "flex", "bison", "bc",  # The User-Mode Linux kernel of ./sim.py driver.
+    "linux-source-6.12", "flex", "bison", "bc",  # The User-Mode Linux kernel of ./sim.py driver (Debian 12's
+                                                 # security updates carry 6.12; bookworm-backports too).
     "gdb",                                  # The kernel's stacks when a run of it hangs (sim/uml/bench.py).
     "pkgconf",                              # libhostlink's hostlink.pc, as a user's build finds it.
 ]

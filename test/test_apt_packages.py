@@ -32,7 +32,7 @@ Components: main
 def test_make_sim_asks_only_for_a_compiler_and_venv():
     assert SIM_PACKAGES == ["build-essential", "python3-venv"]
     assert set(SIM_PACKAGES) < set(TEST_PACKAGES)
-    assert "linux-source-6.1" in TEST_PACKAGES
+    assert "linux-source-6.12" in TEST_PACKAGES
 
 
 def test_backports_take_the_machines_own_mirror_and_keyring():

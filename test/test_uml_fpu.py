@@ -4,7 +4,7 @@
 
 """The User-Mode Linux kernel of ./sim.py driver runs whatever the size of the host's XSAVE area.
 
-Linux 6.1's UML saved each process's extended FPU state in a fixed 2,696-byte buffer; the host's
+Linux 6.1's UML, and Debian's 6.12, save each process's extended FPU state in a fixed 2,696-byte buffer; the host's
 PTRACE_SETREGSET takes only the whole area, so on an AMX host (11,008 bytes) the first process died and
 every driver test failed. hostlink's software/uml/fpu-state-size.patch sizes the buffer at boot. Here:
 

@@ -10,7 +10,7 @@ it is trusted with a run.
 - preflight(): boots the kernel to a trivial init and powers it off (about a second), once per kernel
   build and host. A kernel that cannot run on this host stops ./sim.py driver there, with one line that
   names the cause, instead of failing every command of a run. The known cause: a kernel whose buffer for
-  the host's FPU state is smaller than the CPU's XSAVE area (Linux 6.1's fixed 2,696 bytes on an AMX host,
+  the host's FPU state is smaller than the CPU's XSAVE area (Linux 6.12's fixed 2,696 bytes on an AMX host,
   11,008), whose first process dies ("ptrace set fp regs failed, errno = 14"); hostlink's
   software/uml/fpu-state-size.patch sizes the buffer at boot.
 """
@@ -28,7 +28,7 @@ from hostlink.sim.pcie.run import REPO, BUILD_ROOT
 
 UML_DIR       = os.path.join(BUILD_ROOT, "uml")
 UML_KERNEL    = os.path.join(UML_DIR, "linux")
-UML_TREE      = os.path.join(UML_DIR, "linux-source-6.1")
+UML_TREE      = os.path.join(UML_DIR, "linux-source-6.12")
 PREFLIGHT_DIR = os.path.join(UML_DIR, "preflight")
 
 # What brings the kernel up to date (tests replace it).

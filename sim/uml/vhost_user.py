@@ -161,7 +161,7 @@ class VhostUserBackend:
         self.queues = [VirtQueue(self.memory, i) for i in range(num_queues)]
         self.max_queue_size = max_queue_size
         self.features       = (1 << VHOST_USER_F_PROTOCOL_FEATURES) | (1 << VIRTIO_F_VERSION_1)
-        # Without the slave-request channel, 6.1's virtio_uml has no interrupt to share the queues'
+        # Without the slave-request channel, virtio_uml (seen on 6.1) has no interrupt to share the queues'
         # call pipes with and its probe fails (-EBUSY).
         self.protocol_features = 1 << VHOST_USER_PROTOCOL_F_SLAVE_REQ
         self.slave_fd  = None
