@@ -101,7 +101,7 @@ $(UML_STAMP)-config: $(UML_STAMP)-tree $(UML_CONFIG)
 	@touch $@
 
 $(UML_KERNEL): $(UML_STAMP)-config $(UML_STAMP)-patch
-	@echo "uml-kernel: building the User-Mode Linux kernel in $(UML_TREE) (about 6 minutes on 2 cores, once)"
+	@echo "uml-kernel: building the User-Mode Linux kernel in $(UML_TREE) (about 9 minutes on 2 cores, once)"
 	$(MAKE) -C $(UML_TREE) ARCH=um -j$(UML_JOBS) all
 	cp $(UML_TREE)/linux $@
 

@@ -5,7 +5,7 @@
 """The User-Mode Linux kernel of ./sim.py driver: built on first use, and booted once on each host before
 it is trusted with a run.
 
-- ensure_kernel(): `make uml-kernel` (Makefile), which builds the kernel once (about 6 minutes on 2 cores)
+- ensure_kernel(): `make uml-kernel` (Makefile), which builds the kernel once (about 9 minutes on 2 cores)
   and again only when its source, patches or configuration change; a no-op otherwise.
 - preflight(): boots the kernel to a trivial init and powers it off (about a second), once per kernel
   build and host. A kernel that cannot run on this host stops ./sim.py driver there, with one line that
@@ -54,7 +54,7 @@ def ensure_kernel(log=None):
     os.makedirs(UML_DIR, exist_ok=True)
     build_log = os.path.join(UML_DIR, "build.log")
     print(f"sim.py driver: bringing the User-Mode Linux kernel up to date ({' '.join(MAKE_KERNEL)}; a first "
-          f"build takes about 6 minutes on 2 cores, once); log: {build_log}", file=log, flush=True)
+          f"build takes about 9 minutes on 2 cores, once); log: {build_log}", file=log, flush=True)
     with open(build_log, "w") as f:
         status = subprocess.run(MAKE_KERNEL, stdout=f, stderr=subprocess.STDOUT).returncode
     if status != 0 or not os.path.isfile(UML_KERNEL):

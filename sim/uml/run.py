@@ -122,7 +122,7 @@ def build_uml_driver(board, dma_channels, soc_dir, build_root=BUILD_ROOT, ring=N
     ring = sim_dma_ring(board) if ring is None else ring
     if not (os.path.isfile(UML_KERNEL) and os.path.isfile(os.path.join(UML_TREE, "Module.symvers"))):
         raise DriverSimError(f"no User-Mode Linux kernel in {UML_DIR}: build it with `make uml-kernel` "
-                             f"(about 5 minutes on 2 cores)")
+                             f"(about 9 minutes on 2 cores)")
     from importlib.metadata import version
     digest = hashlib.sha256()
     with open(os.path.join(soc_dir, "sources.digest")) as f:
