@@ -60,8 +60,9 @@ $(PIP_STAMP): requirements.txt setup.py $(APT_SIM_STAMP)
 # build/uml/linux. Rebuilt when the source package, a patch or the configuration change. Two jobs: the
 # machine is shared. ./sim.py driver runs `make uml-kernel` itself when the kernel is missing.
 UML_DIR     := build/uml
-UML_TARBALL := /usr/src/linux-source-6.12.tar.xz
-UML_TREE    := $(UML_DIR)/linux-source-6.12
+UML_VERSION := 6.12
+UML_TARBALL := /usr/src/linux-source-$(UML_VERSION).tar.xz
+UML_TREE    := $(UML_DIR)/linux-source-$(UML_VERSION)
 UML_PATCHES := software/uml/virt-pci-slow-device.patch software/uml/fpu-state-size.patch
 UML_CONFIG  := software/uml/uml.config
 UML_KERNEL  := $(UML_DIR)/linux
@@ -72,7 +73,7 @@ UML_STAMP   := $(UML_TREE).stamp
 uml-kernel: $(UML_KERNEL)
 
 $(UML_TARBALL): | $(APT_STAMP)
-	@[ -f $@ ] || { echo "uml-kernel: $@ is missing: install Debian's linux-source-6.12 (bookworm-security or bookworm-backports; make install does)"; exit 1; }
+	@[ -f $@ ] || { echo "uml-kernel: $@ is missing: install Debian's linux-source-$(UML_VERSION) (bookworm-security or bookworm-backports; make install does)"; exit 1; }
 
 $(UML_STAMP)-tree: $(UML_TARBALL) | $(APT_STAMP)
 	rm -rf $(UML_DIR)/linux-source-* $(UML_DIR)/.stamp-* $(UML_DIR)/applied.patch && mkdir -p $(UML_DIR)

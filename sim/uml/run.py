@@ -31,7 +31,7 @@ import threading
 from hostlink.sim.build_lock import held
 from hostlink.sim.pcie.run import REPO, BUILD_ROOT, bench_config, build_model, copy_memory_inits, run_bench
 from hostlink.sim.pcie.soc import get_board
-from hostlink.sim.uml.kernel import UML_DIR, UML_KERNEL, UML_TREE, KernelError, ensure_kernel, preflight
+from hostlink.sim.uml.kernel import UML_DIR, UML_KERNEL, UML_TREE, BUILD_TIME, KernelError, ensure_kernel, preflight
 from hostlink.software.driver_mmap import use_remapped_buffers
 from hostlink.targets import boards as registry
 from hostlink.toolchain import verilator_env
@@ -122,7 +122,7 @@ def build_uml_driver(board, dma_channels, soc_dir, build_root=BUILD_ROOT, ring=N
     ring = sim_dma_ring(board) if ring is None else ring
     if not (os.path.isfile(UML_KERNEL) and os.path.isfile(os.path.join(UML_TREE, "Module.symvers"))):
         raise DriverSimError(f"no User-Mode Linux kernel in {UML_DIR}: build it with `make uml-kernel` "
-                             f"(about 9 minutes on 2 cores)")
+                             f"({BUILD_TIME})")
     from importlib.metadata import version
     digest = hashlib.sha256()
     with open(os.path.join(soc_dir, "sources.digest")) as f:
