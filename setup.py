@@ -27,5 +27,5 @@ setup(
     # hostlink.software that are not packages: named here, so that a regular install has them too.
     package_data     = {"": ["*.v", "*.sv", "*.c", "*.h", "Makefile"],
                         "hostlink.software": ["patches/*.patch", "lib/*", "bench/*", "status/*", "dram/*",
-                                              "dram/include/**/*", "udp/*", "uml/*"]},
+                                              "dram/include/**/*", "udp/*", "uml/*", "zynq/*"]},
 )

@@ -119,6 +119,10 @@ def build_parser():
         help="Copies of the SoC on the machine's PCI bus (1 to 4, default 1), each simulated on its own: one "
              "driver serves them all, each board's channels are device nodes of their own (/dev/litepcie0 "
              "and 1 for the first board of 2 channels, 2 and 3 for the second).")
+    p.add_argument("--ps7",          action="store_true",
+        help="With --board zc706: Linux on the Zynq's own ARM cores (the PS) instead of a PCIe host, moving data "
+             "through the SoC's AXI DMA by Linux's xilinx_dma driver and by a user-level driver that polls "
+             "(doc/zynq.md); the PCIe options do not apply.")
     p.add_argument("--json",         metavar="PATH", help="Write the results as JSON to PATH.")
     p.add_argument("--inject-fault", metavar="BYTES", type=int,
         help="Testing the checks: corrupt the 32-bit word the device writes to host memory at this many "
@@ -191,6 +195,17 @@ def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if args.ps7:
+        if args.board != "zc706":
+            parser.error(f"--ps7 is the ZC706's Zynq SoC: use it with --board zc706, not {args.board}")
+        from hostlink.sim.zynq.linux import main as ps7_main
+        with interrupted_by_signals():
+            try:
+                return ps7_main(args, command)
+            except Interrupted as error:
+                print(f"sim.py driver: {error}: the simulation and the User-Mode Linux kernel were ended",
+                      file=sys.stderr)
+                return 128 + error.signum
     from hostlink.sim.uml.run import run_driver_sim, DriverSimError, sim_dma_ring, SIM_DMA_TEST_SKIP_LOOPS
     try:
         board    = get_board(args.board)

@@ -121,7 +121,8 @@ class HostActivity:
             pids = [self.pid]
             for path in glob.glob(f"/proc/{self.pid}/task/*/children"):
                 try:
-                    pids += [int(p) for p in open(path).read().split()]
+                    with open(path) as f:
+                        pids += [int(p) for p in f.read().split()]
                 except OSError:
                     pass
             self.pids = pids

@@ -10,6 +10,7 @@ its ports brought to the top for the PS's models (sim/zynq/bench.py).
       hp0_*     AXI master: HP0 (64-bit AXI3; len and size given in AXI4's widths, as cocotbext-axi's
                 channels take them; bursts stay at most 16 beats)
       mm2s_irq, s2mm_irq
+      mm2s_done, s2mm_done  a channel's IOC_Irq or Err_Irq status bit, whether its interrupt is enabled or not
       mode, generate_enable, generate_words, check_clear, check_words, check_errors
                 the SoC's DMAStreams (hostlink.cores.zynq.integration), which the SoC drives from CSRs:
                 0, MM2S looped back into S2MM; 1, the pattern generator into S2MM, MM2S into the checker
@@ -95,6 +96,10 @@ class SimTop(LiteXModule):
         port("hp0_rlast",  1, bus.r.last, output=False)
         port("mm2s_irq", 1, dma.mm2s_irq)
         port("s2mm_irq", 1, dma.s2mm_irq)
+        # A transfer's end as its status says it (IOC_Irq or Err_Irq), with its interrupt enabled or not: the
+        # bench times a polling driver's transfers by it.
+        port("mm2s_done", 1, dma.rd.ioc_irq | dma.rd.err_irq)
+        port("s2mm_done", 1, dma.wr.ioc_irq | dma.wr.err_irq)
 
         # The streams, as the SoC has them (DMAStreams), driven from the top instead of CSRs.
         self.streams = streams = DMAStreams(dma, with_csr=False)

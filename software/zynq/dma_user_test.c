@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * This file is part of hostlink.
+ * Copyright (c) 2026 hostlink developers
+ *
+ * dma_user_test: a user-level driver of the Zynq SoC's AXI DMA (PG021's direct register mode), seed 003's
+ * polling variant, and its test. It programs the DMA itself and polls its status; the kernel only gives it
+ * the registers and a DMA buffer (/dev/hostlink_dma_user, hostlink_dma_user.c). No interrupt is enabled.
+ *
+ *     dma_user_test BYTES CHUNK BUFFERS [BUFFERS ...]
+ *
+ * For each BUFFERS (1: single buffering, 2: double), sends BYTES from the program's memory out through MM2S
+ * while S2MM takes them back (the SoC's streams loop MM2S into S2MM), CHUNK bytes per transfer through the
+ * DMA buffer: copy in, start S2MM then MM2S, poll both status registers until the transfer's end, copy out.
+ * Double buffering copies the next chunk in while one is in flight. Every byte received must be the byte
+ * sent. Prints one "ok:" line per run with the register reads (status polls among them) and writes, or a
+ * "FAIL:" line; exits 1 if any run failed.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "hostlink_dma_user.h"
+
+enum {
+	MM2S_DMACR = 0x00, MM2S_DMASR = 0x04, MM2S_SA = 0x18, MM2S_LENGTH = 0x28,
+	S2MM_DMACR = 0x30, S2MM_DMASR = 0x34, S2MM_DA = 0x48, S2MM_LENGTH = 0x58,
+};
+#define DMACR_RS      0x1
+#define DMACR_RESET   0x4
+#define DMASR_ERRORS  0x70     /* DMAIntErr, DMASlvErr, DMADecErr */
+#define DMASR_IOC_IRQ 0x1000
+#define DMASR_ERR_IRQ 0x4000
+#define POLL_LIMIT    10000000
+
+static int fd;
+static unsigned long reads, writes, polls;
+
+static int read_register(uint32_t offset, uint32_t *value)
+{
+	reads++;
+	if (pread(fd, value, 4, offset) != 4) {
+		fprintf(stderr, "register read at 0x%02x: %s\n", offset, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int write_register(uint32_t offset, uint32_t value)
+{
+	writes++;
+	if (pwrite(fd, &value, 4, offset) != 4) {
+		fprintf(stderr, "register write at 0x%02x: %s\n", offset, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* Reset both channels (the bit reads 1 until done), then run them, interrupts off. */
+static int start_dma(void)
+{
+	uint32_t control = DMACR_RESET;
+	long i;
+
+	if (write_register(MM2S_DMACR, DMACR_RESET))
+		return -1;
+	for (i = 0; i < POLL_LIMIT && (control & DMACR_RESET); i++)
+		if (read_register(MM2S_DMACR, &control))
+			return -1;
+	if (control & DMACR_RESET) {
+		fprintf(stderr, "the DMA did not come out of its reset\n");
+		return -1;
+	}
+	return write_register(MM2S_DMACR, DMACR_RS) || write_register(S2MM_DMACR, DMACR_RS);
+}
+
+/* One transfer: S2MM first (the loopback's data has somewhere to go), then MM2S. */
+static int start_chunk(uint64_t tx, uint64_t rx, uint32_t length)
+{
+	return write_register(S2MM_DA, (uint32_t)rx) || write_register(S2MM_LENGTH, length) ||
+	       write_register(MM2S_SA, (uint32_t)tx) || write_register(MM2S_LENGTH, length);
+}
+
+/* Poll a channel's status until its transfer ends; clear it. */
+static int wait_channel(uint32_t status_register, const char *name)
+{
+	uint32_t status = 0;
+	long i;
+
+	for (i = 0; i < POLL_LIMIT && !(status & (DMASR_IOC_IRQ | DMASR_ERR_IRQ)); i++) {
+		polls++;
+		if (read_register(status_register, &status))
+			return -1;
+	}
+	if (!(status & (DMASR_IOC_IRQ | DMASR_ERR_IRQ))) {
+		fprintf(stderr, "%s: no end of transfer after %d status reads\n", name, POLL_LIMIT);
+		return -1;
+	}
+	if (write_register(status_register, status & (DMASR_IOC_IRQ | DMASR_ERR_IRQ)))
+		return -1;
+	if (status & (DMASR_ERR_IRQ | DMASR_ERRORS)) {
+		fprintf(stderr, "%s: the DMA reports an error, status 0x%08x\n", name, status);
+		return -1;
+	}
+	return 0;
+}
+
+static int wait_chunk(uint32_t length)
+{
+	uint32_t received;
+
+	if (wait_channel(MM2S_DMASR, "MM2S") || wait_channel(S2MM_DMASR, "S2MM") ||
+	    read_register(S2MM_LENGTH, &received))
+		return -1;
+	if (received != length) {
+		fprintf(stderr, "S2MM received a packet of %u bytes, not %u\n", received, length);
+		return -1;
+	}
+	return 0;
+}
+
+static void fill(uint8_t *data, size_t size, uint32_t seed)
+{
+	size_t i;
+
+	for (i = 0; i < size; i += 4) {
+		uint32_t word = (uint32_t)((i / 4) * 2654435761u + seed);
+		memcpy(data + i, &word, size - i < 4 ? size - i : 4);
+	}
+}
+
+static int loop(size_t size, uint32_t chunk, int buffers, uint8_t *window, uint64_t bus, uint32_t seed)
+{
+	uint8_t *sent = malloc(size), *received = calloc(1, size);
+	uint8_t *tx[2] = { window, window + chunk }, *rx[2] = { window + 2 * chunk, window + 3 * chunk };
+	uint64_t tx_bus[2] = { bus, bus + chunk }, rx_bus[2] = { bus + 2 * chunk, bus + 3 * chunk };
+	size_t chunks = (size + chunk - 1) / chunk, i, wrong = 0;
+	int err = -1;
+
+	if (!sent || !received)
+		goto out;
+	fill(sent, size, seed);
+	if (start_dma())
+		goto out;
+	if (buffers == 1) {
+		for (i = 0; i < chunks; i++) {
+			uint32_t n = size - i * chunk < chunk ? size - i * chunk : chunk;
+
+			memcpy(tx[0], sent + i * chunk, n);
+			if (start_chunk(tx_bus[0], rx_bus[0], n) || wait_chunk(n))
+				goto out;
+			memcpy(received + i * chunk, rx[0], n);
+		}
+	} else {
+		/* The next chunk is copied in while one is in flight; its transfer starts as soon as that one ends. */
+		uint32_t n = size < chunk ? size : chunk;
+
+		memcpy(tx[0], sent, n);
+		if (start_chunk(tx_bus[0], rx_bus[0], n))
+			goto out;
+		for (i = 0; i < chunks; i++) {
+			uint32_t next = i + 1 < chunks ? (size - (i + 1) * chunk < chunk ? size - (i + 1) * chunk : chunk) : 0;
+
+			if (next)
+				memcpy(tx[(i + 1) % 2], sent + (i + 1) * chunk, next);
+			if (wait_chunk(n))
+				goto out;
+			if (next && start_chunk(tx_bus[(i + 1) % 2], rx_bus[(i + 1) % 2], next))
+				goto out;
+			memcpy(received + i * chunk, rx[i % 2], n);
+			n = next;
+		}
+	}
+	for (i = 0; i < size; i++)
+		wrong += sent[i] != received[i];
+	if (wrong)
+		fprintf(stderr, "%zu of %zu bytes received wrong\n", wrong, size);
+	err = wrong ? -1 : 0;
+out:
+	free(sent);
+	free(received);
+	return err;
+}
+
+int main(int argc, char **argv)
+{
+	struct hostlink_dma_user_buffer buffer;
+	size_t size;
+	uint32_t chunk;
+	uint8_t *window;
+	int failed = 0, i;
+
+	if (argc < 4) {
+		fprintf(stderr, "usage: %s BYTES CHUNK BUFFERS [BUFFERS ...]\n", argv[0]);
+		return 2;
+	}
+	size = strtoull(argv[1], NULL, 0);
+	chunk = strtoul(argv[2], NULL, 0);
+	fd = open("/dev/hostlink_dma_user", O_RDWR);
+	if (fd < 0) {
+		fprintf(stderr, "/dev/hostlink_dma_user: %s (is hostlink_dma_user.ko bound to the DMA?)\n", strerror(errno));
+		return 1;
+	}
+	if (ioctl(fd, HOSTLINK_DMA_USER_BUFFER, &buffer)) {
+		fprintf(stderr, "HOSTLINK_DMA_USER_BUFFER: %s\n", strerror(errno));
+		return 1;
+	}
+	if (!size || !chunk || chunk % 8 || 4 * (uint64_t)chunk > buffer.size) {
+		fprintf(stderr, "CHUNK must be a multiple of 8 bytes, at most a quarter of the %llu-byte DMA buffer\n",
+			(unsigned long long)buffer.size);
+		return 2;
+	}
+	window = mmap(NULL, buffer.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (window == MAP_FAILED) {
+		fprintf(stderr, "mmap of the DMA buffer: %s\n", strerror(errno));
+		return 1;
+	}
+	for (i = 3; i < argc; i++) {
+		int buffers = atoi(argv[i]);
+		const char *name = buffers == 1 ? "single" : "double";
+		size_t chunks = (size + chunk - 1) / chunk;
+
+		reads = writes = polls = 0;
+		if ((buffers != 1 && buffers != 2) || loop(size, chunk, buffers, window, buffer.bus_address, i)) {
+			printf("FAIL: %s buffering, %zu bytes in chunks of %u\n", name, size, chunk);
+			failed = 1;
+			continue;
+		}
+		printf("ok: %s buffering: %zu bytes each way in %zu chunks of %u, every byte checked; %lu register reads "
+		       "(%lu status polls) and %lu writes, no interrupt\n", name, size, chunks, chunk, reads, polls, writes);
+	}
+	munmap(window, buffer.size);
+	close(fd);
+	return failed;
+}

@@ -1,0 +1,319 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * This file is part of hostlink.
+ * Copyright (c) 2026 hostlink developers
+ *
+ * hostlink_dma_client: a dmaengine client of the Zynq SoC's AXI DMA, through Linux's own xilinx_dma driver
+ * (issue 33, seed 003's kernel-driver variant). Its device-tree node (compatible "hostlink,axi-dma-client")
+ * names the DMA's two channels: dmas = <&axi_dma 0>, <&axi_dma 1>; dma-names = "tx", "rx".
+ *
+ * /dev/hostlink_dma, one ioctl (hostlink_dma_client.h): HOSTLINK_DMA_TRANSFER moves `length` bytes from the
+ * program's `tx` buffer out through MM2S and/or into its `rx` buffer through S2MM, in chunks of `chunk`
+ * bytes through kernel buffers (kmalloc, dma_map_single), one chunk at a time (`buffers` 1: copy in, map,
+ * transfer, wait for the interrupt, unmap, copy out) or two (2: the next chunk is copied in while one is
+ * in flight). Completion comes by the DMA's interrupts (the channels' callbacks); a chunk that does not
+ * complete within `timeout_ms` is terminated and the call fails with ETIMEDOUT; a DMA error fails it with
+ * EIO. The counts of what the call did (chunks, interrupts waited for, copies) come back in the structure.
+ */
+
+#include <linux/completion.h>
+#include <linux/dma-mapping.h>
+#include <linux/dmaengine.h>
+#include <linux/fs.h>
+#include <linux/miscdevice.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/of.h>
+#include <linux/platform_device.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "hostlink_dma_client.h"
+
+struct chunk_buffer {
+	void *data;
+	dma_addr_t tx_addr, rx_addr;
+	size_t length;
+	bool tx_mapped, rx_mapped;
+	struct completion tx_done, rx_done;
+	enum dmaengine_tx_result tx_result, rx_result;
+	u32 tx_residue, rx_residue;
+};
+
+struct client {
+	struct device *dev;
+	struct dma_chan *tx, *rx;
+	struct miscdevice misc;
+	struct mutex lock;
+	struct chunk_buffer buffer[2];
+	void *rx_data[2];
+	size_t buffer_size;
+};
+
+static void tx_callback(void *param, const struct dmaengine_result *result)
+{
+	struct chunk_buffer *b = param;
+
+	b->tx_result = result ? result->result : DMA_TRANS_NOERROR;
+	b->tx_residue = result ? result->residue : 0;
+	complete(&b->tx_done);
+}
+
+static void rx_callback(void *param, const struct dmaengine_result *result)
+{
+	struct chunk_buffer *b = param;
+
+	b->rx_result = result ? result->result : DMA_TRANS_NOERROR;
+	b->rx_residue = result ? result->residue : 0;
+	complete(&b->rx_done);
+}
+
+static int submit(struct client *c, struct dma_chan *chan, dma_addr_t addr, size_t length,
+		  enum dma_transfer_direction direction, struct chunk_buffer *b)
+{
+	struct dma_async_tx_descriptor *desc;
+	dma_cookie_t cookie;
+
+	desc = dmaengine_prep_slave_single(chan, addr, length, direction, DMA_PREP_INTERRUPT | DMA_CTRL_ACK);
+	if (!desc)
+		return -ENOMEM;
+	desc->callback_result = direction == DMA_MEM_TO_DEV ? tx_callback : rx_callback;
+	desc->callback_param = b;
+	cookie = dmaengine_submit(desc);
+	if (dma_submit_error(cookie))
+		return -EIO;
+	dma_async_issue_pending(chan);
+	return 0;
+}
+
+static void unmap(struct client *c, struct chunk_buffer *b, void *rx_data)
+{
+	if (b->tx_mapped)
+		dma_unmap_single(c->tx->device->dev, b->tx_addr, b->length, DMA_TO_DEVICE);
+	if (b->rx_mapped)
+		dma_unmap_single(c->rx->device->dev, b->rx_addr, b->length, DMA_FROM_DEVICE);
+	b->tx_mapped = b->rx_mapped = false;
+}
+
+/* Start one chunk: S2MM first (the loopback's data has somewhere to go), then MM2S. */
+static int start_chunk(struct client *c, struct chunk_buffer *b, void *rx_data, bool tx, bool rx)
+{
+	int err;
+
+	reinit_completion(&b->tx_done);
+	reinit_completion(&b->rx_done);
+	if (rx) {
+		b->rx_addr = dma_map_single(c->rx->device->dev, rx_data, b->length, DMA_FROM_DEVICE);
+		if (dma_mapping_error(c->rx->device->dev, b->rx_addr))
+			return -ENOMEM;
+		b->rx_mapped = true;
+		err = submit(c, c->rx, b->rx_addr, b->length, DMA_DEV_TO_MEM, b);
+		if (err)
+			return err;
+	}
+	if (tx) {
+		b->tx_addr = dma_map_single(c->tx->device->dev, b->data, b->length, DMA_TO_DEVICE);
+		if (dma_mapping_error(c->tx->device->dev, b->tx_addr))
+			return -ENOMEM;
+		b->tx_mapped = true;
+		err = submit(c, c->tx, b->tx_addr, b->length, DMA_MEM_TO_DEV, b);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int wait_chunk(struct client *c, struct chunk_buffer *b, bool tx, bool rx, u32 timeout_ms,
+		      struct hostlink_dma_transfer *t)
+{
+	unsigned long timeout = msecs_to_jiffies(timeout_ms);
+
+	if (rx && !wait_for_completion_timeout(&b->rx_done, timeout))
+		return -ETIMEDOUT;
+	if (tx && !wait_for_completion_timeout(&b->tx_done, timeout))
+		return -ETIMEDOUT;
+	t->interrupts_waited += tx + rx;
+	if ((tx && b->tx_result != DMA_TRANS_NOERROR) || (rx && b->rx_result != DMA_TRANS_NOERROR))
+		return -EIO;
+	return 0;
+}
+
+static long transfer(struct client *c, struct hostlink_dma_transfer *t)
+{
+	bool tx = t->tx != 0, rx = t->rx != 0;
+	u8 __user *tx_user = u64_to_user_ptr(t->tx);
+	u8 __user *rx_user = u64_to_user_ptr(t->rx);
+	u64 chunks, i;
+	long err = 0;
+
+	if (!tx && !rx)
+		return -EINVAL;
+	if (t->buffers != 1 && t->buffers != 2)
+		return -EINVAL;
+	if (!t->chunk || t->chunk > c->buffer_size || !t->length)
+		return -EINVAL;
+	chunks = div64_u64(t->length + t->chunk - 1, t->chunk);
+	t->chunks = t->interrupts_waited = t->copies = 0;
+
+	for (i = 0; i < chunks + (t->buffers == 2); i++) {
+		struct chunk_buffer *b = &c->buffer[i % t->buffers];
+		struct chunk_buffer *previous = &c->buffer[(i + 1) % t->buffers];
+		void *rx_data = c->rx_data[i % t->buffers];
+		void *previous_rx = c->rx_data[(i + 1) % t->buffers];
+		u64 offset = i * t->chunk, previous_offset = (i - 1) * t->chunk;
+
+		/* Copy this chunk in (double buffering: while the previous one is in flight). */
+		if (i < chunks) {
+			b->length = min_t(u64, t->chunk, t->length - offset);
+			if (tx && copy_from_user(b->data, tx_user + offset, b->length))
+				return -EFAULT;
+			t->copies += tx;
+		}
+		if (t->buffers == 2 && i > 0) {
+			/* End the previous chunk, then start this one at once, then copy the previous one out. */
+			err = wait_chunk(c, previous, tx, rx, t->timeout_ms, t);
+			unmap(c, previous, previous_rx);
+			if (err)
+				goto fail;
+			if (i < chunks) {
+				err = start_chunk(c, b, rx_data, tx, rx);
+				if (err)
+					goto fail;
+			}
+			if (rx && copy_to_user(rx_user + previous_offset, previous_rx, previous->length))
+				return -EFAULT;
+			t->copies += rx;
+			t->chunks++;
+			continue;
+		}
+		if (t->buffers == 2) {
+			err = start_chunk(c, b, rx_data, tx, rx);
+			if (err)
+				goto fail;
+			continue;
+		}
+		err = start_chunk(c, b, rx_data, tx, rx);
+		if (!err)
+			err = wait_chunk(c, b, tx, rx, t->timeout_ms, t);
+		unmap(c, b, rx_data);
+		if (err)
+			goto fail;
+		if (rx && copy_to_user(rx_user + offset, rx_data, b->length))
+			return -EFAULT;
+		t->copies += rx;
+		t->chunks++;
+	}
+	return 0;
+fail:
+	/* A chunk that did not end: stop both channels, so that the next call starts clean. */
+	dmaengine_terminate_sync(c->tx);
+	dmaengine_terminate_sync(c->rx);
+	for (i = 0; i < 2; i++)
+		unmap(c, &c->buffer[i], c->rx_data[i]);
+	dev_err(c->dev, "transfer of %llu bytes failed after %llu chunks: %ld\n", t->length, t->chunks, err);
+	return err;
+}
+
+static long client_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	struct client *c = container_of(file->private_data, struct client, misc);
+	struct hostlink_dma_transfer t;
+	long err;
+
+	if (cmd != HOSTLINK_DMA_TRANSFER)
+		return -ENOTTY;
+	if (copy_from_user(&t, (void __user *)arg, sizeof(t)))
+		return -EFAULT;
+	mutex_lock(&c->lock);
+	err = transfer(c, &t);
+	mutex_unlock(&c->lock);
+	if (copy_to_user((void __user *)arg, &t, sizeof(t)))
+		return -EFAULT;
+	return err;
+}
+
+static const struct file_operations client_fops = {
+	.owner          = THIS_MODULE,
+	.unlocked_ioctl = client_ioctl,
+};
+
+static unsigned int buffer_size = 1 << 20;
+module_param(buffer_size, uint, 0444);
+MODULE_PARM_DESC(buffer_size, "Bytes of each of the four kernel buffers (two to send, two to receive): the largest chunk");
+
+static int client_probe(struct platform_device *pdev)
+{
+	struct client *c;
+	int i, err;
+
+	c = devm_kzalloc(&pdev->dev, sizeof(*c), GFP_KERNEL);
+	if (!c)
+		return -ENOMEM;
+	c->dev = &pdev->dev;
+	mutex_init(&c->lock);
+	c->tx = dma_request_chan(&pdev->dev, "tx");
+	if (IS_ERR(c->tx))
+		return dev_err_probe(&pdev->dev, PTR_ERR(c->tx), "no \"tx\" DMA channel\n");
+	c->rx = dma_request_chan(&pdev->dev, "rx");
+	if (IS_ERR(c->rx)) {
+		err = dev_err_probe(&pdev->dev, PTR_ERR(c->rx), "no \"rx\" DMA channel\n");
+		goto release_tx;
+	}
+	c->buffer_size = buffer_size;
+	for (i = 0; i < 2; i++) {
+		init_completion(&c->buffer[i].tx_done);
+		init_completion(&c->buffer[i].rx_done);
+		c->buffer[i].data = devm_kmalloc(&pdev->dev, buffer_size, GFP_KERNEL);
+		c->rx_data[i] = devm_kmalloc(&pdev->dev, buffer_size, GFP_KERNEL);
+		if (!c->buffer[i].data || !c->rx_data[i]) {
+			err = -ENOMEM;
+			goto release_rx;
+		}
+	}
+	c->misc.minor = MISC_DYNAMIC_MINOR;
+	c->misc.name = "hostlink_dma";
+	c->misc.fops = &client_fops;
+	c->misc.parent = &pdev->dev;
+	err = misc_register(&c->misc);
+	if (err)
+		goto release_rx;
+	platform_set_drvdata(pdev, c);
+	dev_info(&pdev->dev, "/dev/hostlink_dma on %s and %s, buffers of %u bytes\n",
+		 dma_chan_name(c->tx), dma_chan_name(c->rx), buffer_size);
+	return 0;
+release_rx:
+	dma_release_channel(c->rx);
+release_tx:
+	dma_release_channel(c->tx);
+	return err;
+}
+
+static void client_remove(struct platform_device *pdev)
+{
+	struct client *c = platform_get_drvdata(pdev);
+
+	misc_deregister(&c->misc);
+	dmaengine_terminate_sync(c->tx);
+	dmaengine_terminate_sync(c->rx);
+	dma_release_channel(c->rx);
+	dma_release_channel(c->tx);
+}
+
+static const struct of_device_id client_of_match[] = {
+	{ .compatible = "hostlink,axi-dma-client" },
+	{ }
+};
+MODULE_DEVICE_TABLE(of, client_of_match);
+
+static struct platform_driver client_driver = {
+	.probe  = client_probe,
+	.remove_new = client_remove,
+	.driver = {
+		.name = "hostlink_dma_client",
+		.of_match_table = client_of_match,
+	},
+};
+module_platform_driver(client_driver);
+
+MODULE_DESCRIPTION("hostlink: a dmaengine client of the Zynq SoC's AXI DMA (xilinx_dma)");
+MODULE_LICENSE("GPL");
