@@ -11,6 +11,7 @@ way through hostlink's dmaengine client by interrupt, single and double buffered
 driver by polling, every byte checked.
 """
 
+import json
 import os
 import subprocess
 import sys
@@ -48,7 +49,9 @@ def test_the_device_tree_compiles(tmp_path):
 def test_the_init_runs_each_command_and_saves_the_logs(tmp_path):
     commands = default_commands(str(tmp_path / "software"))
     script = init_script(str(tmp_path / "shared"), commands, 60)
-    assert [c[0] for c in commands] == ["insmod", "python3", "sh", str(tmp_path / "software" / "dma_user_test")]
+    user = str(tmp_path / "software" / "dma_user_test")
+    assert [c[0] for c in commands] == ["insmod", "python3", "python3", "python3", "sh", user, user, user]
+    assert commands[3][-1] == commands[7][-1] == "--errors"
     for i in range(len(commands)):
         assert f"step cmd{i} " in script
     assert "cat /proc/interrupts > interrupts.txt" in script and "dmesg > dmesg.txt" in script
@@ -68,22 +71,38 @@ def test_xilinx_dma_and_a_user_level_driver_move_data_through_the_simulated_zynq
     json_path = tmp_path / "result.json"
     result = subprocess.run([sys.executable, os.path.join(REPO, "sim.py"), "driver", "--board", "zc706", "--ps7",
                              "--json", str(json_path)], capture_output=True, text=True, cwd=REPO, timeout=3000)
-    print(result.stdout[-6000:])
-    import json
+    print(result.stdout[-8000:])
     report = json.load(open(json_path))
-    steps = report["steps"]
-    client, user = steps[1]["output"], steps[3]["output"]
+    out = [step["output"] or "" for step in report["steps"]]
+    log = report["kernel_log"]
     # Linux's own driver probed the DMA from the device tree, and the client got both channels.
-    assert "Xilinx AXI DMA Engine Driver Probed" in report["kernel_log"], report["kernel_log"][-3000:]
-    assert "/dev/hostlink_dma on dma0chan0 and dma0chan1" in report["kernel_log"]
-    for line in ["ok: single buffering: 1048576 bytes each way in 4 chunks of 262144, every byte checked; "
-                 "8 completions by interrupt", "ok: double buffering: 1048576 bytes each way in 4 chunks of 262144, "
-                 "every byte checked; 8 completions by interrupt"]:
-        assert line in client, client
-    assert "10400000.dma: driven by hostlink_dma_user" in steps[2]["output"], steps[2]["output"]
-    for name in ("single", "double"):
-        assert f"ok: {name} buffering: 1048576 bytes each way in 4 chunks of 262144, every byte checked;" in user, user
-    # The kernel took the DMA's interrupts: 8 transfers each way, each one interrupt (or more).
-    assert report["bench"]["interrupts"]["mm2s"] >= 8 and report["bench"]["interrupts"]["s2mm"] >= 8
+    assert "Xilinx AXI DMA Engine Driver Probed" in log, log[-3000:]
+    assert "/dev/hostlink_dma on dma0chan0 and dma0chan1" in log
+    chunks = "1048576 bytes each way in 4 chunks of 262144, every byte checked;"
+    assert f"ok: single buffering: {chunks} 8 completions by interrupt, 8 DMA interrupts taken" in out[1], out[1]
+    assert f"ok: double buffering: {chunks} 8 completions by interrupt, 8 DMA interrupts taken" in out[2], out[2]
+    for line in ["ok: a chunk of 2097152 bytes (the client's buffers hold 1048576): EINVAL",
+                 "ok: a slave error on a read (MM2S): the call ended ETIMEDOUT, xilinx_dma logged the channel's errors "
+                 "(DMASlvErr) 1 time(s); the next 65536 bytes each way were clean",
+                 "ok: a slave error on a write (S2MM): the call ended ETIMEDOUT, xilinx_dma logged the channel's errors "
+                 "(DMASlvErr) 1 time(s); the next 65536 bytes each way were clean"]:
+        assert line in out[3], out[3]
+    assert "10400000.dma: driven by hostlink_dma_user" in out[4], out[4]
+    assert f"ok: single buffering: {chunks}" in out[5] and "no interrupt" in out[5], out[5]
+    assert f"ok: double buffering: {chunks}" in out[6] and "no interrupt" in out[6], out[6]
+    for line in ["ok: a chunk of 67108864 bytes, over the DMA's 26-bit LENGTH (at most 67108863): refused",
+                 "ok: an address not aligned to the bus (MM2S_SA 4 bytes off): DMASR 0x00004011 (Err_Irq DMAIntErr Halted)",
+                 "ok: a LENGTH of 0: DMASR 0x00004011 (Err_Irq DMAIntErr Halted)",
+                 "ok: a LENGTH written while a transfer runs (S2MM): DMASR 0x00004011 (Err_Irq DMAIntErr Halted)",
+                 "ok: a slave error on a read (HP0 answers SLVERR): DMASR 0x00004021 (Err_Irq DMASlvErr Halted)",
+                 "ok: a slave error on a write (HP0 answers SLVERR): DMASR 0x00004021 (Err_Irq DMASlvErr Halted)",
+                 "ok: an address outside the DDR (MM2S_SA 0xfff00000: DECERR): DMASR 0x00004041 (Err_Irq DMADecErr Halted)"]:
+        assert line in out[7], out[7]
+    assert out[7].count("after a reset, 65536 bytes each way clean") == 6
+    # The interrupt-driven steps took the DMA's interrupts; the polling ones none.
+    device = [step["device"] for step in report["steps"]]
+    assert device[1]["interrupts"] >= 8 and device[2]["interrupts"] >= 8
+    assert device[5]["interrupts"] == device[6]["interrupts"] == 0
+    assert report["bench"]["hp0_errors_answered"] == {"SLVERR": 4, "DECERR": 1}
     assert report["bench"]["outside_accesses"] == 0 and report["kernel_warnings"] == []
     assert result.returncode == 0 and report["passed"], result.stdout[-3000:]

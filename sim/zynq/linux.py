@@ -148,12 +148,18 @@ def build_software(build_root=BUILD_ROOT):
 
 def default_commands(software, size=1 << 20, chunk=256 << 10):
     """What ./sim.py driver --board zc706 --ps7 runs: `size` bytes each way through Linux's xilinx_dma (the
-    dmaengine client), single then double buffered; the DMA handed to the user-level driver; the same by polling."""
-    here = SOFTWARE
+    dmaengine client), single then double buffered, and its error path; the DMA handed to the user-level driver;
+    the same by polling, and its error path. One step each, so that each has its own counts."""
+    client = ["python3", os.path.join(SOFTWARE, "dma_client_test.py")]
+    user = [os.path.join(software, "dma_user_test")]
     return [["insmod", os.path.join(software, "hostlink_dma_client.ko")],
-            ["python3", os.path.join(here, "dma_client_test.py"), str(size), str(chunk), "1", "2"],
-            ["sh", os.path.join(here, "use_user_driver.sh"), os.path.join(software, "hostlink_dma_user.ko")],
-            [os.path.join(software, "dma_user_test"), str(size), str(chunk), "1", "2"]]
+            [*client, str(size), str(chunk), "1"],
+            [*client, str(size), str(chunk), "2"],
+            [*client, "--errors"],
+            ["sh", os.path.join(SOFTWARE, "use_user_driver.sh"), os.path.join(software, "hostlink_dma_user.ko")],
+            [*user, str(size), str(chunk), "1"],
+            [*user, str(size), str(chunk), "2"],
+            [*user, "--errors"]]
 
 
 def init_script(shared, commands, command_timeout_s):
@@ -219,6 +225,7 @@ def _run(run_dir, commands, command_timeout_s, timeout_s, build_root, verbose, m
         "results": os.path.join(run_dir, "bench.json"),
         "uml": {
             "socket":      socket_path,
+            "shared":      shared,
             "console_log": os.path.join(run_dir, "console.log"),
             "tmpdir":      "/dev/shm" if os.path.isdir("/dev/shm") else run_dir,
             "timeout_s":   timeout_s,
@@ -276,6 +283,17 @@ def transfer_figures(bench):
     return rows
 
 
+def step_counts(bench):
+    """What each step of the init cost the device side: the counts between the end of the step before and its
+    own (the first step's include the boot), as dicts of sim_ns, mmio_reads, mmio_writes, interrupts and
+    transfers."""
+    rows, before = [], {"sim_ns": 0, "mmio_reads": 0, "mmio_writes": 0, "interrupts": 0, "transfers": 0}
+    for snapshot in bench["steps"]:
+        rows.append({key: snapshot[key] - before[key] for key in before})
+        before = snapshot
+    return rows
+
+
 def evaluate(result):
     """Per step: passed or not (exit 0, no "FAIL:" line). Returns (rows, ok, problems)."""
     from hostlink.sim.driver import kernel_problems
@@ -299,11 +317,16 @@ def main(args, command):
         print(f"sim.py driver: {error}", file=sys.stderr)
         return 1
     rows, ok, problems = evaluate(result)
-    for row in rows:
+    counts = step_counts(result["bench"])
+    for i, row in enumerate(rows):
         status = "timed out" if row["timed_out"] else f"exit {row['exit_status']}"
         print(f"{'PASS' if row['passed'] else 'FAIL'}  {row['command']}: {status}")
         lines = (row["output"] or "(no output)").rstrip().splitlines()
         print("    " + "\n    ".join(lines[-40:]))
+        if i < len(counts):
+            row["device"] = c = counts[i]
+            print(f"    device side: {c['sim_ns'] / 1e3:.1f} us simulated, {c['mmio_reads']} register reads, "
+                  f"{c['mmio_writes']} writes, {c['interrupts']} interrupts, {c['transfers']} transfers")
     bench = result["bench"]
     print(f"simulated {bench['sim_ns'] / 1e6:.3f} ms in {bench['wall_s']} s: {bench['mmio_reads']} register reads, "
           f"{bench['mmio_writes']} register writes, {bench['interrupts']['mm2s']} MM2S and "

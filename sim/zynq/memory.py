@@ -14,6 +14,9 @@ A memory answering the port's reads and writes with:
 
 The channels are cocotbext-axi's (their handshakes); the timing is this model's. It checks what a Zynq HP
 port requires of a master: INCR bursts of at most 16 beats of the port's width that do not cross 4 KiB.
+
+Errors, as the PS answers them: a burst outside the memory gets DECERR (read data all zeros, nothing written);
+`fault` ("read" or "write") makes the next burst of that kind get SLVERR, once (tests of the DMA's error path).
 """
 
 import collections
@@ -53,18 +56,28 @@ class PSMemory:
         self.buckets = {"read": [16.0, 0.0], "write": [16.0, 0.0]}   # tokens, when last filled (ns)
         self.reads  = collections.deque()    # (due ns, address, beats)
         self.writes = collections.deque()    # (address, beats)
-        self.responses = collections.deque() # due ns
+        self.responses = collections.deque() # (due ns, response)
+        self.fault = None                    # "read" or "write": the next such burst is answered SLVERR
+        self.errors_answered = {"SLVERR": 0, "DECERR": 0}
         self.most_reads = self.most_writes = 0
         self.bursts = 0
         for process in (self._take_reads(), self._give_reads(), self._take_writes(), self._give_responses()):
             cocotb.start_soon(process)
 
     def _check(self, kind, address, beats, size, burst):
+        """Asserts the HP port's rules; returns the burst's response: 0 (OKAY), 2 (SLVERR) or 3 (DECERR)."""
         assert burst == 1 and 2**size == self.beat_bytes, f"{kind}: burst {burst}, size {size}"
         assert 1 <= beats <= 16, f"{kind} of {beats} beats"
         assert address // 4096 == (address + beats*self.beat_bytes - 1) // 4096, f"{kind} at 0x{address:x} crosses 4 KiB"
-        assert address + beats*self.beat_bytes <= len(self.memory), f"{kind} at 0x{address:x} outside the memory"
         self.bursts += 1
+        if self.fault == kind:
+            self.fault = None
+            self.errors_answered["SLVERR"] += 1
+            return 2
+        if address + beats*self.beat_bytes > len(self.memory):
+            self.errors_answered["DECERR"] += 1
+            return 3
+        return 0
 
     async def _until(self, due_ns):
         wait_ps = round((due_ns - get_sim_time("ns")) * 1000)
@@ -98,8 +111,8 @@ class PSMemory:
         while True:
             ar = await self.ar.recv()
             address, beats = int(ar.araddr), int(ar.arlen) + 1
-            self._check("read", address, beats, int(ar.arsize), int(ar.arburst))
-            self.reads.append((get_sim_time("ns") + self.read_latency_ns, address, beats))
+            response = self._check("read", address, beats, int(ar.arsize), int(ar.arburst))
+            self.reads.append((get_sim_time("ns") + self.read_latency_ns, address, beats, response))
             self.most_reads = max(self.most_reads, len(self.reads))
             self._pause_reads()
 
@@ -108,13 +121,13 @@ class PSMemory:
             if not self.reads:
                 await RisingEdge(self.clock)
                 continue
-            due, address, beats = self.reads[0]
+            due, address, beats, response = self.reads[0]
             await self._until(due)
             for n in range(beats):
                 await self._token("read")
                 start = address + n*self.beat_bytes
-                await self.r.send(AxiRTransaction(rid=0, rresp=0, rlast=int(n == beats - 1),
-                    rdata=int.from_bytes(self.memory[start:start + self.beat_bytes], "little")))
+                data = 0 if response else int.from_bytes(self.memory[start:start + self.beat_bytes], "little")
+                await self.r.send(AxiRTransaction(rid=0, rresp=response, rlast=int(n == beats - 1), rdata=data))
             self.reads.popleft()
             self._pause_reads()
 
@@ -124,18 +137,18 @@ class PSMemory:
         while True:
             aw = await self.aw.recv()
             address, beats = int(aw.awaddr), int(aw.awlen) + 1
-            self._check("write", address, beats, int(aw.awsize), int(aw.awburst))
+            response = self._check("write", address, beats, int(aw.awsize), int(aw.awburst))
             self.most_writes = max(self.most_writes, len(self.responses) + 1)
             self._pause_writes()
             for n in range(beats):
                 await self._token("write", pause)
                 w = await self.w.recv()
                 data, strb, start = int(w.wdata), int(w.wstrb), address + n*self.beat_bytes
-                for i in range(self.beat_bytes):
+                for i in range(self.beat_bytes if not response else 0):
                     if strb >> i & 1:
                         self.memory[start + i] = data >> (8*i) & 0xff
                 assert int(w.wlast) == (n == beats - 1), f"WLAST on beat {n} of {beats}"
-            self.responses.append(get_sim_time("ns") + self.write_latency_ns)
+            self.responses.append((get_sim_time("ns") + self.write_latency_ns, response))
             self._pause_writes()
 
     async def _give_responses(self):
@@ -143,7 +156,8 @@ class PSMemory:
             if not self.responses:
                 await RisingEdge(self.clock)
                 continue
-            await self._until(self.responses[0])
-            await self.b.send(AxiBTransaction(bid=0, bresp=0))
+            due, response = self.responses[0]
+            await self._until(due)
+            await self.b.send(AxiBTransaction(bid=0, bresp=response))
             self.responses.popleft()
             self._pause_writes()

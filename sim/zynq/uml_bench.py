@@ -19,8 +19,13 @@ The Zynq SoC's logic (sim/zynq/top.py, the AXI DMA with its streams looped back)
   as a level-triggered controller would interrupt again.
 
 Simulated time is held while the kernel computes (sim/uml/pcidev.py's HostActivity), as for the PCIe boards.
-For each transfer the bench records the cycle of the LENGTH write that starts it and of its interrupt: the
-hardware's part, in simulated time. The summary goes to the file named by "results".
+For each transfer the bench records the time of the LENGTH write that starts it, of the status bit that ends
+it and of its interrupt: the hardware's part, in simulated time. When a step of the machine's init ends (its
+exit-status file appears in the shared folder, before the next step starts) the bench notes its counts, so
+that each step's register accesses, interrupts and simulated time can be told apart. A file `hp0_fault`
+written there by a program ("read" or "write") makes the next such burst on HP0 answer SLVERR (the bench
+removes the file once armed): the tests of the drivers' error paths. The summary goes to the file named by
+"results".
 """
 
 import json
@@ -78,8 +83,12 @@ class KernelMemory:
 
 class PlatformBridge:
     """The vhost-user device of virt-pci's platform bus, on the Zynq SoC's GP0, HP0 and interrupts."""
-    def __init__(self, dut, ctrl, memory, socket_path, poll_ns=50, hold_cap_s=0.05):
+    def __init__(self, dut, ctrl, memory, socket_path, shared, poll_ns=50, hold_cap_s=0.05):
         self.dut, self.ctrl, self.memory = dut, ctrl, memory
+        # The counts when each step of the machine's init ended: its exit-status file (cmdN.rc) is written
+        # before the next step starts, so a check before each command and interrupt puts each in its step.
+        self.shared = shared
+        self.steps = []
         self.backend = VhostUserBackend(socket_path, num_queues=2)
         self.poll_ns = poll_ns
         self.log = logging.getLogger("hostlink.uml")
@@ -90,6 +99,7 @@ class PlatformBridge:
         self.commands = self.mmio_reads = self.mmio_writes = 0
         self.outside = 0              # Accesses outside the DMA's registers (answered with all-ones, dropped).
         self.memory_registered = False
+        self.kernel_memory = None     # [physical address, bytes] of the kernel's memory: the DDR behind HP0
         self.serving = True
         self.host = None
         self.hold_cap_s = hold_cap_s
@@ -113,6 +123,7 @@ class PlatformBridge:
                                f"{[(hex(r[0]), hex(r[1])) for r in regions]}")
         base, size, _, view, _ = regions[0]
         self.memory.memory = KernelMemory(view, base)
+        self.kernel_memory = [base, size]
         self.log.info("kernel memory 0x%x..0x%x is the PS's DDR behind HP0", base, base + size)
         self.memory_registered = True
 
@@ -150,6 +161,7 @@ class PlatformBridge:
                         self.host.woken()
             while self.pending_irqs and irq_vq.ready and irq_vq.pending():
                 number = self.pending_irqs.pop(0)
+                self.note_steps()
                 head, chain = irq_vq.pop()
                 message = MSG.pack(OP_INT, 0, 0, 4, 0) + struct.pack("<I", number)
                 self._scatter(chain, message)
@@ -158,8 +170,9 @@ class PlatformBridge:
                 if self.host is not None:
                     self.host.woken()
             if self.host is not None and not cmd_vq.pending():
+                # Held while the kernel computes; a command it sends meanwhile means it waits for the device.
                 start = time.monotonic()
-                while self.host.busy() and time.monotonic() - start < self.hold_cap_s:
+                while self.host.busy() and not cmd_vq.pending() and time.monotonic() - start < self.hold_cap_s:
                     time.sleep(0.0002)
                 self.held_s += time.monotonic() - start
             await Timer(self.poll_ns, "ns")
@@ -176,7 +189,14 @@ class PlatformBridge:
                 offset += len(part)
         return offset
 
+    def note_steps(self):
+        while os.path.exists(os.path.join(self.shared, f"cmd{len(self.steps)}.rc")):
+            self.steps.append({"sim_ns": get_sim_time("ns"), "mmio_reads": self.mmio_reads,
+                               "mmio_writes": self.mmio_writes, "interrupts": sum(self.interrupts),
+                               "transfers": len(self.transfers)})
+
     async def _serve(self, head, chain):
+        self.note_steps()
         request = self._gather(chain)
         op, bar, _, size, address = MSG.unpack_from(request)
         data = request[MSG.size:]
@@ -230,7 +250,8 @@ async def zynq_linux_bench(dut):
     for _ in range(8):
         await RisingEdge(dut.clk)
     dut.rst.value = 0
-    bridge = PlatformBridge(dut, ctrl, memory, uml["socket"])
+    shared = uml["shared"]
+    bridge = PlatformBridge(dut, ctrl, memory, uml["socket"], shared)
     cocotb.start_soon(bridge.run())
 
     with open(uml["console_log"], "w") as console:
@@ -239,11 +260,22 @@ async def zynq_linux_bench(dut):
     with open(uml["pid_file"], "w") as f:
         f.write(f"{kernel.pid}\n")
     bridge.host = HostActivity(kernel.pid)
+    fault_file = os.path.join(shared, "hp0_fault")
     started, sim_start = time.monotonic(), get_sim_time("ns")
     report = started
     watch = (started, bridge.commands, bridge.held_s)
     why = stacks = None
     while kernel.poll() is None:
+        bridge.note_steps()
+        if os.path.exists(fault_file):
+            with open(fault_file) as f:
+                kind = f.read().strip()
+            if kind in ("read", "write"):
+                memory.fault = kind
+                log.warning("the next %s burst on HP0 is answered SLVERR", kind)
+            else:
+                log.error("hp0_fault: %r is neither read nor write", kind)
+            os.remove(fault_file)
         now = time.monotonic()
         stuck = False
         if now - watch[0] >= uml["stuck_s"]:
@@ -269,6 +301,7 @@ async def zynq_linux_bench(dut):
             break
         await Timer(20_000, "ns")
     os.remove(uml["pid_file"])
+    bridge.note_steps()       # The last step's, which no command follows.
     bridge.close()
     results = {
         "kernel_exit":   kernel.returncode,
@@ -289,6 +322,9 @@ async def zynq_linux_bench(dut):
         "most_reads_in_flight":  memory.most_reads,
         "most_writes_in_flight": memory.most_writes,
         "bursts":        memory.bursts,
+        "hp0_errors_answered": memory.errors_answered,
+        "kernel_memory": bridge.kernel_memory,
+        "steps":         [dict(step, sim_ns=step["sim_ns"] - sim_start) for step in bridge.steps],
     }
     with open(config["results"], "w") as f:
         json.dump(results, f, indent=2)

@@ -7,18 +7,28 @@
 client (/dev/hostlink_dma, software/zynq/hostlink_dma_client.c), and check every byte.
 
     dma_client_test.py BYTES CHUNK BUFFERS [BUFFERS ...]
+    dma_client_test.py --errors
 
 For each BUFFERS (1: single buffering, 2: double), sends BYTES out through MM2S while S2MM takes them back
 (the SoC's streams loop MM2S into S2MM), CHUNK bytes per DMA transfer; the bytes received must be the bytes
 sent. Prints one "ok:" line per run with what the client counted (chunks, interrupts waited for, copies) and
 the kernel's count of the DMA's interrupts (/proc/interrupts), or a "FAIL:" line; exits 1 if any run failed.
+
+--errors: a chunk larger than the client's buffers is refused (EINVAL); a slave error on a read and on a write
+(the simulation's HP0 model answers the next burst SLVERR when the file hp0_fault in the current folder says
+"read" or "write"): xilinx_dma logs the channel's errors and stops it; its descriptor never completes, so the
+client's wait ends at its timeout (ETIMEDOUT) and it terminates the channels, which resets them; the next
+transfer must be clean. One "ok:" or "FAIL:" line each.
 """
 
 import ctypes
+import errno
 import fcntl
 import os
 import struct
+import subprocess
 import sys
+import time
 
 TRANSFER = struct.Struct("<QQQIIIIQQQ")
 HOSTLINK_DMA_TRANSFER = (3 << 30) | (TRANSFER.size << 16) | (ord("h") << 8) | 0x40   # _IOWR('h', 0x40, ...)
@@ -53,7 +63,64 @@ def loop(fd, size, chunk, buffers, seed, timeout_ms=120_000):
     return chunks, waited, copies, taken, wrong
 
 
+def arm_fault(kind):
+    """Ask the simulation's HP0 model to answer the next `kind` burst SLVERR; wait until it has taken the file."""
+    with open("hp0_fault", "w") as f:
+        f.write(kind)
+    for _ in range(6000):
+        if not os.path.exists("hp0_fault"):
+            return
+        time.sleep(0.01)
+    raise RuntimeError("hp0_fault: the simulation did not take it")
+
+
+def kernel_log():
+    return subprocess.run(["dmesg"], capture_output=True, text=True).stdout
+
+
+def errors(fd):
+    failed = False
+    with open("/sys/module/hostlink_dma_client/parameters/buffer_size") as f:
+        largest = int(f.read())
+    try:
+        loop(fd, 8, 2 * largest, 1, 50)
+        print(f"FAIL: a chunk of {2 * largest} bytes (the client's buffers hold {largest}) was taken")
+        failed = True
+    except OSError as error:
+        ok = error.errno == errno.EINVAL
+        failed |= not ok
+        print(f"{'ok' if ok else 'FAIL'}: a chunk of {2 * largest} bytes (the client's buffers hold {largest}): "
+              f"{errno.errorcode.get(error.errno, error.errno)}")
+    for seed, kind in enumerate(("read", "write"), start=60):
+        channel = "MM2S" if kind == "read" else "S2MM"
+        before = kernel_log().count("has errors 20")
+        arm_fault(kind)
+        try:
+            loop(fd, 4096, 4096, 1, seed, timeout_ms=20_000)
+            outcome = "it completed"
+        except OSError as error:
+            outcome = errno.errorcode.get(error.errno, str(error.errno))
+        logged = kernel_log().count("has errors 20") - before
+        try:
+            clean = loop(fd, 64 << 10, 64 << 10, 1, seed + 10)
+        except OSError as error:
+            clean = None
+            print(f"FAIL: after a slave error on a {kind}, the next transfer failed: {error}")
+        ok = outcome == "ETIMEDOUT" and logged == 1 and clean is not None and clean[4] == 0
+        failed |= not ok
+        print(f"{'ok' if ok else 'FAIL'}: a slave error on a {kind} ({channel}): the call ended {outcome}, xilinx_dma "
+              f"logged the channel's errors (DMASlvErr) {logged} time(s); the next 65536 bytes each way "
+              f"{'were clean' if clean and clean[4] == 0 else 'were not clean'}")
+    return failed
+
+
 def main(argv):
+    if argv == ["--errors"]:
+        fd = os.open("/dev/hostlink_dma", os.O_RDWR)
+        try:
+            return 1 if errors(fd) else 0
+        finally:
+            os.close(fd)
     size, chunk, runs = int(argv[0]), int(argv[1]), [int(b) for b in argv[2:]]
     failed = False
     fd = os.open("/dev/hostlink_dma", os.O_RDWR)

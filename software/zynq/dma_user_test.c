@@ -8,6 +8,7 @@
  * the registers and a DMA buffer (/dev/hostlink_dma_user, hostlink_dma_user.c). No interrupt is enabled.
  *
  *     dma_user_test BYTES CHUNK BUFFERS [BUFFERS ...]
+ *     dma_user_test --errors
  *
  * For each BUFFERS (1: single buffering, 2: double), sends BYTES from the program's memory out through MM2S
  * while S2MM takes them back (the SoC's streams loop MM2S into S2MM), CHUNK bytes per transfer through the
@@ -15,6 +16,12 @@
  * Double buffering copies the next chunk in while one is in flight. Every byte received must be the byte
  * sent. Prints one "ok:" line per run with the register reads (status polls among them) and writes, or a
  * "FAIL:" line; exits 1 if any run failed.
+ *
+ * --errors: what the DMA says of a bad request and of a failing bus, and that the next transfer after a reset
+ * is clean: an address not aligned to the bus, a LENGTH of 0, a LENGTH written while a transfer runs, a slave
+ * error on a read and on a write (the simulation's HP0 model answers the next burst SLVERR when the file
+ * hp0_fault in the current folder says "read" or "write"), an address outside the DDR (DECERR). One "ok:" or
+ * "FAIL:" line each.
  */
 
 #include <errno.h>
@@ -35,12 +42,18 @@ enum {
 };
 #define DMACR_RS      0x1
 #define DMACR_RESET   0x4
+#define DMASR_HALTED  0x1
+#define DMASR_INT_ERR 0x10
+#define DMASR_SLV_ERR 0x20
+#define DMASR_DEC_ERR 0x40
 #define DMASR_ERRORS  0x70     /* DMAIntErr, DMASlvErr, DMADecErr */
 #define DMASR_IOC_IRQ 0x1000
 #define DMASR_ERR_IRQ 0x4000
 #define POLL_LIMIT    10000000
+#define MAX_LENGTH    ((1u << 26) - 1)   /* LENGTH's 26 bits (xlnx,sg-length-width) */
 
 static int fd;
+static uint64_t buffer_size;
 static unsigned long reads, writes, polls;
 
 static int read_register(uint32_t offset, uint32_t *value)
@@ -189,6 +202,156 @@ out:
 	return err;
 }
 
+/* Poll a channel until its transfer ends; its status, or 0 if it never ended. */
+static uint32_t end_status(uint32_t status_register)
+{
+	uint32_t status = 0;
+	long i;
+
+	for (i = 0; i < POLL_LIMIT && !(status & (DMASR_IOC_IRQ | DMASR_ERR_IRQ)); i++)
+		if (read_register(status_register, &status))
+			return 0;
+	return status & (DMASR_IOC_IRQ | DMASR_ERR_IRQ) ? status : 0;
+}
+
+/* Ask the simulation's HP0 model to answer the next `kind` ("read" or "write") burst SLVERR; wait until armed. */
+static int arm_fault(const char *kind)
+{
+	FILE *f = fopen("hp0_fault", "w");
+	int i;
+
+	if (!f || fputs(kind, f) < 0 || fclose(f)) {
+		fprintf(stderr, "hp0_fault: %s (this needs the simulation)\n", strerror(errno));
+		return -1;
+	}
+	for (i = 0; i < 60000 && access("hp0_fault", F_OK) == 0; i++)
+		usleep(1000);
+	if (access("hp0_fault", F_OK) == 0) {
+		fprintf(stderr, "hp0_fault: the simulation did not take it\n");
+		return -1;
+	}
+	return 0;
+}
+
+static const char *bits(uint32_t status, char *text, size_t size)
+{
+	snprintf(text, size, "%s%s%s%s%s%s", status & DMASR_ERR_IRQ ? " Err_Irq" : "", status & DMASR_IOC_IRQ ? " IOC_Irq" : "",
+		 status & DMASR_INT_ERR ? " DMAIntErr" : "", status & DMASR_SLV_ERR ? " DMASlvErr" : "",
+		 status & DMASR_DEC_ERR ? " DMADecErr" : "", status & DMASR_HALTED ? " Halted" : "");
+	return text;
+}
+
+enum error_case { UNALIGNED, ZERO_LENGTH, LENGTH_WHILE_RUNNING, READ_SLVERR, WRITE_SLVERR, OUTSIDE_DDR, CASES };
+
+static const struct {
+	const char *name;
+	uint32_t status_register;     /* the channel that must report */
+	uint32_t expected;            /* bits it must show */
+} error_cases[CASES] = {
+	[UNALIGNED]            = { "an address not aligned to the bus (MM2S_SA 4 bytes off)", MM2S_DMASR,
+				   DMASR_ERR_IRQ | DMASR_INT_ERR },
+	[ZERO_LENGTH]          = { "a LENGTH of 0", MM2S_DMASR, DMASR_ERR_IRQ | DMASR_INT_ERR },
+	[LENGTH_WHILE_RUNNING] = { "a LENGTH written while a transfer runs (S2MM)", S2MM_DMASR, DMASR_ERR_IRQ | DMASR_INT_ERR },
+	[READ_SLVERR]          = { "a slave error on a read (HP0 answers SLVERR)", MM2S_DMASR, DMASR_ERR_IRQ | DMASR_SLV_ERR },
+	[WRITE_SLVERR]         = { "a slave error on a write (HP0 answers SLVERR)", S2MM_DMASR, DMASR_ERR_IRQ | DMASR_SLV_ERR },
+	[OUTSIDE_DDR]          = { "an address outside the DDR (MM2S_SA 0xfff00000: DECERR)", MM2S_DMASR,
+				   DMASR_ERR_IRQ | DMASR_DEC_ERR },
+};
+
+/* One bad request or failing bus; returns the status of the channel that must report it (0: it never ended). */
+static uint32_t provoke(enum error_case c, uint64_t tx, uint64_t rx)
+{
+	const uint32_t n = 4096;
+
+	if (start_dma())
+		return 0;
+	switch (c) {
+	case UNALIGNED:
+		if (write_register(MM2S_SA, (uint32_t)tx + 4) || write_register(MM2S_LENGTH, 64))
+			return 0;
+		break;
+	case ZERO_LENGTH:
+		if (write_register(MM2S_SA, (uint32_t)tx) || write_register(MM2S_LENGTH, 0))
+			return 0;
+		break;
+	case LENGTH_WHILE_RUNNING:
+		/* S2MM runs, waiting for its stream; the second LENGTH is refused, the running transfer goes on. */
+		if (write_register(S2MM_DA, (uint32_t)rx) || write_register(S2MM_LENGTH, n) ||
+		    write_register(S2MM_LENGTH, n) || write_register(MM2S_SA, (uint32_t)tx) || write_register(MM2S_LENGTH, n))
+			return 0;
+		if (!(end_status(MM2S_DMASR) & DMASR_IOC_IRQ))
+			return 0;
+		break;
+	case READ_SLVERR:
+	case WRITE_SLVERR:
+		if (arm_fault(c == READ_SLVERR ? "read" : "write") || start_chunk(tx, rx, n))
+			return 0;
+		/* The failing channel still moves all its data; the other one ends cleanly. */
+		if (!(end_status(c == READ_SLVERR ? S2MM_DMASR : MM2S_DMASR) & DMASR_IOC_IRQ))
+			return 0;
+		break;
+	case OUTSIDE_DDR:
+		/* MM2S still hands its (zero) data to the stream: S2MM takes it. */
+		if (write_register(S2MM_DA, (uint32_t)rx) || write_register(S2MM_LENGTH, 64) ||
+		    write_register(MM2S_SA, 0xfff00000u) || write_register(MM2S_LENGTH, 64))
+			return 0;
+		if (!(end_status(S2MM_DMASR) & DMASR_IOC_IRQ))
+			return 0;
+		break;
+	default:
+		return 0;
+	}
+	return end_status(error_cases[c].status_register);
+}
+
+/* Whether the program can send `size` bytes in chunks of `chunk`: the DMA's LENGTH, the buffer's four parts. */
+static int chunk_allowed(size_t size, uint64_t chunk)
+{
+	return size && chunk && chunk % 8 == 0 && chunk <= MAX_LENGTH && 4 * chunk <= buffer_size;
+}
+
+static int errors(uint8_t *window, uint64_t bus)
+{
+	const uint32_t clean = 64 << 10;
+	int failed = 0, c;
+
+	if (chunk_allowed(1 << 20, 1u << 26)) {
+		printf("FAIL: a chunk of %u bytes, over the DMA's 26-bit LENGTH, was allowed\n", 1u << 26);
+		failed = 1;
+	} else {
+		printf("ok: a chunk of %u bytes, over the DMA's 26-bit LENGTH (at most %u): refused\n", 1u << 26, MAX_LENGTH);
+	}
+
+	for (c = 0; c < CASES; c++) {
+		uint32_t status = provoke(c, bus, bus + 2 * clean);
+		uint32_t halted;
+		char text[128];
+
+		if ((status & error_cases[c].expected) != error_cases[c].expected || (status & DMASR_IOC_IRQ)) {
+			printf("FAIL: %s: DMASR 0x%08x (%s), expected%s\n", error_cases[c].name, status,
+			       status ? bits(status, text, sizeof(text)) : "the transfer never ended",
+			       bits(error_cases[c].expected, text, sizeof(text)));
+			failed = 1;
+			continue;
+		}
+		/* The channel stopped (RS cleared): it says Halted. */
+		if (read_register(error_cases[c].status_register, &halted) || !(halted & DMASR_HALTED)) {
+			printf("FAIL: %s: the channel did not halt (DMASR 0x%08x)\n", error_cases[c].name, halted);
+			failed = 1;
+			continue;
+		}
+		/* start_dma() resets the DMA; then a clean transfer. */
+		if (loop(clean, clean, 1, window, bus, 100 + c)) {
+			printf("FAIL: %s: the next transfer (%u bytes after a reset) was not clean\n", error_cases[c].name, clean);
+			failed = 1;
+			continue;
+		}
+		printf("ok: %s: DMASR 0x%08x (%s); after a reset, %u bytes each way clean\n", error_cases[c].name, status,
+		       bits(status, text, sizeof(text)) + 1, clean);
+	}
+	return failed;
+}
+
 int main(int argc, char **argv)
 {
 	struct hostlink_dma_user_buffer buffer;
@@ -197,12 +360,16 @@ int main(int argc, char **argv)
 	uint8_t *window;
 	int failed = 0, i;
 
-	if (argc < 4) {
-		fprintf(stderr, "usage: %s BYTES CHUNK BUFFERS [BUFFERS ...]\n", argv[0]);
+	int check_errors = argc == 2 && !strcmp(argv[1], "--errors");
+
+	setvbuf(stdout, NULL, _IOLBF, 0);     /* Each line as it comes, also into a file. */
+
+	if (argc < 4 && !check_errors) {
+		fprintf(stderr, "usage: %s BYTES CHUNK BUFFERS [BUFFERS ...] | --errors\n", argv[0]);
 		return 2;
 	}
-	size = strtoull(argv[1], NULL, 0);
-	chunk = strtoul(argv[2], NULL, 0);
+	size = check_errors ? 0 : strtoull(argv[1], NULL, 0);
+	chunk = check_errors ? 0 : strtoul(argv[2], NULL, 0);
 	fd = open("/dev/hostlink_dma_user", O_RDWR);
 	if (fd < 0) {
 		fprintf(stderr, "/dev/hostlink_dma_user: %s (is hostlink_dma_user.ko bound to the DMA?)\n", strerror(errno));
@@ -212,9 +379,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "HOSTLINK_DMA_USER_BUFFER: %s\n", strerror(errno));
 		return 1;
 	}
-	if (!size || !chunk || chunk % 8 || 4 * (uint64_t)chunk > buffer.size) {
-		fprintf(stderr, "CHUNK must be a multiple of 8 bytes, at most a quarter of the %llu-byte DMA buffer\n",
-			(unsigned long long)buffer.size);
+	buffer_size = buffer.size;
+	if (!check_errors && !chunk_allowed(size, chunk)) {
+		fprintf(stderr, "CHUNK must be a multiple of 8 bytes, at most %u (the DMA's 26-bit LENGTH) and a quarter of "
+			"the %llu-byte DMA buffer, not %u\n", MAX_LENGTH, (unsigned long long)buffer.size, chunk);
 		return 2;
 	}
 	window = mmap(NULL, buffer.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -222,7 +390,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "mmap of the DMA buffer: %s\n", strerror(errno));
 		return 1;
 	}
-	for (i = 3; i < argc; i++) {
+	if (check_errors)
+		failed = errors(window, buffer.bus_address);
+	for (i = 3; i < argc && !check_errors; i++) {
 		int buffers = atoi(argv[i]);
 		const char *name = buffers == 1 ? "single" : "double";
 		size_t chunks = (size + chunk - 1) / chunk;
