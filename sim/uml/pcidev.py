@@ -230,8 +230,10 @@ class PciDevBridge:
                 if self.host is not None:
                     self.host.woken()
             if self.host is not None and not cmd_vq.pending():
+                # Held while the kernel computes; a command it sends meanwhile is served at once (the same
+                # simulated time: none passes while held), rather than after the kernel has settled.
                 start = time.monotonic()
-                while self.host.busy() and time.monotonic() - start < self.hold_cap_s:
+                while self.host.busy() and not cmd_vq.pending() and time.monotonic() - start < self.hold_cap_s:
                     time.sleep(0.0002)
                 self.held_s += time.monotonic() - start
             await Timer(self.poll_ns, "ns")
