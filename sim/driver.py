@@ -191,6 +191,27 @@ def interrupted_by_signals(signums=(signal.SIGTERM, signal.SIGINT)):
             signal.signal(signum, handler)
 
 
+def report_the_end(result, rows, problems):
+    """The kernel log's problems; for a run that did not end normally, where its logs are, why it was ended
+    and the end of each log; the shared folder. `result` as run_driver_sim's (or run_zynq_linux's)."""
+    bench = result["bench"]
+    if problems:
+        print("kernel log problems:\n    " + "\n    ".join(problems))
+    if bench["timed_out"] or result["dmesg"] is None or any(r["timed_out"] for r in rows):
+        print(f"the run did not end normally; kernel log (console): {result['console_log']}, "
+              f"simulation log: {result['sim_log']}")
+        if bench.get("kernel_stacks"):
+            print(f"ended because {bench['ended_because']}; the kernel then:\n{bench['kernel_stacks']}")
+        for path in (result["console_log"], result["sim_log"]):
+            try:
+                with open(path, errors="replace") as f:
+                    tail = f.read()[-3000:]
+            except OSError:
+                continue
+            print(f"--- {path} (end)\n{tail}")
+    print(f"shared folder: {result['run_dir']}/shared")
+
+
 def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -256,20 +277,7 @@ def main(argv=None):
     if bench.get("mmio_read_errors"):
         print(f"{bench['mmio_read_errors']} register or configuration requests the SoC never answered "
               f"(see {result['sim_log']})")
-    if problems:
-        print("kernel log problems:\n    " + "\n    ".join(problems))
-    if bench["timed_out"] or result["dmesg"] is None or any(r["timed_out"] for r in rows):
-        print(f"the run did not end normally; kernel log (console): {result['console_log']}, "
-              f"simulation log: {result['sim_log']}")
-        if bench.get("kernel_stacks"):
-            print(f"ended because {bench['ended_because']}; the kernel then:\n{bench['kernel_stacks']}")
-        for path in (result["console_log"], result["sim_log"]):
-            try:
-                tail = open(path, errors="replace").read()[-3000:]
-            except OSError:
-                continue
-            print(f"--- {path} (end)\n{tail}")
-    print(f"shared folder: {result['run_dir']}/shared")
+    report_the_end(result, rows, problems)
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"board": board.name, "with_dram": args.with_dram, "dma_ring": sim_dma_ring(board),

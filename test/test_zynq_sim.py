@@ -5,7 +5,8 @@
 """./sim.py zynq (sim/zynq/): the Zynq SoC's AXI DMA and its streams in Verilator against models of the PS.
 Every byte of MM2S, S2MM and the loopback checked from 1 byte to several pages; with the PS's DDR at its default rate the
 DMA moves a 64 KiB transfer at the port's 1.2 GB/s; a slow DDR taking one burst at a time slows it as it must;
-bad arguments are refused in one line."""
+bad arguments are refused in one line; the plot (--plot) draws every mode, the port's rate and the paper's
+Table I."""
 
 import subprocess
 import sys
@@ -54,3 +55,11 @@ def test_bad_arguments_are_refused_in_one_line(argv, message):
                             timeout=120)
     assert result.returncode == 2
     assert message in result.stderr.strip().splitlines()[-1], result.stderr
+
+
+def test_the_plot_has_every_mode_the_port_and_the_papers_table(tmp_path):
+    from hostlink.sim.zynq.cli import plot
+    rows = [{"mode": mode, "size": size, "cycles": size // 8 + 30, "mbytes_per_s": 1200.0 * size / (size + 240),
+             "errors": 0} for mode in ("mm2s", "s2mm", "loopback") for size in (8, 4096, 1 << 20)]
+    path = plot({"results": rows, "clock_hz": 150e6, "ps_model": {"rate_bytes_per_s": 1200e6}}, str(tmp_path / "z.png"))
+    assert open(path, "rb").read(8) == b"\x89PNG\r\n\x1a\n"

@@ -138,7 +138,47 @@ class HostActivity:
         return False
 
 
-class PciDevBridge:
+class QueueServer:
+    """What the bridges on virt-pci's queues share (this one and sim/zynq/uml_bench.py's PlatformBridge): a
+    request gathered from a descriptor chain and an answer scattered into one, the commands served in order,
+    and simulated time held while the kernel computes. Needs `backend`, `host`, `hold_cap_s`, `held_s` and an
+    async `_serve(head, chain)` returning the bytes written."""
+
+    def _gather(self, chain):
+        return b"".join(self.backend.memory.read(a, n) for a, n, w in chain if not w)
+
+    def _scatter(self, chain, data):
+        offset = 0
+        for address, length, writable in chain:
+            if writable and offset < len(data):
+                part = data[offset:offset + length]
+                self.backend.memory.write(address, part)
+                offset += len(part)
+        return offset
+
+    async def _serve_commands(self, cmd_vq):
+        if cmd_vq.ready:
+            cmd_vq.drain_kicks()
+            while True:
+                item = cmd_vq.pop()
+                if item is None:
+                    break
+                written = await self._serve(*item)
+                cmd_vq.push(item[0], written)
+                if self.host is not None:
+                    self.host.woken()
+
+    def _hold(self, cmd_vq):
+        """Held while the kernel computes; a command it sends meanwhile is served at once (the same simulated
+        time: none passes while held), rather than after the kernel has settled."""
+        if self.host is not None and not cmd_vq.pending():
+            start = time.monotonic()
+            while self.host.busy() and not cmd_vq.pending() and time.monotonic() - start < self.hold_cap_s:
+                time.sleep(0.0002)
+            self.held_s += time.monotonic() - start
+
+
+class PciDevBridge(QueueServer):
     def __init__(self, rc, function, socket_path, poll_ns=50, withheld_writes=(), msi_ack=None,
             fault_at=None, host=None, hold_cap_s=0.05):
         self.rc        = rc
@@ -206,16 +246,7 @@ class PciDevBridge:
             self.backend.poll()
             if self.backend.memory.regions and not self.memory_registered:
                 self._register_memory()
-            if cmd_vq.ready:
-                cmd_vq.drain_kicks()
-                while True:
-                    item = cmd_vq.pop()
-                    if item is None:
-                        break
-                    written = await self._serve(*item)
-                    cmd_vq.push(item[0], written)
-                    if self.host is not None:
-                        self.host.woken()
+            await self._serve_commands(cmd_vq)
             if self.msi_in_service and len(self.pending_msis) > 1:
                 self.msis_merged += len(self.pending_msis) - 1
                 del self.pending_msis[1:]
@@ -229,13 +260,7 @@ class PciDevBridge:
                 irq_vq.push(head, len(message))
                 if self.host is not None:
                     self.host.woken()
-            if self.host is not None and not cmd_vq.pending():
-                # Held while the kernel computes; a command it sends meanwhile is served at once (the same
-                # simulated time: none passes while held), rather than after the kernel has settled.
-                start = time.monotonic()
-                while self.host.busy() and not cmd_vq.pending() and time.monotonic() - start < self.hold_cap_s:
-                    time.sleep(0.0002)
-                self.held_s += time.monotonic() - start
+            self._hold(cmd_vq)
             await Timer(self.poll_ns, "ns")
 
     def _register_memory(self):
@@ -245,18 +270,6 @@ class PciDevBridge:
         self.memory_registered = True
 
     # Commands --------------------------------------------------------------------------------------
-
-    def _gather(self, chain):
-        return b"".join(self.backend.memory.read(a, n) for a, n, w in chain if not w)
-
-    def _scatter(self, chain, data):
-        offset = 0
-        for address, length, writable in chain:
-            if writable and offset < len(data):
-                part = data[offset:offset + length]
-                self.backend.memory.write(address, part)
-                offset += len(part)
-        return offset
 
     async def _serve(self, head, chain):
         request = self._gather(chain)

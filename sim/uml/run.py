@@ -188,6 +188,40 @@ def build_uml_driver(board, dma_channels, soc_dir, build_root=BUILD_ROOT, ring=N
 
 # Init script --------------------------------------------------------------------------------------
 
+def mounts_and_steps(shared, command_timeout_s):
+    """The lines every init here starts with: /proc, /sys, /dev, a tmpfs on /run, the host's folder `shared`
+    (hostfs) as the current directory, and `step NAME CMD...`, which runs a command with a time limit, its
+    output in NAME.out and its exit status in NAME.rc there (written once it has ended)."""
+    return [
+        "mount -t proc proc /proc",
+        "mount -t sysfs sysfs /sys",
+        "mountpoint -q /dev || mount -t devtmpfs devtmpfs /dev",
+        "mount -t tmpfs tmpfs /run",
+        f"mount -t hostfs -o {shlex.quote(shared)} hostfs {shlex.quote(shared)}",
+        f"cd {shlex.quote(shared)}",
+        "step() { name=$1; shift; echo \"=== $name: $*\" > /dev/console;"
+        f" timeout -s KILL {int(command_timeout_s)} \"$@\" > \"$name.out\" 2>&1; echo $? > \"$name.rc\"; }}",
+    ]
+
+
+def read_steps(shared, names, labels):
+    """Each step's output and exit status (mounts_and_steps' NAME.out and NAME.rc in `shared`), as dicts of
+    name, command (its label), exit_status and output (None where the step never ran) and timed_out."""
+    steps = []
+    for name, label in zip(names, labels):
+        output = status = None
+        out_path, rc_path = os.path.join(shared, name + ".out"), os.path.join(shared, name + ".rc")
+        if os.path.exists(out_path):
+            with open(out_path, errors="replace") as f:
+                output = f.read()
+        if os.path.exists(rc_path):
+            with open(rc_path) as f:
+                status = int(f.read().strip() or -1)
+        steps.append({"name": name, "command": label, "exit_status": status, "output": output,
+                      "timed_out": status == 137})
+    return steps
+
+
 def init_script(shared, driver_dir, commands, command_timeout_s):
     """The kernel's init: mount what the tools need, load the module, run each command with a time
     limit (output, exit status in `shared`), unload and load the module again, save the kernel log,
@@ -203,14 +237,7 @@ def init_script(shared, driver_dir, commands, command_timeout_s):
         # shared folder whenever they live under the host's /tmp (a clone in /tmp, pytest's tmp_path).
         "export HOME=/run TMPDIR=/run",
         "export HOSTLINK_LITEPCIE_KO=" + shlex.quote(module),   # For rmmod_busy.py.
-        "mount -t proc proc /proc",
-        "mount -t sysfs sysfs /sys",
-        "mountpoint -q /dev || mount -t devtmpfs devtmpfs /dev",
-        "mount -t tmpfs tmpfs /run",
-        f"mount -t hostfs -o {shlex.quote(shared)} hostfs {shlex.quote(shared)}",
-        f"cd {shlex.quote(shared)}",
-        "step() { name=$1; shift; echo \"=== $name: $*\" > /dev/console;"
-        f" timeout -s KILL {int(command_timeout_s)} \"$@\" > \"$name.out\" 2>&1; echo $? > \"$name.rc\"; }}",
+        *mounts_and_steps(shared, command_timeout_s),
         f"step insmod insmod {shlex.quote(module)}",
         "step devices sh -c 'ls -l /dev/litepcie*'",
     ]
@@ -375,17 +402,10 @@ def _run_driver_sim(board, run_dir, commands, command_timeout_s, profile, dma_ch
                                  f"{os.path.join(directory, 'sim.log')}")
         with open(path) as f:
             result["boards"].append(json.load(f))
-    steps = []
     names = ["insmod", "devices"] + [f"cmd{i}" for i in range(len(commands))] + ["rmmod", "reload", "rmmod2"]
     labels = ["insmod litepcie.ko", "ls -l /dev/litepcie*"] + [" ".join(c) for c in commands] + \
              ["rmmod litepcie", "insmod litepcie.ko (again)", "rmmod litepcie (again)"]
-    for name, label in zip(names, labels):
-        out_path, rc_path = os.path.join(shared, name + ".out"), os.path.join(shared, name + ".rc")
-        output = open(out_path, errors="replace").read() if os.path.exists(out_path) else None
-        status = int(open(rc_path).read().strip() or -1) if os.path.exists(rc_path) else None
-        steps.append({"name": name, "command": label, "exit_status": status, "output": output,
-                      "timed_out": status == 137})
-    result["steps"] = steps
+    result["steps"] = read_steps(shared, names, labels)
     dmesg_path = os.path.join(shared, "dmesg.txt")
     result["dmesg"] = open(dmesg_path, errors="replace").read() if os.path.exists(dmesg_path) else None
     return result

@@ -7,6 +7,7 @@
     ./sim.py zynq                                  every size, MM2S, S2MM and loopback
     ./sim.py zynq --sizes 4K,1M --modes loopback   some
     ./sim.py zynq --read-latency-ns 400            a slower DDR
+    ./sim.py zynq --plot zynq.png                  and a plot, beside the paper's Table I
 
 MM2S reads the PS's DDR into the pattern checker, S2MM writes the pattern generator's packet into it, loopback
 does both (the SoC's default wiring). Figures are at the logic's clock (the PS's FCLK0, 150 MHz): a transfer's cycles from the register
@@ -21,7 +22,7 @@ import tempfile
 from hostlink.sim.dma import parse_size
 from hostlink.sim.watchdog import OneLineArgumentParser
 
-__all__ = ["main", "parse_args", "run", "run_limit", "LOG_ROOTS", "DEFAULT_SIZES"]
+__all__ = ["main", "parse_args", "run", "run_limit", "plot", "LOG_ROOTS", "DEFAULT_SIZES", "PAPER_TABLE_I"]
 
 DEFAULT_SIZES = [8, 64, 512, 4096, 32768, 262144, 1 << 20, 6 << 20]   # The paper's range: 8 B to 6 MB.
 MODES = ["mm2s", "s2mm", "loopback"]
@@ -29,6 +30,10 @@ MAX_SIZE = (1 << 26) - 1
 LOG_ROOTS = []
 RUN_BASE_SECONDS = 300
 RUN_SECONDS_PER_MIB = 120
+# Seed 003's Table I: single buffer, about 100 KB, TX, software included (the ARM cores' time), MB/s.
+PAPER_TABLE_I = {"user-level driver, polling": 185.0, "user-level driver, scheduled": 139.0,
+                 "kernel driver (interrupts)": 91.0}
+PAPER_TABLE_I_BYTES = 100_000
 
 
 def parse_sizes(text):
@@ -66,6 +71,8 @@ def build_parser():
     p.add_argument("--rate-mbytes", type=float, default=1200.0,
         help="The port's rate each way, MB/s (default 1200, UG585's figure for one HP port).")
     p.add_argument("--json", metavar="PATH", help="Write the results as JSON to PATH.")
+    p.add_argument("--plot", metavar="PNG", help="Plot MB/s against the transfer's size into PNG, with the port's "
+                   "rate and the paper's Table I (software included) beside.")
     p.add_argument("--verbose", action="store_true", help="Show the simulator's output.")
     return p
 
@@ -136,6 +143,36 @@ def format_table(results):
     return "\n".join(lines)
 
 
+def plot(results, path):
+    """MB/s against size per mode (simulated, the hardware alone), the port's rate, and the paper's Table I points
+    (single buffer, about 100 KB, its software included) for comparison; written to `path` (PNG)."""
+    import matplotlib
+    matplotlib.use("Agg")   # Files only: no display.
+    import matplotlib.pyplot as plt
+    figure, axes = plt.subplots(figsize=(8, 5))
+    for mode in MODES:
+        points = sorted((row["size"], row["mbytes_per_s"]) for row in results["results"]
+                        if row["mode"] == mode and row.get("cycles"))
+        if points:
+            axes.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=f"hostlink {mode} (hardware, simulated)")
+    rate = results["ps_model"]["rate_bytes_per_s"] / 1e6
+    axes.axhline(rate, color="grey", linestyle="--", label=f"the modelled HP port, {rate:,.0f} MB/s")
+    for (name, value), marker in zip(PAPER_TABLE_I.items(), ["s", "^", "v"]):
+        axes.plot([PAPER_TABLE_I_BYTES], [value], marker=marker, linestyle="none", color="black",
+                  label=f"paper, Table I: {name}, {value:.0f} MB/s")
+    axes.set_xscale("log", base=2)
+    axes.set_xlabel("transfer size (bytes)")
+    axes.set_ylabel("MB/s")
+    axes.set_title(f"Zynq AXI DMA on HP0, {results['clock_hz'] / 1e6:.0f} MHz logic: ./sim.py zynq (the paper's figures "
+                   f"include its software)", fontsize=9)
+    axes.grid(True, which="both", alpha=0.3)
+    axes.legend(fontsize=8)
+    figure.tight_layout()
+    figure.savefig(path, dpi=100)
+    plt.close(figure)
+    return path
+
+
 def main(argv=None):
     args = parse_args(argv)
     results = run(args.sizes, args.modes, args.clock_mhz * 1e6, args.read_latency_ns, args.write_latency_ns,
@@ -145,4 +182,6 @@ def main(argv=None):
         with open(args.json, "w") as f:
             json.dump(results, f, indent=2)
         print(f"results written to {args.json}")
+    if args.plot:
+        print(f"plot written to {plot(results, args.plot)}")
     return 0 if all(row["errors"] == 0 for row in results["results"]) else 1

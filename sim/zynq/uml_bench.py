@@ -45,7 +45,7 @@ from cocotbext.axi import AxiLiteBus, AxiLiteMaster
 
 from hostlink.cores.zynq.axi_dma import REGISTERS
 from hostlink.sim.uml.bench import kernel_backtrace, mconsole, process_line
-from hostlink.sim.uml.pcidev import MSG, OP_INT, OP_MMIO_READ, OP_MMIO_WRITE, OP_NAMES, HostActivity
+from hostlink.sim.uml.pcidev import MSG, OP_INT, OP_MMIO_READ, OP_MMIO_WRITE, OP_NAMES, HostActivity, QueueServer
 from hostlink.sim.uml.vhost_user import VhostUserBackend
 from hostlink.sim.zynq.memory import PSMemory
 
@@ -81,7 +81,7 @@ class KernelMemory:
         self.view[self._index(index)] = value
 
 
-class PlatformBridge:
+class PlatformBridge(QueueServer):
     """The vhost-user device of virt-pci's platform bus, on the Zynq SoC's GP0, HP0 and interrupts."""
     def __init__(self, dut, ctrl, memory, socket_path, shared, poll_ns=50, hold_cap_s=0.05):
         self.dut, self.ctrl, self.memory = dut, ctrl, memory
@@ -149,16 +149,7 @@ class PlatformBridge:
             if self.backend.memory.regions and not self.memory_registered:
                 self._register_memory()
             self._watch_lines()
-            if cmd_vq.ready:
-                cmd_vq.drain_kicks()
-                while True:
-                    item = cmd_vq.pop()
-                    if item is None:
-                        break
-                    written = await self._serve(*item)
-                    cmd_vq.push(item[0], written)
-                    if self.host is not None:
-                        self.host.woken()
+            await self._serve_commands(cmd_vq)
             while self.pending_irqs and irq_vq.ready and irq_vq.pending():
                 number = self.pending_irqs.pop(0)
                 self.note_steps()
@@ -169,25 +160,8 @@ class PlatformBridge:
                 self.interrupts[number] += 1
                 if self.host is not None:
                     self.host.woken()
-            if self.host is not None and not cmd_vq.pending():
-                # Held while the kernel computes; a command it sends meanwhile means it waits for the device.
-                start = time.monotonic()
-                while self.host.busy() and not cmd_vq.pending() and time.monotonic() - start < self.hold_cap_s:
-                    time.sleep(0.0002)
-                self.held_s += time.monotonic() - start
+            self._hold(cmd_vq)
             await Timer(self.poll_ns, "ns")
-
-    def _gather(self, chain):
-        return b"".join(self.backend.memory.read(a, n) for a, n, w in chain if not w)
-
-    def _scatter(self, chain, data):
-        offset = 0
-        for address, length, writable in chain:
-            if writable and offset < len(data):
-                part = data[offset:offset + length]
-                self.backend.memory.write(address, part)
-                offset += len(part)
-        return offset
 
     def note_steps(self):
         while os.path.exists(os.path.join(self.shared, f"cmd{len(self.steps)}.rc")):

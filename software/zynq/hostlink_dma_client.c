@@ -86,7 +86,7 @@ static int submit(struct client *c, struct dma_chan *chan, dma_addr_t addr, size
 	return 0;
 }
 
-static void unmap(struct client *c, struct chunk_buffer *b, void *rx_data)
+static void unmap(struct client *c, struct chunk_buffer *b)
 {
 	if (b->tx_mapped)
 		dma_unmap_single(c->tx->device->dev, b->tx_addr, b->length, DMA_TO_DEVICE);
@@ -172,7 +172,7 @@ static long transfer(struct client *c, struct hostlink_dma_transfer *t)
 		if (t->buffers == 2 && i > 0) {
 			/* End the previous chunk, then start this one at once, then copy the previous one out. */
 			err = wait_chunk(c, previous, tx, rx, t->timeout_ms, t);
-			unmap(c, previous, previous_rx);
+			unmap(c, previous);
 			if (err)
 				goto fail;
 			if (i < chunks) {
@@ -195,7 +195,7 @@ static long transfer(struct client *c, struct hostlink_dma_transfer *t)
 		err = start_chunk(c, b, rx_data, tx, rx);
 		if (!err)
 			err = wait_chunk(c, b, tx, rx, t->timeout_ms, t);
-		unmap(c, b, rx_data);
+		unmap(c, b);
 		if (err)
 			goto fail;
 		if (rx && copy_to_user(rx_user + offset, rx_data, b->length))
@@ -209,7 +209,7 @@ fail:
 	dmaengine_terminate_sync(c->tx);
 	dmaengine_terminate_sync(c->rx);
 	for (i = 0; i < 2; i++)
-		unmap(c, &c->buffer[i], c->rx_data[i]);
+		unmap(c, &c->buffer[i]);
 	dev_err(c->dev, "transfer of %llu bytes failed after %llu chunks: %ld\n", t->length, t->chunks, err);
 	return err;
 }
