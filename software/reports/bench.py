@@ -83,7 +83,7 @@ BENCHES = [
         "doc/udp_sim.md"),
     ("udp",   "udp_generator_200", "./sim.py udp --payload 18,512,1472 --count 200 --json {out}/udp_generator_200.json", 2,
         "doc/udp.md"),
-    ("zynq",  "zynq",           "./sim.py zynq --json {out}/zynq.json", 9,
+    ("zynq",  "zynq",           "./sim.py zynq --json {out}/zynq.json --plot {out}/zynq.png", 9,
         "README.md, doc/zynq.md"),
     ("area",  "zynq_dma_area",  "python -m hostlink.software.reports.zynq_dma_area --json {out}/zynq_dma_area.json", 1,
         "doc/zynq.md"),
@@ -135,6 +135,8 @@ BENCHES = [
         "doc/driver_sim.md"),
     ("driver", "driver_vc709",  "./sim.py driver --board vc709 --json {out}/driver_vc709.json", 2,
         "doc/driver_sim.md"),
+    ("zynq",  "zynq_linux",     "./sim.py driver --board zc706 --ps7 --json {out}/zynq_linux.json", 4,
+        "README.md, doc/zynq.md"),
 ]
 GROUPS = sorted({group for group, *_ in BENCHES})
 
