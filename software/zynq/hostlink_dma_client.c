@@ -138,15 +138,67 @@ static int wait_chunk(struct client *c, struct chunk_buffer *b, bool tx, bool rx
 	return 0;
 }
 
+/* One call's chunks: chunk i goes through buffer i % buffers. */
+struct call {
+	struct client *c;
+	struct hostlink_dma_transfer *t;
+	bool tx, rx;
+};
+
+static struct chunk_buffer *buffer_of(struct call *k, u64 i)
+{
+	return &k->c->buffer[i % k->t->buffers];
+}
+
+/* Copy chunk i in from the program, into its buffer. */
+static long begin(struct call *k, u64 i)
+{
+	struct chunk_buffer *b = buffer_of(k, i);
+	u64 offset = i * k->t->chunk;
+
+	b->length = min_t(u64, k->t->chunk, k->t->length - offset);
+	if (k->tx && copy_from_user(b->data, u64_to_user_ptr(k->t->tx) + offset, b->length))
+		return -EFAULT;
+	k->t->copies += k->tx;
+	return 0;
+}
+
+/* Wait for chunk i's interrupts and unmap it. */
+static long end(struct call *k, u64 i)
+{
+	struct chunk_buffer *b = buffer_of(k, i);
+	long err = wait_chunk(k->c, b, k->tx, k->rx, k->t->timeout_ms, k->t);
+
+	unmap(k->c, b);
+	return err;
+}
+
+/* Copy chunk i out to the program. */
+static long copy_out(struct call *k, u64 i)
+{
+	struct chunk_buffer *b = buffer_of(k, i);
+
+	if (k->rx && copy_to_user(u64_to_user_ptr(k->t->rx) + i * k->t->chunk,
+				  k->c->rx_data[i % k->t->buffers], b->length))
+		return -EFAULT;
+	k->t->copies += k->rx;
+	k->t->chunks++;
+	return 0;
+}
+
+/*
+ * Single buffering: copy in, start, wait, copy out, one chunk after the other. Double buffering: chunk i is
+ * copied in while chunk i - 1 is in flight, starts as soon as that one has ended, and chunk i - 1 is copied
+ * out while chunk i is in flight.
+ */
 static long transfer(struct client *c, struct hostlink_dma_transfer *t)
 {
-	bool tx = t->tx != 0, rx = t->rx != 0;
-	u8 __user *tx_user = u64_to_user_ptr(t->tx);
-	u8 __user *rx_user = u64_to_user_ptr(t->rx);
+	struct call k = { .c = c, .t = t, .tx = t->tx != 0, .rx = t->rx != 0 };
+	bool two = t->buffers == 2;
 	u64 chunks, i;
-	long err = 0;
+	long err;
 
-	if (!tx && !rx)
+	if (!k.tx && !k.rx)
 		return -EINVAL;
 	if (t->buffers != 1 && t->buffers != 2)
 		return -EINVAL;
@@ -155,53 +207,29 @@ static long transfer(struct client *c, struct hostlink_dma_transfer *t)
 	chunks = div64_u64(t->length + t->chunk - 1, t->chunk);
 	t->chunks = t->interrupts_waited = t->copies = 0;
 
-	for (i = 0; i < chunks + (t->buffers == 2); i++) {
-		struct chunk_buffer *b = &c->buffer[i % t->buffers];
-		struct chunk_buffer *previous = &c->buffer[(i + 1) % t->buffers];
-		void *rx_data = c->rx_data[i % t->buffers];
-		void *previous_rx = c->rx_data[(i + 1) % t->buffers];
-		u64 offset = i * t->chunk, previous_offset = (i - 1) * t->chunk;
-
-		/* Copy this chunk in (double buffering: while the previous one is in flight). */
-		if (i < chunks) {
-			b->length = min_t(u64, t->chunk, t->length - offset);
-			if (tx && copy_from_user(b->data, tx_user + offset, b->length))
-				return -EFAULT;
-			t->copies += tx;
-		}
-		if (t->buffers == 2 && i > 0) {
-			/* End the previous chunk, then start this one at once, then copy the previous one out. */
-			err = wait_chunk(c, previous, tx, rx, t->timeout_ms, t);
-			unmap(c, previous);
-			if (err)
-				goto fail;
-			if (i < chunks) {
-				err = start_chunk(c, b, rx_data, tx, rx);
-				if (err)
-					goto fail;
-			}
-			if (rx && copy_to_user(rx_user + previous_offset, previous_rx, previous->length))
-				return -EFAULT;
-			t->copies += rx;
-			t->chunks++;
-			continue;
-		}
-		if (t->buffers == 2) {
-			err = start_chunk(c, b, rx_data, tx, rx);
-			if (err)
-				goto fail;
-			continue;
-		}
-		err = start_chunk(c, b, rx_data, tx, rx);
-		if (!err)
-			err = wait_chunk(c, b, tx, rx, t->timeout_ms, t);
-		unmap(c, b);
+	for (i = 0; i < chunks; i++) {
+		err = begin(&k, i);
 		if (err)
 			goto fail;
-		if (rx && copy_to_user(rx_user + offset, rx_data, b->length))
-			return -EFAULT;
-		t->copies += rx;
-		t->chunks++;
+		if (two && i > 0) {
+			err = end(&k, i - 1);
+			if (err)
+				goto fail;
+		}
+		err = start_chunk(c, buffer_of(&k, i), c->rx_data[i % t->buffers], k.tx, k.rx);
+		if (err)
+			goto fail;
+		if (two && i > 0)
+			err = copy_out(&k, i - 1);
+		else if (!two)
+			err = end(&k, i) ?: copy_out(&k, i);
+		if (err)
+			goto fail;
+	}
+	if (two) {
+		err = end(&k, chunks - 1) ?: copy_out(&k, chunks - 1);
+		if (err)
+			goto fail;
 	}
 	return 0;
 fail:
