@@ -219,6 +219,15 @@ def main(argv=None):
     if args.ps7:
         if args.board != "zc706":
             parser.error(f"--ps7 is the ZC706's Zynq SoC: use it with --board zc706, not {args.board}")
+        # The PCIe SoC's and host's options: refused rather than silently ignored.
+        ps7_options = {"board", "command_timeout", "timeout", "json", "verbose", "ps7", "command"}
+        defaults = vars(parser.parse_args([]))
+        ignored = [action.option_strings[0] for action in parser._actions if action.option_strings
+                   and action.dest in defaults and action.dest not in ps7_options
+                   and getattr(args, action.dest) != defaults[action.dest]]
+        if ignored:
+            parser.error(f"--ps7 runs the Zynq SoC, where {', '.join(ignored)} (the PCIe SoC's and its host's) "
+                         "do not apply")
         from hostlink.sim.zynq.linux import main as ps7_main
         with interrupted_by_signals():
             try:

@@ -65,6 +65,14 @@ def test_ps7_on_another_board_is_refused_in_one_line():
         "--ps7 is the ZC706's Zynq SoC: use it with --board zc706, not vc709")
 
 
+def test_ps7_refuses_the_pcie_options_in_one_line():
+    result = subprocess.run([sys.executable, os.path.join(REPO, "sim.py"), "driver", "--board", "zc706", "--ps7",
+                             "--with-dram", "--mps", "128"], capture_output=True, text=True, cwd=REPO)
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines()[-1].endswith(
+        "--ps7 runs the Zynq SoC, where --with-dram, --mps (the PCIe SoC's and its host's) do not apply")
+
+
 @pytest.mark.uml
 @needs_kernel
 def test_xilinx_dma_and_a_user_level_driver_move_data_through_the_simulated_zynq(tmp_path):
