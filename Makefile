@@ -8,6 +8,7 @@
 #   make check  install everything, then run the quick tests (unit, generation, small benches)
 #   make test   install everything, then run every test (what CI runs)
 #   make bench  install everything, then re-measure every published figure into build/bench/
+#   make test-loaded  the tests whose outcome could depend on timing, with every core kept busy
 # All are idempotent: the second run only re-installs what changed.
 
 SHELL   := /bin/bash
@@ -29,7 +30,7 @@ APT_SIM_STAMP := $(VENV)/.stamp-apt-sim
 APT_STAMP     := $(VENV)/.stamp-apt
 PIP_STAMP     := $(VENV)/.stamp-pip
 
-.PHONY: all install install-sim sim check test bench clean distclean uml-kernel
+.PHONY: all install install-sim sim check test test-loaded bench clean distclean uml-kernel
 
 all: test
 
@@ -123,6 +124,21 @@ check: install
 # make test ends with its 25 slowest tests, for whoever next shortens it.
 test: install
 	$(PYTEST) --durations=25 test
+
+# CI's machine may be busy: the quick tier, then the UDP, flow and User-Mode Linux tests, with one CPU-bound
+# process per core running beside them (pytest --busy, test/conftest.py), LOADED_RUNS times in a row.
+# LOADED_TESTS narrows the second part (make test-loaded LOADED_TESTS=test/test_udp_tool.py LOADED_RUNS=5).
+LOADED_RUNS  ?= 1
+LOADED_TESTS ?= test/test_udp_tool.py test/test_udp_sim.py test/test_flow.py test/test_flow_sim.py \
+                test/test_driver_sim.py test/test_hostlink_bench.py test/test_host_api.py test/test_zynq_linux.py
+BUSY         := --busy $(shell nproc 2>/dev/null || echo 1)
+
+test-loaded: install
+	@for run in $$(seq $(LOADED_RUNS)); do \
+	  echo "make test-loaded: run $$run of $(LOADED_RUNS)"; \
+	  $(PYTEST) $(BUSY) -m "$(CHECK_MARKERS)" test || exit 1; \
+	  $(PYTEST) $(BUSY) -m "not ($(CHECK_MARKERS))" $(LOADED_TESTS) || exit 1; \
+	done
 
 # Every figure README.md and doc/ publish, re-measured into build/bench/ (hours; BENCH=<groups> for some:
 # python -m hostlink.software.reports.bench --list names them and their cost).

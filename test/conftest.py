@@ -8,8 +8,13 @@
   that its module-scoped builds happen once, and the files with User-Mode Linux runs (marker `uml`) run
   together in one worker, first, since they share `build/uml/runs/` and take longest;
 - the kernel module builds' warnings, counted per board and kernel and shown at the end of the run
-  (test_driver.py records them as the test's property `kernel_module_warnings`).
+  (test_driver.py records them as the test's property `kernel_module_warnings`);
+- `--busy N`: N processes that keep a core each busy for the whole run (`make test-loaded`), since CI's
+  machine may be busy and a test that passes only on an idle machine costs a landing.
 """
+
+import subprocess
+import sys
 
 import pytest
 
@@ -18,6 +23,32 @@ UML_TEST_FILES = ("test/test_driver_sim.py", "test/test_hostlink_bench.py", "tes
                   "test/test_zynq_linux.py")
 
 KERNEL_MODULE_WARNINGS = {}
+
+# Each burner spins until its parent (this pytest) is gone, so a killed run leaves none behind.
+BURNER = "import os\nparent = os.getppid()\nwhile os.getppid() == parent:\n    sum(range(100000))\n"
+BURNERS = []
+
+
+def pytest_addoption(parser):
+    parser.addoption("--busy", type=int, default=0, metavar="N",
+                     help="keep N CPU-bound processes running beside the tests for the whole run (make "
+                          "test-loaded), to find tests that pass only on an idle machine")
+
+
+def pytest_configure(config):
+    busy = config.getoption("busy")
+    if busy < 0:
+        raise pytest.UsageError(f"--busy must be a number of processes (0 or more), not {busy}")
+    # Started once, by the controller (not again by each xdist worker).
+    if busy and not hasattr(config, "workerinput"):
+        BURNERS.extend(subprocess.Popen([sys.executable, "-c", BURNER]) for _ in range(busy))
+
+
+def pytest_unconfigure(config):
+    while BURNERS:
+        burner = BURNERS.pop()
+        burner.kill()
+        burner.wait()
 
 
 def file_of(nodeid):
@@ -50,6 +81,11 @@ def pytest_runtest_logreport(report):
         if name == "kernel_module_warnings":
             build, lines = value
             KERNEL_MODULE_WARNINGS[build] = list(lines)
+
+
+def pytest_report_header(config):
+    if config.getoption("busy"):
+        return f"busy: {config.getoption('busy')} CPU-bound processes run beside the tests"
 
 
 def pytest_terminal_summary(terminalreporter):

@@ -206,6 +206,18 @@ def processes_under(directory):
     return found
 
 
+def wait_for_children_under(directory, names, timeout=120):
+    """Waits until processes_under(directory) are exactly one process each of `names` (by the program's
+    file name), every one past `ip netns exec` and `setpriv`."""
+    deadline = time.monotonic() + timeout
+    while True:
+        programs = sorted(os.path.basename(cmdline.split()[0]) for cmdline in processes_under(directory))
+        if programs == sorted(names):
+            return
+        assert time.monotonic() < deadline, f"after {timeout} s, the processes under {directory} are {programs}"
+        time.sleep(0.05)
+
+
 @pytest.mark.sim
 def test_runs_leave_no_namespace(gen, echo):
     for _, report, _ in (gen, echo):
@@ -271,15 +283,15 @@ def test_killed_run_leaves_no_process(gen, gen_dir):
         assert line, out
         out += line
     name = out.split("namespace ")[1].split(",")[0]
-    # The line comes just before the host tool starts; a child only dies with its parent once it
-    # has set its parent-death signal, so let the run get going first.
-    time.sleep(1)
+    # The line comes just before the host tool starts, and a child only dies with its parent once setpriv
+    # has set its parent-death signal and become the child (`ip netns exec ... setpriv ... hostlink-udp`).
+    # A fixed second was not always enough on a busy machine: wait until both children are themselves.
+    wait_for_children_under(gen_dir, ("Vsim", "hostlink-udp"))
     p.kill()
     p.wait()
     try:
-        for _ in range(100):
-            if not processes_under(gen_dir):
-                break
+        deadline = time.monotonic() + 30
+        while processes_under(gen_dir) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert processes_under(gen_dir) == []
         assert subprocess.run(["ip", "netns", "pids", name], capture_output=True, text=True).stdout == ""

@@ -43,16 +43,22 @@ def netns():
 
 # Helpers ------------------------------------------------------------------------------------------
 
-# Sends the listed (seq, length, corrupt) datagrams to 127.0.0.1:PORT in the namespace.
+# Builds the listed (seq, length, corrupt) datagrams, says "ready", and sends them to 127.0.0.1:PORT in the
+# namespace when a line comes on its stdin.
 SENDER = textwrap.dedent("""
     import json, socket, sys
     from hostlink.cores.udp.common import generator_payload
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    datagrams = []
     for seq, length, corrupt in json.loads(sys.argv[2]):
         p = bytearray(generator_payload(seq, length))
         if corrupt:
             p[-1] ^= 0x5a
-        s.sendto(bytes(p), ("127.0.0.1", int(sys.argv[1])))
+        datagrams.append(bytes(p))
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    print("ready", flush=True)
+    sys.stdin.readline()
+    for p in datagrams:
+        s.sendto(p, ("127.0.0.1", int(sys.argv[1])))
 """)
 
 # Echoes what it receives on ECHO_PORT back to the sender's port, with one scripted fault.
@@ -61,7 +67,7 @@ ECHO_SERVER = textwrap.dedent("""
     fault, count = sys.argv[1], int(sys.argv[2])
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.bind(("127.0.0.1", int(sys.argv[3])))
-    s.settimeout(5)
+    s.settimeout(30)
     print("ready", flush=True)
     for i in range(count):
         data, peer = s.recvfrom(65535)
@@ -75,12 +81,19 @@ ECHO_SERVER = textwrap.dedent("""
 """)
 
 
+# Every receiver asks for a buffer that holds all a test sends (at most 100 datagrams of 1,472 bytes or 50
+# of 9,000; the kernel counts each at its skb's truesize, several KiB for 9,000 bytes): the default 208 KiB
+# holds 100 of 1,472 only just, so whenever a busy machine kept the receiver waiting the kernel dropped
+# datagrams and the test failed (test_send_feeds_recv_exactly[1472], 1 run in 3 with both cores busy).
+RCVBUF = 4 << 20
+
+
 def start_recv(netns, tool, tmp_path, *args):
     """Starts `hostlink-udp recv` and returns once its socket is bound (--ready-fd)."""
     r, w = os.pipe()
     json_path = tmp_path / "recv.json"
-    proc = netns.popen([tool, "recv", "--port", PORT, "--json", json_path, "--ready-fd", w, *args],
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, pass_fds=(w,))
+    proc = netns.popen([tool, "recv", "--port", PORT, "--json", json_path, "--ready-fd", w, "--rcvbuf", RCVBUF,
+                        *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, pass_fds=(w,))
     os.close(w)
     with os.fdopen(r) as ready:
         assert ready.readline() == "ready\n", proc.communicate()
@@ -90,11 +103,29 @@ def start_recv(netns, tool, tmp_path, *args):
 def finish(proc, json_path, timeout=30):
     out, err = proc.communicate(timeout=timeout)
     with open(json_path) as f:
-        return proc.returncode, json.load(f), out, err
+        summary = json.load(f)
+    # SO_RCVBUFFORCE took (we are root): the buffer above is what the kernel gave, not net.core.rmem_max.
+    assert summary["receive_buffer_bytes"] >= RCVBUF, err
+    return proc.returncode, summary, out, err
 
 
-def send_datagrams(netns, items):
-    netns.run([sys.executable, "-c", SENDER, PORT, json.dumps(items)], check=True)
+def recv_from_sender(netns, tool, tmp_path, items, *recv_args):
+    """Runs `hostlink-udp recv` with `recv_args` against a Python sender of `items` and returns finish()'s
+    result. The sender imports hostlink (seconds on a busy machine) and builds its datagrams before the
+    receiver starts, so the receiver's --timeout covers only the sending: a timeout short enough to end a
+    test where the last datagrams never come, yet longer than any delivery."""
+    sender = netns.popen([sys.executable, "-c", SENDER, PORT, json.dumps(items)],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert sender.stdout.readline() == "ready\n"
+        proc, json_path = start_recv(netns, tool, tmp_path, *recv_args)
+        sender.stdin.write("go\n")
+        sender.stdin.close()
+        assert sender.wait(timeout=60) == 0
+    finally:
+        sender.kill()
+        sender.wait()
+    return finish(proc, json_path)
 
 # Argument checking --------------------------------------------------------------------------------
 
@@ -200,11 +231,8 @@ def test_help_lists_every_mode(tool):
 @pytest.mark.parametrize("length", [4, 5, 18, 511, 1472, 9000])
 def test_recv_counts_a_clean_stream(netns, tool, tmp_path, length):
     count = 50
-    # A receive buffer for the whole burst: 50 datagrams of 9000 bytes outgrow the default 208 KiB, and the
-    # kernel drops what does not fit while a loaded machine leaves the receiver waiting (seen once in make test).
-    proc, json_path = start_recv(netns, tool, tmp_path, "--expect", count, "--timeout", 10, "--rcvbuf", 4 << 20)
-    send_datagrams(netns, [(seq, length, False) for seq in range(count)])
-    rc, summary, out, _ = finish(proc, json_path)
+    rc, summary, out, _ = recv_from_sender(netns, tool, tmp_path, [(seq, length, False) for seq in range(count)],
+                                           "--expect", count, "--timeout", 30)
     assert rc == 0
     assert summary["packets"] == count and summary["unique"] == count
     assert summary["bytes"] == count * length
@@ -218,11 +246,9 @@ def test_recv_counts_a_clean_stream(netns, tool, tmp_path, length):
 @pytest.mark.parametrize("length", [0, 1, 3])
 def test_recv_checks_short_payloads_by_arrival_order(netns, tool, tmp_path, length):
     count = 20
-    proc, json_path = start_recv(netns, tool, tmp_path, "--expect", count, "--timeout", 10)
     # Sequence numbers above 2**24 make the first byte non-zero, so a wrong order would show.
     items = [(seq, length, False) for seq in range(count)]
-    send_datagrams(netns, items)
-    rc, summary, _, _ = finish(proc, json_path)
+    rc, summary, _, _ = recv_from_sender(netns, tool, tmp_path, items, "--expect", count, "--timeout", 30)
     assert rc == 0
     assert summary["unsequenced"] == count and summary["bad_payload"] == 0 and summary["lost"] == 0
 
@@ -241,9 +267,7 @@ def test_recv_reports_gaps_duplicates_reordering_and_corruption(netns, tool, tmp
             items.append((9, 64, False))
         if s == 13:
             items.append((12, 64, False))
-    proc, json_path = start_recv(netns, tool, tmp_path, "--expect", expect, "--timeout", 3)
-    send_datagrams(netns, items)
-    rc, summary, _, _ = finish(proc, json_path)
+    rc, summary, _, _ = recv_from_sender(netns, tool, tmp_path, items, "--expect", expect, "--timeout", 3)
     assert rc == 1                              # Loss and corruption fail the run.
     assert summary["timed_out"] is True         # The last expected packets never came.
     assert summary["packets"] == len(items)
@@ -258,9 +282,8 @@ def test_recv_reports_gaps_duplicates_reordering_and_corruption(netns, tool, tmp
 
 
 def test_recv_stops_at_count_and_at_timeout(netns, tool, tmp_path):
-    proc, json_path = start_recv(netns, tool, tmp_path, "--count", 5, "--timeout", 10)
-    send_datagrams(netns, [(s, 32, False) for s in range(8)])
-    rc, summary, _, _ = finish(proc, json_path)
+    rc, summary, _, _ = recv_from_sender(netns, tool, tmp_path, [(s, 32, False) for s in range(8)],
+                                         "--count", 5, "--timeout", 30)
     assert rc == 0 and summary["packets"] == 5 and summary["timed_out"] is False
 
     proc, json_path = start_recv(netns, tool, tmp_path, "--timeout", 0.5)
@@ -279,9 +302,8 @@ def test_recv_with_random_loss_and_order(netns, tool, tmp_path):
     for i in range(0, len(order) - 1, 17):
         order[i], order[i + 1] = order[i + 1], order[i]
         swaps += 1
-    proc, json_path = start_recv(netns, tool, tmp_path, "--expect", expect, "--timeout", 2)
-    send_datagrams(netns, [(s, 100, False) for s in order])
-    rc, summary, _, _ = finish(proc, json_path)
+    rc, summary, _, _ = recv_from_sender(netns, tool, tmp_path, [(s, 100, False) for s in order],
+                                         "--expect", expect, "--timeout", 3)
     assert summary["unique"] == len(kept)
     assert summary["lost"] == expect - len(kept)
     assert summary["reordered"] == swaps
@@ -293,7 +315,7 @@ def test_recv_with_random_loss_and_order(netns, tool, tmp_path):
 @pytest.mark.parametrize("length", [0, 1, 3, 4, 1472])
 def test_send_feeds_recv_exactly(netns, tool, tmp_path, length):
     count = 100
-    proc, json_path = start_recv(netns, tool, tmp_path, "--expect", count, "--timeout", 10)
+    proc, json_path = start_recv(netns, tool, tmp_path, "--expect", count, "--timeout", 30)
     send_json = tmp_path / "send.json"
     r = netns.run([tool, "send", "--dest", "127.0.0.1", "--port", PORT, "--count", count,
                    "--payload", length, "--rate", 20000, "--json", send_json])
@@ -324,7 +346,10 @@ def run_echo(netns, tool, tmp_path, fault, count, length, *args):
 
 @pytest.mark.parametrize("length", [0, 1, 4, 5, 1472])
 def test_echo_client_checks_every_echo(netns, tool, tmp_path, length):
-    rc, summary = run_echo(netns, tool, tmp_path, "none", 40, length, "--window", 1 if length < 4 else 8)
+    # No echo is lost here, so a long --echo-wait costs nothing, and a busy machine that delays an echo by
+    # more than the default second does not make it count as lost.
+    rc, summary = run_echo(netns, tool, tmp_path, "none", 40, length, "--window", 1 if length < 4 else 8,
+                           "--echo-wait", 10, "--timeout", 60)
     assert rc == 0
     assert summary["sent"] == summary["echoed_ok"] == 40
     assert summary["lost"] == summary["bad_payload"] == summary["duplicates"] == 0
@@ -332,7 +357,9 @@ def test_echo_client_checks_every_echo(netns, tool, tmp_path, length):
 
 @pytest.mark.parametrize("fault, field", [("drop", "lost"), ("corrupt", "bad_payload"), ("duplicate", "duplicates")])
 def test_echo_client_reports_faults(netns, tool, tmp_path, fault, field):
-    rc, summary = run_echo(netns, tool, tmp_path, fault, 10, 64, "--echo-wait", 0.3, "--timeout", 5)
+    # --echo-wait is how long the dropped echo is waited for (the drop test lasts that long): 2 s, so that an
+    # echo a busy machine delays is not also given up.
+    rc, summary = run_echo(netns, tool, tmp_path, fault, 10, 64, "--echo-wait", 2, "--timeout", 30)
     assert rc == 1
     assert summary[field] == 1
     assert summary["sent"] == 10
