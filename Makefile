@@ -65,7 +65,7 @@ UML_VERSION := 6.12
 UML_TARBALL := /usr/src/linux-source-$(UML_VERSION).tar.xz
 UML_TREE    := $(UML_DIR)/linux-source-$(UML_VERSION)
 UML_PATCHES := software/uml/virt-pci-slow-device.patch software/uml/virt-pci-platform-irq.patch \
-               software/uml/fpu-state-size.patch
+               software/uml/fpu-state-size.patch software/uml/tlb-sync-irqs-off.patch
 UML_CONFIG  := software/uml/uml.config
 UML_KERNEL  := $(UML_DIR)/linux
 UML_JOBS    ?= 2
