@@ -285,7 +285,7 @@ def test_killed_run_leaves_no_process(gen, gen_dir):
     name = out.split("namespace ")[1].split(",")[0]
     # The line comes just before the host tool starts, and a child only dies with its parent once setpriv
     # has set its parent-death signal and become the child (`ip netns exec ... setpriv ... hostlink-udp`).
-    # A fixed second was not always enough on a busy machine: wait until both children are themselves.
+    # A busy machine can delay that past any fixed wait: wait until both children are themselves.
     wait_for_children_under(gen_dir, ("Vsim", "hostlink-udp"))
     p.kill()
     p.wait()
