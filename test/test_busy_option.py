@@ -39,26 +39,22 @@ def parent_of(pid):
         return None
 
 
-def run_pytest(*args):
+def run_pytest(*args, expect_burners=0):
     return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
                           cwd=os.path.dirname(HERE), capture_output=True, text=True, timeout=120,
-                          env={**os.environ, PROBE: str(os.getpid())})
+                          env={**os.environ, PROBE: str(expect_burners)})
 
 
 @pytest.mark.skipif(PROBE not in os.environ, reason="run by test_busy_runs_burners_for_the_whole_run only")
 def test_probe_sees_the_burners():
     # This pytest's own (another run beside it, make test-loaded, has its own).
-    assert len(burners(parent=os.getpid())) == int(os.environ["HOSTLINK_TEST_BUSY_N"])
+    assert len(burners(parent=os.getpid())) == int(os.environ[PROBE])
 
 
 @pytest.mark.parametrize("n", [0, 2])
 def test_busy_runs_burners_for_the_whole_run(n):
     before = set(burners())
-    os.environ["HOSTLINK_TEST_BUSY_N"] = str(n)
-    try:
-        r = run_pytest("--busy", str(n), "test/test_busy_option.py::test_probe_sees_the_burners")
-    finally:
-        del os.environ["HOSTLINK_TEST_BUSY_N"]
+    r = run_pytest("--busy", str(n), "test/test_busy_option.py::test_probe_sees_the_burners", expect_burners=n)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "1 passed" in r.stdout
     assert set(burners()) <= before   # None of the run's is left.

@@ -84,7 +84,8 @@ ECHO_SERVER = textwrap.dedent("""
 # Every receiver asks for a buffer that holds all a test sends (at most 100 datagrams of 1,472 bytes or 50
 # of 9,000; the kernel counts each at its skb's truesize, several KiB for 9,000 bytes): the default 208 KiB
 # holds 100 of 1,472 only just, so whenever a busy machine kept the receiver waiting the kernel dropped
-# datagrams and the test failed (test_send_feeds_recv_exactly[1472], 1 run in 3 with both cores busy).
+# datagrams and the test failed (test_send_feeds_recv_exactly[1472]: in CI, and 1 run in 3 with six busy
+# processes here).
 RCVBUF = 4 << 20
 
 
