@@ -25,7 +25,7 @@ setup(
     include_package_data = True,
     # The C tools, the library, the driver's change sets and the User-Mode Linux files sit in folders of
     # hostlink.software that are not packages: named here, so that a regular install has them too.
-    package_data     = {"": ["*.v", "*.sv", "*.c", "*.h", "Makefile"],
+    package_data     = {"": ["*.v", "*.sv", "*.c", "*.cpp", "*.h", "Makefile"],
                         "hostlink.software": ["patches/*.patch", "lib/*", "bench/*", "status/*", "dram/*",
                                               "dram/include/**/*", "udp/*", "uml/*", "zynq/*"]},
 )

@@ -158,6 +158,10 @@ def build_parser():
         help="VC709: run the hard block's model with every per-cycle coroutine as cocotbext-pcie writes it "
              "(slower; the default sleeps while nothing changes and gives the same cycles and data). The "
              "ZC706's and KC705's model has one form only.")
+    p.add_argument("--fast",         action="store_true",
+        help="ZC706, KC705: run on the compiled fast path (sim/pcie/fast/: the SoC, the hard block, the link "
+             "and the host in C++; about 25 times as fast). A first step: plain h2c, c2h and bidir rows "
+             "only; doc/pcie_sim.md gives its agreement with the default path.")
     add_host_profile_arguments(p)
     return p
 
@@ -357,9 +361,13 @@ def plot_throughput(results, path):
 
 def run(board_name, sizes, directions=DIRECTIONS, dma_channels=2, channels=1, descriptor_size=65536,
         profile=None, verbose=False, split=False, with_dram=False, dram_address=4096, profile_streams=None,
-        user_core=None, flow=None, ring=DEFAULT_RING, buffer_size=DEFAULT_BUFFER_SIZE, reference=False):
+        user_core=None, flow=None, ring=DEFAULT_RING, buffer_size=DEFAULT_BUFFER_SIZE, reference=False,
+        fast=False):
     from hostlink.sim.pcie.run import run_jobs
     board = get_board(board_name)
+    if fast:
+        check_fast(board, reference=reference, with_dram=with_dram, profile_streams=profile_streams,
+                   user_core=user_core, flow=flow)
     check_dma_channels(dma_channels)
     for count in [channels] if isinstance(channels, int) else channels:
         if not 1 <= count <= dma_channels:
@@ -400,7 +408,19 @@ def run(board_name, sizes, directions=DIRECTIONS, dma_channels=2, channels=1, de
     if with_dram:
         jobs += make_dram_jobs(sizes, descriptor_size, board.data_width // 8, dram_address)
     return run_jobs(board.name, jobs, profile, dma_channels=dma_channels, verbose=verbose, with_dram=with_dram,
-        profile_streams=profile_streams, user_core=user_core, reference=reference)
+        profile_streams=profile_streams, user_core=user_core, reference=reference, fast=fast)
+
+
+def check_fast(board, reference=False, with_dram=False, profile_streams=None, user_core=None, flow=None):
+    """What the fast path cannot run yet, refused in one line rather than run on something else."""
+    from hostlink.sim.pcie.fast.run import DEVICES
+    if board.device not in DEVICES:
+        raise ValueError(f"--fast runs the ZC706 and KC705 (pcie_7x) so far, not the {board.name}")
+    for given, what in ((reference, "--reference"), (with_dram, "--with-dram"), (profile_streams, "--profile-streams"),
+                        (user_core, "--user-core"), (flow, "--flow")):
+        if given:
+            raise ValueError(f"--fast does not run {what} yet: leave out --fast" if what != "--reference" else
+                             "--fast and --reference are two ways to run the same model: choose one")
 
 
 def main_latency_sweep(args, parser):
@@ -448,7 +468,8 @@ def main(argv=None):
             with_dram=args.with_dram, dram_address=args.dram_address, profile_streams=args.profile_streams,
             user_core={"spec": args.user_core, "channel": args.user_channel,
                        "settings": dict(args.user_setting)} if args.user_core else None,
-            flow=args.flow, ring=args.ring, buffer_size=args.buffer_size, reference=args.reference)
+            flow=args.flow, ring=args.ring, buffer_size=args.buffer_size, reference=args.reference,
+            fast=args.fast)
     except ValueError as error:
         parser.error(str(error))
     print(format_table(results))
@@ -481,6 +502,8 @@ def parse_args(argv, parser=None):
     args = parser.parse_args(argv)
     if args.sweep and args.sweep_latency:
         parser.error("--sweep and --sweep-latency are two different runs: choose one")
+    if args.fast and args.sweep_latency:
+        parser.error("--fast does not run --sweep-latency yet: leave out --fast")
     if (args.latencies or args.mrrs_list) and not args.sweep_latency:
         parser.error("--latencies and --mrrs-list go with --sweep-latency")
     if args.user_core and (args.directions or args.sweep or args.sweep_latency or args.with_dram or args.channels):

@@ -26,13 +26,8 @@ import random
 import struct
 import logging
 
-import cocotb
-from cocotb.clock import Clock
-from cocotb.triggers import RisingEdge, Timer, Event
-from cocotb.utils import get_sim_time
-from cocotbext.pcie.core.caps import PciCapId
-
-from hostlink.sim.pcie.host import HostRootComplex, HostProfile
+from hostlink.sim.pcie.triggers import FAST, RisingEdge, Timer, Event, First, get_sim_time, start_soon
+from hostlink.sim.pcie.host import HostProfile
 from hostlink.sim.pcie.driver import CSRMap, DMADriver, split_descriptors
 
 # Helpers ------------------------------------------------------------------------------------------
@@ -93,6 +88,9 @@ class Bench:
         self.job_bytes = None    # and a function returning the bytes it has moved so far.
 
     async def setup(self):
+        from cocotb.clock import Clock
+        from cocotbext.pcie.core.caps import PciCapId
+        from hostlink.sim.pcie.host import HostRootComplex
         cfg, profile = self.config, self.profile
         for name in ("cocotb.pcie", "cocotb"):
             logging.getLogger(name).setLevel(logging.WARNING)
@@ -102,18 +100,18 @@ class Bench:
         self.sys_clk = getattr(self.dut, sys_clock)
         if sys_clock == "sim_sys_clk":
             period_ps = 2 * round(0.5e12 / self.sys_clk_hz)   # Whole picoseconds, even for a 50% duty cycle.
-            cocotb.start_soon(Clock(self.dut.sim_sys_clk, period_ps, unit="ps").start())
+            start_soon(Clock(self.dut.sim_sys_clk, period_ps, unit="ps").start())
         self.dut.sim_sys_rst.value = 1
         if cfg.get("dram_clk_hz"):
             dram_period_ps = 2 * round(0.5e12 / cfg["dram_clk_hz"])
-            cocotb.start_soon(Clock(self.dut.sim_dram_clk, dram_period_ps, unit="ps").start())
+            start_soon(Clock(self.dut.sim_dram_clk, dram_period_ps, unit="ps").start())
             self.dut.sim_dram_rst.value   = 1
             self.dut.sim_dram_stuck.value = 0
         # A user core's own clock (sim/pcie/soc.py).
         user_core = cfg.get("user_core")
         if user_core and user_core["clock_port"]:
             user_period_ps = 2 * round(0.5e12 / user_core["clk_hz"])
-            cocotb.start_soon(Clock(getattr(self.dut, user_core["clock_port"]), user_period_ps, unit="ps").start())
+            start_soon(Clock(getattr(self.dut, user_core["clock_port"]), user_period_ps, unit="ps").start())
 
         self.rc = HostRootComplex(profile)
         self.rc.max_payload_size      = mps_code(profile.max_payload_size)
@@ -186,7 +184,7 @@ class Bench:
         deadline = get_sim_time("ns") + timeout_ns
         while self.msis < expected and get_sim_time("ns") < deadline:
             self.msi_event.clear()
-            await cocotb.triggers.First(self.msi_event.wait(), Timer(1000, "ns"))
+            await First(self.msi_event.wait(), Timer(1000, "ns"))
         return self.msis
 
     # Faults -------------------------------------------------------------------------------------
@@ -312,7 +310,7 @@ class Bench:
             for entry in plan:
                 w = entry["watch"]
                 while w["done"] is None and get_sim_time("ns") < deadline:
-                    await cocotb.triggers.First(w["event"].wait(), Timer(2000, "ns"))
+                    await First(w["event"].wait(), Timer(2000, "ns"))
             dones = [e["watch"]["done"] for e in plan]
             t_end = max(dones) if all(d is not None for d in dones) else None
 
@@ -418,13 +416,10 @@ async def report_progress(bench, path, interval_s=0.5):
 
 # Entry --------------------------------------------------------------------------------------------
 
-@cocotb.test()
-async def dma_bench(dut):
-    with open(os.environ["HOSTLINK_SIM_CONFIG"]) as f:
-        config = json.load(f)
-    bench = Bench(dut, config)
+async def run_all(bench, config):
+    """The bench's whole run on either path: set-up and enumeration, the jobs, the results file."""
     if config.get("progress"):
-        cocotb.start_soon(report_progress(bench, config["progress"]))
+        start_soon(report_progress(bench, config["progress"]))
     await bench.setup()
     results = {"enumeration": {
         "vendor_id":  bench.function.vendor_id,
@@ -443,7 +438,7 @@ async def dma_bench(dut):
     profiler = None
     if config.get("profile_streams"):
         from hostlink.sim.pcie.stream_profile import StreamProfiler
-        profiler = StreamProfiler(dut, bench.sys_clk, config["profile_streams"])
+        profiler = StreamProfiler(bench.dut, bench.sys_clk, config["profile_streams"])
     for index, job in enumerate(config["jobs"]):
         bench.job_index = index
         bench.log.warning("job %s", job)
@@ -468,3 +463,13 @@ async def dma_bench(dut):
     results["host_writes"] = {"bad": bench.rc.bad_writes}
     with open(config["results"], "w") as f:
         json.dump(results, f, indent=2)
+
+
+if not FAST:
+    import cocotb
+
+    @cocotb.test()
+    async def dma_bench(dut):
+        with open(os.environ["HOSTLINK_SIM_CONFIG"]) as f:
+            config = json.load(f)
+        await run_all(Bench(dut, config), config)

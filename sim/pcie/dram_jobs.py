@@ -16,8 +16,7 @@
   errors with a stuck data bit injected in the memory model (top-level port `sim_dram_stuck`).
 """
 
-from cocotb.triggers import Timer, First
-from cocotb.utils import get_sim_time
+from hostlink.sim.pcie.triggers import Timer, First, get_sim_time
 
 from hostlink.sim.pcie.driver import split_descriptors
 

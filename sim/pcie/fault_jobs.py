@@ -5,7 +5,7 @@
 """Bench jobs that inject a fault (`"kind": "fault"`), run by bench.py like the other jobs: one fault on
 a channel while another moves clean data, then the channel's recovery (test/test_pcie_faults.py)."""
 
-from cocotb.triggers import Timer
+from hostlink.sim.pcie.triggers import Timer
 
 from hostlink.sim.pcie.bench import count_pattern, mismatched_bytes
 from hostlink.sim.pcie.driver import split_descriptors

@@ -206,13 +206,29 @@ def run_bench(test_module, model, test_dir, config_path, log_file, top="sim_top"
     )
 
 
+def run_fast_bench(model, test_dir, config, config_path, log_file):
+    """The bench on the model's fast path (sim/pcie/fast/run.py), in a child process as the reference's
+    simulator is: its output into `log_file` (None: the terminal)."""
+    from hostlink.sim.pcie.fast.run import build_fast_model
+    config["fast_library"] = build_fast_model(model, say)
+    with open(config_path, "w") as f:
+        json.dump(config, f)
+    env = dict(os.environ, HOSTLINK_SIM_PATH="fast")
+    command = [sys.executable, "-m", "hostlink.sim.pcie.fast.run", config_path]
+    with open(log_file or os.devnull, "w") as log:
+        subprocess.run(command, cwd=test_dir, env=env, stdout=None if log_file is None else log,
+            stderr=subprocess.STDOUT if log_file else None)
+
+
 def run_jobs(board_name, jobs, profile, dma_channels=2, build_root=BUILD_ROOT, verbose=False,
-        with_dram=False, profile_streams=None, block_completion_headers=None, user_core=None, reference=False):
+        with_dram=False, profile_streams=None, block_completion_headers=None, user_core=None, reference=False,
+        fast=False):
     """Run `jobs` (see bench.py) on the board's model against `profile`. Returns the bench's results.
     `profile_streams` (stream names, see stream_profile.py) adds each job's stream occupancy.
     `block_completion_headers` gives the hard block's model fewer completion headers than the block has
     (tests: a buffer the SoC overfills, whose losses must show as errors). `reference` runs the hard
-    block's model with its per-cycle coroutines as written (see v7gen3.make_v7gen3_device)."""
+    block's model with its per-cycle coroutines as written (see v7gen3.make_v7gen3_device). `fast` runs the
+    jobs on the compiled fast path (sim/pcie/fast/) instead of cocotb and cocotbext-pcie."""
     model = build_model(board_name, dma_channels, build_root, verbose, with_dram=with_dram,
         profile_streams=profile_streams, user_core=user_core)
     board = model["board"]
@@ -239,8 +255,12 @@ def run_jobs(board_name, jobs, profile, dma_channels=2, build_root=BUILD_ROOT, v
             threading.Thread(target=show_progress, daemon=True,
                 args=(progress, config["progress"], jobs, board.sys_clk_hz(), stop)).start()
         try:
-            run_bench("hostlink.sim.pcie.bench", model, tmp, config_path,
-                log_file=None if verbose else os.path.join(tmp, "sim.log"))
+            if fast:
+                run_fast_bench(model, tmp, config, config_path,
+                    log_file=None if verbose else os.path.join(tmp, "sim.log"))
+            else:
+                run_bench("hostlink.sim.pcie.bench", model, tmp, config_path,
+                    log_file=None if verbose else os.path.join(tmp, "sim.log"))
         finally:
             stop.set()
             progress.clear()

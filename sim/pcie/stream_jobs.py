@@ -31,9 +31,7 @@ every header that does not say exactly what was dropped before its data.
 
 import struct
 
-import cocotb
-from cocotb.triggers import Timer
-from cocotb.utils import get_sim_time
+from hostlink.sim.pcie.triggers import Timer, get_sim_time
 
 from hostlink.cores.pcie.flow import FLOW_MODES, FRAMED_MODES, HEADER_BYTES, HEADER_FLAG_END, HEADER_MAGIC
 from hostlink.cores.pcie.config import check_dma_length

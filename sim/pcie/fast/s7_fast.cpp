@@ -1,0 +1,778 @@
+// This file is part of hostlink.
+// Copyright (c) 2026 hostlink developers
+// SPDX-License-Identifier: BSD-2-Clause
+//
+// The fast path of a 7-series Gen2 PCIe SoC (ZC706, KC705): the Verilated SoC, its clocks, the `pcie_7x`
+// hard block's user interface beat by beat, the link and the host at TLP level, all in C++. Python (fast.py)
+// loads this library with ctypes, runs the bench's jobs and is called only when the host has something for
+// it (an MMIO read's completion, an MSI, a watched buffer complete) or at a time it asked for.
+//
+// It models what sim/pcie/s7_device.py and sim/pcie/host.py (on cocotbext-pcie's link) model, which stay
+// the reference (`./sim.py dma --reference`); doc/pcie_sim.md says where the two differ and why.
+//
+// fast_top.h, generated per model by fast.py, names the SoC's ports (HB(x): the hard block's port x) and
+// lists its one-bit inputs (clocks, resets) for fs_set_bit() and fs_add_clock().
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <deque>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "Vtop.h"
+#include "verilated.h"
+#include "fast_top.h"
+
+double sc_time_stamp() { return 0; }
+
+namespace {
+
+typedef std::vector<uint8_t> Bytes;
+
+// Ports of any width as 32-bit words ---------------------------------------------------------------
+
+template <std::size_t N> void put_words(VlWide<N>& port, const uint32_t* w) { for (std::size_t i = 0; i < N; i++) port[i] = w[i]; }
+inline void put_words(QData& port, const uint32_t* w) { port = (uint64_t)w[0] | ((uint64_t)w[1] << 32); }
+inline void put_words(IData& port, const uint32_t* w) { port = w[0]; }
+template <std::size_t N> void get_words(const VlWide<N>& port, uint32_t* w) { for (std::size_t i = 0; i < N; i++) w[i] = port[i]; }
+inline void get_words(const QData& port, uint32_t* w) { w[0] = (uint32_t)port; w[1] = (uint32_t)(port >> 32); }
+inline void get_words(const IData& port, uint32_t* w) { w[0] = port; }
+
+// TLPs: bytes as cocotbext-pcie packs them (header DWORDs big-endian, then the payload in memory order) --
+
+inline uint32_t be32(const uint8_t* p) { return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3]; }
+inline void put_be32(uint8_t* p, uint32_t v) { p[0] = v >> 24; p[1] = v >> 16; p[2] = v >> 8; p[3] = v; }
+
+struct TlpView {
+    const Bytes& b;
+    explicit TlpView(const Bytes& bytes) : b(bytes) {}
+    int fmt() const { return b[0] >> 5; }
+    int type() const { return b[0] & 0x1f; }
+    bool has_data() const { return fmt() & 2; }
+    int header_bytes() const { return (fmt() & 1) ? 16 : 12; }
+    int length_dw() const { int n = ((b[2] & 3) << 8) | b[3]; return n ? n : 1024; }
+    bool ep() const { return b[2] & 0x40; }
+    bool is_mem_read() const { return (fmt() & 2) == 0 && type() == 0; }
+    bool is_mem_write() const { return (fmt() & 2) && type() == 0; }
+    bool is_completion() const { return type() == 0x0a || type() == 0x0b; }
+    // Memory requests.
+    uint16_t requester_id() const { return ((uint16_t)b[4] << 8) | b[5]; }
+    uint8_t tag() const { return b[6]; }
+    int first_be() const { return b[7] & 0xf; }
+    int last_be() const { return b[7] >> 4; }
+    uint64_t address() const {
+        if (fmt() & 1) return ((uint64_t)be32(&b[8]) << 32) | (be32(&b[12]) & ~3u);
+        return be32(&b[8]) & ~3u;
+    }
+    // Completions.
+    int status() const { return b[6] >> 5; }
+    uint16_t cpl_requester_id() const { return ((uint16_t)b[8] << 8) | b[9]; }
+    uint8_t cpl_tag() const { return b[10]; }
+    size_t payload_bytes() const { return has_data() ? b.size() - header_bytes() : 0; }
+    const uint8_t* payload() const { return &b[header_bytes()]; }
+    // Bytes on the wire (cocotbext-pcie's get_wire_size: header, payload, 8 bytes of framing, sequence
+    // number and LCRC).
+    size_t wire_bytes() const { return b.size() + 8; }
+};
+
+Bytes mem_request(bool write, uint64_t address, uint32_t length_dw, uint16_t requester, uint8_t tag,
+                  int first_be, int last_be, const uint8_t* data) {
+    bool wide = address >> 32;
+    Bytes b(wide ? 16 : 12);
+    uint32_t dw0 = ((write ? 2u : 0u) | (wide ? 1u : 0u)) << 29 | (length_dw & 0x3ff);
+    put_be32(&b[0], dw0);
+    put_be32(&b[4], (uint32_t)requester << 16 | (uint32_t)tag << 8 | (last_be & 0xf) << 4 | (first_be & 0xf));
+    if (wide) { put_be32(&b[8], address >> 32); put_be32(&b[12], (uint32_t)address & ~3u); }
+    else put_be32(&b[8], (uint32_t)address & ~3u);
+    if (write) b.insert(b.end(), data, data + 4 * length_dw);
+    return b;
+}
+
+// A completion for the request `req` (its TC, attributes, requester and tag), from completer 0:0.0.
+Bytes completion(const Bytes& req, int status, uint32_t byte_count, uint32_t lower_address,
+                 const uint8_t* data, uint32_t data_dw, bool poisoned) {
+    Bytes b(12);
+    uint32_t dw0 = (data_dw ? 2u : 0u) << 29 | 0x0au << 24 | (data_dw & 0x3ff);
+    dw0 |= (uint32_t)(req[1] & 0x70) << 16;               // TC
+    dw0 |= (uint32_t)(req[2] & 0x30) << 8;                // Attr[1:0]
+    dw0 |= (uint32_t)(req[1] & 0x04) << 16;               // Attr[2]
+    dw0 |= (uint32_t)(req[1] & 0x88) << 16;               // Tag[9:8]
+    if (poisoned) dw0 |= 1u << 14;
+    put_be32(&b[0], dw0);
+    put_be32(&b[4], (uint32_t)(status & 7) << 13 | (byte_count & 0xfff));
+    put_be32(&b[8], (uint32_t)(((uint16_t)req[4] << 8) | req[5]) << 16 | (uint32_t)req[6] << 8 | (lower_address & 0x7f));
+    if (data_dw) b.insert(b.end(), data, data + 4 * data_dw);
+    return b;
+}
+
+int be_offset(int first_be) { for (int i = 0; i < 4; i++) if (first_be >> i & 1) return i; return 0; }
+
+uint32_t be_byte_count(int length_dw, int first_be, int last_be) {
+    // cocotbext-pcie's Tlp.get_be_byte_count().
+    if (length_dw == 1) {
+        if (!first_be) return 1;
+        int lo = be_offset(first_be), hi = 3;
+        while (hi > 0 && !(first_be >> hi & 1)) hi--;
+        return hi - lo + 1;
+    }
+    int hi = 3;
+    while (hi > 0 && !(last_be >> hi & 1)) hi--;
+    return length_dw * 4 - be_offset(first_be) - (3 - hi);
+}
+
+bool breaks_limits(uint64_t address, uint64_t length, uint64_t limit) {
+    return length > limit || (address & 0xfff) + length > 0x1000;
+}
+
+// Events for Python --------------------------------------------------------------------------------
+
+enum { EV_MMIO_READ = 1, EV_MSI = 2, EV_WATCH = 3 };
+struct Event { int kind; uint64_t a, b, time_ps; };
+
+// Host memory: one flat block from `base` -------------------------------------------------------------
+
+struct Memory {
+    uint64_t base = 0;
+    std::vector<uint8_t> data;
+    bool holds(uint64_t address, uint64_t length) const {
+        return address >= base && address + length <= base + data.size();
+    }
+};
+
+// The link: one direction, serialized at its rate, delivered after the ports' delay ---------------------
+
+struct InFlight { Bytes tlp; uint64_t arrives_ps; bool msi; };
+
+struct LinkDirection {
+    double ps_per_byte = 0;
+    uint64_t delay_ps = 10000;        // cocotbext-pcie: 5 ns per port, two ports.
+    uint64_t free_ps = 0;             // When the wire is free for the next TLP.
+    std::deque<InFlight> flight;      // In arrival order.
+    // The receiver's ACK latency timer (cocotbext-pcie's Port): started by a TLP's arrival when it is not
+    // running; when it expires the receiver sends an ACK DLLP (8 bytes) on the other direction's wire.
+    uint64_t ack_latency_ps = 0, ack_due_ps = 0;
+    uint64_t acks = 0;
+    void arrived(uint64_t t) { if (!ack_due_ps) ack_due_ps = t + ack_latency_ps; }
+    void send_dllp(uint64_t t) { free_ps = std::max(free_ps, t) + (uint64_t)(8 * ps_per_byte); acks++; }
+    uint64_t send(Bytes&& tlp, uint64_t ready_ps, bool msi = false) {
+        uint64_t start = std::max(free_ps, ready_ps);
+        size_t wire = TlpView(tlp).wire_bytes();
+        uint64_t end = start + std::max<uint64_t>(1, (uint64_t)(wire * ps_per_byte));
+        free_ps = end;
+        flight.push_back({std::move(tlp), end + delay_ps, msi});
+        return start;
+    }
+};
+
+// A read the host is serving ---------------------------------------------------------------------
+
+struct Completion { Bytes tlp; uint32_t rcb_blocks; uint32_t data_offset; uint32_t data_bytes; bool copy; };
+struct PendingRead {
+    uint64_t ready_ps;
+    Bytes request;
+    std::deque<Completion> completions;
+    uint64_t address; uint32_t length; bool fetched;
+};
+
+enum { FAULT_TIMEOUT, FAULT_UR, FAULT_CA, FAULT_POISONED, FAULT_LONG, FAULT_STRAY, FAULT_FOREIGN };
+struct Fault { int kind; uint64_t low, high; };
+
+struct Watch { uint64_t base, size, landed; bool done; uint64_t done_ps; };
+
+struct Clock { CData* signal; uint64_t half_ps; uint64_t next_ps; bool user; };
+
+// The simulation -------------------------------------------------------------------------------------
+
+struct Sim {
+    std::unique_ptr<VerilatedContext> context;
+    std::unique_ptr<Vtop> top;
+    uint64_t now = 0;
+    std::vector<Clock> clocks;
+    std::deque<Event> events;
+    std::mt19937_64 device_rng, host_rng;
+    std::uniform_real_distribution<double> uniform{0.0, 1.0};
+
+    // Hard block.
+    int dwords = 4;                   // User interface width in DWORDs.
+    bool straddle = true;
+    double rx_gaps = 0, backpressure = 0;
+    int tx_buffer_tlps = 4;
+    int cplh_limit = 0, cpld_limit = 0, cplh_used = 0, cpld_used = 0, most_cplh_used = 0;
+    uint64_t rx_cpl_drops = 0, rx_cpl_bytes = 0, rx_cpl_last_ps = 0, rx_tlps = 0, tx_tlps = 0;
+    uint64_t bar0_base = 0, bar0_size = 0;
+    bool msi_enable = false;
+    uint64_t msi_address = 0; uint32_t msi_data = 0;
+    uint64_t msis_sent = 0, msis_held = 0;
+    std::deque<uint64_t> msi_holds;
+    uint64_t error_cpl_timeout = 0, error_cpl_unexpect = 0;
+    int reset_cycles = 16; bool link_up = false;
+    uint16_t cfg_command = 0, cfg_dcommand = 0; int cfg_bus = 0, cfg_device = 0, cfg_function = 0;
+    int link_speed = 2, link_width = 4;
+
+    struct RxEntry { Bytes tlp; std::vector<uint32_t> dw; int bar_hit; };
+    std::deque<RxEntry> rx_queue;
+    bool rx_current = false; RxEntry rx_cur; size_t rx_index = 0;
+    bool rx_beat = false; std::vector<const Bytes*> rx_ended; std::vector<RxEntry> rx_ended_store;
+    uint32_t rx_data[16]; uint32_t rx_keep = 0, rx_user = 0; bool rx_last = false;
+
+    std::vector<uint32_t> tx_dw;
+    std::deque<uint64_t> tx_starts;   // Wire start times of the TLPs taken from s_axis_tx.
+    bool tx_ready = false;
+    int msi_state = 0; uint64_t msi_wait = 0;
+    bool prev_err_timeout = false, prev_err_unexpect = false;
+
+    // Link.
+    LinkDirection up, down;           // up: device to host; down: host to device.
+
+    // Host.
+    Memory memory;
+    uint32_t mps = 256, mrrs = 512; uint64_t read_latency_ps = 1000000;
+    bool completions_64 = false, reorder = true, read_at_completion = true;
+    std::vector<PendingRead> pending;
+    std::deque<Bytes> host_requests;  // MMIO from Python, in order.
+    uint8_t mmio_tag = 0;
+    uint64_t reads_served = 0, bad_reads = 0, largest_read = 0, blocks_owed = 0, most_blocks_owed = 0;
+    uint64_t bad_writes = 0, last_read_data_ps = 0, msis_received = 0, unexpected_completions = 0;
+    std::vector<Fault> faults;
+    std::vector<std::pair<int, uint64_t>> faults_done;
+    std::vector<Watch> watches;
+
+    // Clocking --------------------------------------------------------------------------------
+
+    void eval() { top->eval(); }
+
+    // One rising edge of the hard block's user clock: sample what the user logic drove during the cycle
+    // (the values its flops see at this edge), then drive the block's outputs for the next cycle.
+    void user_edge_sample(uint32_t* tx_data, uint32_t& tx_keep, bool& tx_valid, bool& tx_last,
+                          bool& rx_ready, bool& irq, uint32_t& irq_di, bool& err_timeout, bool& err_unexpect) {
+        get_words(HB(s_axis_tx_tdata), tx_data);
+        tx_keep = HB(s_axis_tx_tkeep);
+        tx_valid = HB(s_axis_tx_tvalid);
+        tx_last = HB(s_axis_tx_tlast);
+        rx_ready = HB(m_axis_rx_tready);
+        irq = HB(cfg_interrupt);
+        irq_di = HB(cfg_interrupt_di);
+        err_timeout = HB(cfg_err_cpl_timeout);
+        err_unexpect = HB(cfg_err_cpl_unexpect);
+    }
+
+    void user_edge(const uint32_t* tx_data, uint32_t tx_keep, bool tx_valid, bool tx_last,
+                   bool rx_ready, bool irq, uint32_t irq_di, bool err_timeout, bool err_unexpect) {
+        deliver();
+        // Reset and link.
+        if (reset_cycles > 0) {
+            HB(user_reset_out) = 1; HB(user_lnk_up) = 0;
+            if (--reset_cycles == 0) {
+                HB(user_reset_out) = 0; HB(user_lnk_up) = 1; link_up = true;
+                HB(pl_ltssm_state) = 0x16;
+                HB(pl_sel_lnk_rate) = link_speed >= 2;
+                HB(pl_sel_lnk_width) = link_width == 1 ? 0 : link_width == 2 ? 1 : link_width == 4 ? 2 : 3;
+            }
+        }
+        // Error reports: one-cycle pulses, counted on their rising edge.
+        if (err_timeout && !prev_err_timeout) error_cpl_timeout++;
+        if (err_unexpect && !prev_err_unexpect) error_cpl_unexpect++;
+        prev_err_timeout = err_timeout; prev_err_unexpect = err_unexpect;
+        tx_edge(tx_data, tx_keep, tx_valid, tx_last);
+        rx_edge(rx_ready);
+        msi_edge(irq, irq_di);
+    }
+
+    // RX: block -> user (m_axis_rx) -----------------------------------------------------------
+
+    void rx_enqueue(Bytes&& tlp) {
+        TlpView v(tlp);
+        int bar_hit = 0;
+        if (v.is_completion()) {
+            int credits = (int)((v.payload_bytes() + 15) / 16);
+            if (cplh_used + 1 > cplh_limit || cpld_used + credits > cpld_limit) { rx_cpl_drops++; return; }
+            cplh_used++; cpld_used += credits;
+            most_cplh_used = std::max(most_cplh_used, cplh_used);
+        } else if (v.is_mem_read() || v.is_mem_write()) {
+            uint64_t a = v.address();
+            if (a < bar0_base || a >= bar0_base + bar0_size) return;   // No BAR: not modelled further.
+            bar_hit = 1;
+        } else {
+            return;
+        }
+        RxEntry e; e.tlp = std::move(tlp); e.bar_hit = bar_hit;
+        for (size_t i = 0; i + 3 < e.tlp.size(); i += 4) e.dw.push_back(be32(&e.tlp[i]));
+        rx_queue.push_back(std::move(e));
+    }
+
+    void rx_edge(bool ready) {
+        if (rx_beat && ready) {
+            for (auto& e : rx_ended_store) {
+                TlpView v(e.tlp);
+                if (v.is_completion()) { rx_cpl_bytes += v.payload_bytes(); rx_cpl_last_ps = now; }
+            }
+            rx_ended_store.clear();
+            rx_beat = false;
+        }
+        if (rx_beat) return;
+        if (!rx_current && rx_queue.empty()) { HB(m_axis_rx_tvalid) = 0; return; }
+        if (rx_gaps > 0 && uniform(device_rng) < rx_gaps) { HB(m_axis_rx_tvalid) = 0; return; }
+        build_rx_beat();
+        put_words(HB(m_axis_rx_tdata), rx_data);
+        HB(m_axis_rx_tkeep) = rx_keep;
+        HB(m_axis_rx_tuser) = rx_user;
+        HB(m_axis_rx_tlast) = rx_last;
+        HB(m_axis_rx_tvalid) = 1;
+        rx_beat = true;
+    }
+
+    void build_rx_beat() {
+        // s7_device.py's _build_rx_beat: a TLP starts in DWORD 0, or in DWORD 2 of a 128-bit beat in
+        // which the previous one ended.
+        for (int i = 0; i < 16; i++) rx_data[i] = 0;
+        rx_keep = 0;
+        int sof = -1, eof = -1, slot = 0;
+        while (slot < dwords) {
+            if (!rx_current) {
+                if (rx_queue.empty()) break;
+                if (slot != 0 && !(straddle && slot <= 2 && eof >= 0)) break;
+                if (slot == 1) slot = 2;
+                rx_cur = std::move(rx_queue.front()); rx_queue.pop_front();
+                rx_current = true; rx_index = 0; sof = slot; rx_tlps++;
+            }
+            rx_data[slot] = rx_cur.dw[rx_index];
+            rx_keep |= 0xfu << (4 * slot);
+            rx_index++;
+            if (rx_index == rx_cur.dw.size()) {
+                eof = slot;
+                rx_current = false;
+                TlpView v(rx_cur.tlp);
+                if (v.is_completion()) { cplh_used--; cpld_used -= (int)((v.payload_bytes() + 15) / 16); }
+                rx_ended_store.push_back(std::move(rx_cur));
+            }
+            slot++;
+            if (eof >= 0 && !rx_current && slot > 2) break;
+        }
+        rx_user = 0;
+        if (dwords == 4) {
+            if (sof >= 0) rx_user |= (0x10u | (uint32_t)(sof * 4)) << 10;
+            if (eof >= 0) rx_user |= (0x10u | (uint32_t)(eof * 4 + 3)) << 17;
+        }
+        rx_last = eof >= 0;
+        int bar_hit = rx_current ? rx_cur.bar_hit : 0;
+        rx_user |= (uint32_t)(bar_hit & 0x7f) << 2;
+    }
+
+    // TX: user -> block (s_axis_tx) -----------------------------------------------------------
+
+    void tx_edge(const uint32_t* data, uint32_t keep, bool valid, bool last) {
+        if (tx_ready && valid) {
+            for (int i = 0; i < dwords; i++) if ((keep >> (4 * i)) & 0xf) tx_dw.push_back(data[i]);
+            if (last) {
+                Bytes b(tx_dw.size() * 4);
+                for (size_t i = 0; i < tx_dw.size(); i++) put_be32(&b[4 * i], tx_dw[i]);
+                tx_dw.clear();
+                tx_tlps++;
+                tx_starts.push_back(up.send(std::move(b), now));
+            }
+        }
+        while (!tx_starts.empty() && tx_starts.front() <= now) tx_starts.pop_front();
+        // The block's transmit buffer (tx_buffer_tlps TLPs, and the two cocotbext-pcie's port holds
+        // between it and the wire) is full: tready falls.
+        bool ready = link_up && (int)tx_starts.size() < tx_buffer_tlps + 2;
+        if (ready && backpressure > 0) ready = uniform(device_rng) >= backpressure;
+        tx_ready = ready;
+        HB(s_axis_tx_tready) = ready;
+    }
+
+    // MSI (cfg_interrupt) ---------------------------------------------------------------------
+
+    void msi_edge(bool irq, uint32_t di) {
+        // s7_device.py's _run_msi: a request seen at an edge is granted there (after the cycles a hold
+        // asks for), cfg_interrupt_rdy high for one cycle, if MSI is enabled.
+        if (msi_state == 2) { HB(cfg_interrupt_rdy) = 0; msi_state = 0; return; }
+        if (msi_state == 0) {
+            if (!irq) return;
+            if (!msi_holds.empty()) {
+                msi_wait = msi_holds.front(); msi_holds.pop_front(); msis_held++;
+                if (msi_wait) { msi_state = 1; return; }
+            }
+        } else if (--msi_wait > 0) {
+            return;
+        }
+        msi_state = 0;
+        if (!irq || !msi_enable) return;
+        HB(cfg_interrupt_rdy) = 1;
+        msi_state = 2;
+        msis_sent++;
+        (void)di;   // One vector: the MSI's data is the capability's.
+        uint8_t d[4]; memcpy(d, &msi_data, 4);
+        // Behind the TLPs the block has already taken from s_axis_tx: one transmit queue.
+        up.send(mem_request(true, msi_address, 1, device_id(), 0, 0xf, 0, d), now, true);
+    }
+
+    uint16_t device_id() const { return (uint16_t)(cfg_bus << 8 | cfg_device << 3 | cfg_function); }
+
+    // Deliveries: TLPs whose last byte has crossed the link by now --------------------------------
+
+    void deliver() {
+        while (!down.flight.empty() && down.flight.front().arrives_ps <= now) {
+            InFlight f = std::move(down.flight.front()); down.flight.pop_front();
+            down.arrived(f.arrives_ps);
+            rx_enqueue(std::move(f.tlp));
+        }
+        while (!up.flight.empty() && up.flight.front().arrives_ps <= now) {
+            InFlight f = std::move(up.flight.front()); up.flight.pop_front();
+            up.arrived(f.arrives_ps);
+            host_receive(f.tlp, f.arrives_ps);
+        }
+        if (down.ack_due_ps && down.ack_due_ps <= now) { up.send_dllp(down.ack_due_ps); down.ack_due_ps = 0; }
+        if (up.ack_due_ps && up.ack_due_ps <= now) { down.send_dllp(up.ack_due_ps); up.ack_due_ps = 0; }
+        host_send();
+    }
+
+    // Host ------------------------------------------------------------------------------------
+
+    void host_receive(const Bytes& tlp, uint64_t t) {
+        TlpView v(tlp);
+        if (v.is_mem_write()) {
+            uint64_t a = v.address();
+            size_t n = v.payload_bytes();
+            if (a == msi_address && msi_address) {
+                msis_received++;
+                events.push_back({EV_MSI, msis_received, 0, t});
+                return;
+            }
+            if (breaks_limits(a, n, mps)) bad_writes++;
+            if (memory.holds(a, n)) {
+                const uint8_t* p = v.payload();
+                uint8_t* m = &memory.data[a - memory.base];
+                int fbe = v.first_be(), lbe = v.length_dw() == 1 ? fbe : v.last_be();
+                for (size_t i = 0; i < n; i++) {
+                    int be = i < 4 ? fbe : i >= n - 4 ? lbe : 0xf;
+                    if (be >> (i & 3) & 1) m[i] = p[i];
+                }
+            }
+            for (size_t k = 0; k < watches.size(); k++) {
+                Watch& w = watches[k];
+                uint64_t lo = std::max(a, w.base), hi = std::min(a + n, w.base + w.size);
+                if (lo < hi) {
+                    w.landed += hi - lo;
+                    if (w.landed >= w.size && !w.done) {
+                        w.done = true; w.done_ps = t;
+                        events.push_back({EV_WATCH, k, 0, t});
+                    }
+                }
+            }
+        } else if (v.is_mem_read()) {
+            host_read_request(tlp, t);
+        } else if (v.is_completion()) {
+            uint32_t value = 0;
+            if (v.payload_bytes() >= 4) memcpy(&value, v.payload(), 4);
+            events.push_back({EV_MMIO_READ, (uint64_t)v.cpl_tag() | (uint64_t)v.status() << 8, value, t});
+        }
+    }
+
+    void host_read_request(const Bytes& tlp, uint64_t t) {
+        TlpView v(tlp);
+        uint64_t a = v.address();
+        uint32_t len = v.length_dw() * 4;
+        largest_read = std::max<uint64_t>(largest_read, len);
+        if (breaks_limits(a, len, mrrs)) bad_reads++;
+        if (!memory.holds(a, len)) {
+            // No memory there: one Unsupported Request completion, at once.
+            PendingRead p{t, tlp, {}, 0, 0, true};
+            p.completions.push_back({completion(tlp, 1, 0, 0, nullptr, 0, false), 0, 0, 0, false});
+            pending.push_back(std::move(p));
+            return;
+        }
+        PendingRead p{t + read_latency_ps, tlp, {}, a, len, !read_at_completion};
+        split(p);
+        if (!faults.empty()) {
+            if (!spoil(p)) return;
+        }
+        for (auto& c : p.completions) blocks_owed += c.rcb_blocks;
+        most_blocks_owed = std::max(most_blocks_owed, blocks_owed);
+        if (!read_at_completion) fetch(p, t);
+        pending.push_back(std::move(p));
+        reads_served++;
+    }
+
+    void split(PendingRead& p) {
+        // host.py's HostRootComplex._split: completions on 64-byte (RCB) boundaries, each at most MPS (or
+        // up to 64 bytes).
+        TlpView v(p.request);
+        uint64_t addr = v.address() + be_offset(v.first_be());
+        uint32_t dw_length = v.length_dw();
+        uint32_t byte_length = be_byte_count(dw_length, v.first_be(), v.last_be());
+        uint32_t max_dw = completions_64 ? 16 : mps / 4;
+        uint32_t m = 0, n = 0;
+        while (m < dw_length) {
+            uint32_t cpl_dw = std::min(dw_length - m, max_dw);
+            if (m + cpl_dw < dw_length) {
+                uint64_t start = addr & ~3ull, end = start + cpl_dw * 4;
+                end -= end % 64;
+                if (end > start) cpl_dw = (uint32_t)((end - start) / 4);
+            }
+            Completion c;
+            std::vector<uint8_t> zeros(cpl_dw * 4, 0);
+            c.tlp = completion(p.request, 0, byte_length - n, (uint32_t)(addr & 0x7f), zeros.data(), cpl_dw, false);
+            c.rcb_blocks = (uint32_t)(((addr & 0x3c) + cpl_dw * 4 + 63) / 64);
+            c.data_offset = m * 4; c.data_bytes = cpl_dw * 4; c.copy = false;
+            p.completions.push_back(std::move(c));
+            m += cpl_dw;
+            n += cpl_dw * 4 - (uint32_t)(addr & 3);
+            addr += cpl_dw * 4 - (addr & 3);
+        }
+    }
+
+    bool spoil(PendingRead& p) {
+        // host.py's HostRootComplex._spoil: the completions for a read under an armed fault.
+        uint64_t a = TlpView(p.request).address();
+        size_t i = 0;
+        for (; i < faults.size(); i++) if (faults[i].low <= a && a < faults[i].high) break;
+        if (i == faults.size()) return true;
+        int kind = faults[i].kind;
+        faults.erase(faults.begin() + i);
+        faults_done.push_back({kind, a});
+        if (kind == FAULT_TIMEOUT) return false;
+        if (kind == FAULT_UR || kind == FAULT_CA) {
+            uint32_t blocks = 0;
+            for (auto& c : p.completions) blocks += c.rcb_blocks;
+            p.completions.clear();
+            p.completions.push_back({completion(p.request, kind == FAULT_UR ? 1 : 4, 0, 0, nullptr, 0, false), blocks, 0, 0, false});
+            return true;
+        }
+        if (kind == FAULT_POISONED) {
+            for (auto& c : p.completions) c.tlp[2] |= 0x40;
+            return true;
+        }
+        if (kind == FAULT_LONG) {
+            Completion& last = p.completions.back();
+            TlpView v(last.tlp);
+            uint32_t bc = ((last.tlp[6] & 0xf) << 8 | last.tlp[7]) + 32;
+            uint32_t dw = v.length_dw() + 8;
+            last.tlp.insert(last.tlp.end(), 32, 0);
+            uint32_t dw0 = be32(&last.tlp[0]); dw0 = (dw0 & ~0x3ffu) | (dw & 0x3ff); put_be32(&last.tlp[0], dw0);
+            last.tlp[6] = (last.tlp[6] & 0xf0) | ((bc >> 8) & 0xf); last.tlp[7] = bc & 0xff;
+            last.data_bytes += 32;
+            return true;
+        }
+        // A copy of the first completion, for a stray tag or another requester, owed nothing.
+        Completion copy = p.completions.front();
+        copy.rcb_blocks = 0; copy.copy = true;
+        if (kind == FAULT_STRAY) copy.tlp[10] = 0xff;
+        else {
+            uint16_t rid = ((uint16_t)copy.tlp[8] << 8) | copy.tlp[9];
+            int dev = ((rid >> 3) + 1) & 0x1f;
+            rid = (rid & 0xff00) | dev << 3 | (rid & 7);
+            copy.tlp[8] = rid >> 8; copy.tlp[9] = rid & 0xff;
+        }
+        p.completions.push_front(std::move(copy));
+        return true;
+    }
+
+    void fetch(PendingRead& p, uint64_t t) {
+        // The read's data into its completions: each takes the next bytes in address order; a fault's copy
+        // the first ones; bytes past the read stay zero.
+        last_read_data_ps = t;
+        p.fetched = true;
+        uint32_t offset = 0;
+        for (auto& c : p.completions) {
+            if (!c.data_bytes) continue;
+            uint32_t start = c.copy ? 0 : offset;
+            uint8_t* dst = &c.tlp[12];
+            for (uint32_t i = 0; i < c.data_bytes; i++)
+                dst[i] = start + i < p.length ? memory.data[p.address - memory.base + start + i] : 0;
+            if (!c.copy) offset += c.data_bytes;
+        }
+    }
+
+    void host_send() {
+        // One TLP at a time onto the wire to the device, when it is free: Python's MMIO requests first,
+        // then a completion of a read whose data is due (one chosen at random when reordering).
+        while (true) {
+            uint64_t start;
+            if (!host_requests.empty()) {
+                if (down.free_ps > now) return;
+                down.send(std::move(host_requests.front()), now);
+                host_requests.pop_front();
+                continue;
+            }
+            if (pending.empty()) return;
+            uint64_t earliest = UINT64_MAX;
+            for (auto& p : pending) earliest = std::min(earliest, p.ready_ps);
+            start = std::max(down.free_ps, earliest);
+            if (start > now) return;
+            std::vector<size_t> ready;
+            for (size_t i = 0; i < pending.size(); i++) if (pending[i].ready_ps <= start) ready.push_back(i);
+            size_t pick = reorder ? ready[std::uniform_int_distribution<size_t>(0, ready.size() - 1)(host_rng)] : ready[0];
+            PendingRead& p = pending[pick];
+            if (!p.fetched) fetch(p, start);
+            Completion c = std::move(p.completions.front());
+            p.completions.pop_front();
+            if (p.completions.empty()) pending.erase(pending.begin() + pick);
+            down.send(std::move(c.tlp), start);
+            blocks_owed -= c.rcb_blocks;
+        }
+    }
+
+    // Main loop -------------------------------------------------------------------------------
+
+    int run(uint64_t until_ps) {
+        uint32_t tx_data[16];
+        while (true) {
+            if (!events.empty()) return 1;
+            uint64_t t = UINT64_MAX;
+            for (auto& c : clocks) t = std::min(t, c.next_ps);
+            if (t > until_ps) { now = until_ps; deliver(); return events.empty() ? 0 : 1; }
+            now = t;
+            bool user_rise = false;
+            for (auto& c : clocks) if (c.next_ps == t && c.user && !*c.signal) user_rise = true;
+            uint32_t tx_keep = 0, irq_di = 0;
+            bool tx_valid = false, tx_last = false, rx_ready = false, irq = false, et = false, eu = false;
+            if (user_rise) user_edge_sample(tx_data, tx_keep, tx_valid, tx_last, rx_ready, irq, irq_di, et, eu);
+            for (auto& c : clocks) if (c.next_ps == t) { *c.signal = !*c.signal; c.next_ps += c.half_ps; }
+            eval();
+            if (user_rise) { user_edge(tx_data, tx_keep, tx_valid, tx_last, rx_ready, irq, irq_di, et, eu); eval(); }
+        }
+    }
+};
+
+Sim* sim = nullptr;
+
+} // namespace
+
+// C interface (ctypes, fast.py) ------------------------------------------------------------------
+
+extern "C" {
+
+int fs_open(int data_width, int link_speed, int link_width, uint64_t seed) {
+    delete sim;
+    sim = new Sim();
+    sim->context.reset(new VerilatedContext);
+    sim->top.reset(new Vtop(sim->context.get(), "TOP"));
+    sim->dwords = data_width / 32;
+    sim->link_speed = link_speed; sim->link_width = link_width;
+    // cocotbext-pcie's SimPort: 8 / (rate * width) seconds per byte; rate in bits per second per lane
+    // after 8b/10b (Gen1 2 Gb/s, Gen2 4 Gb/s).
+    double rate = link_speed == 1 ? 2e9 : 4e9;
+    sim->up.ps_per_byte = sim->down.ps_per_byte = 8.0 / (rate * link_width) * 1e12;
+    // cocotbext-pcie's ACK latency: get_max_update_latency() for its ports' 128-byte max payload size, in
+    // symbol times of 8 / rate.
+    double factor = link_width <= 4 ? 1.4 : link_width == 8 ? 2.5 : 3.0;
+    double symbols = (128 + 28) * factor / link_width + (link_speed == 1 ? 19 : 70);
+    sim->up.ack_latency_ps = sim->down.ack_latency_ps = (uint64_t)(symbols * 8 / rate * 1e12);
+    sim->device_rng.seed(seed);
+    sim->host_rng.seed(seed * 2 + 1);
+    sim->top->eval();
+    return 0;
+}
+
+void fs_close() { if (sim) { sim->top->final(); } delete sim; sim = nullptr; }
+
+int fs_add_clock(const char* name, uint64_t period_ps, int user) {
+    CData* s = fast_top_bit(sim->top.get(), name);
+    if (!s) return -1;
+    *s = 1;    // cocotb's Clock starts high at time 0.
+    sim->clocks.push_back({s, period_ps / 2, period_ps / 2, user != 0});
+    return 0;
+}
+
+int fs_set_bit(const char* name, int value) {
+    CData* s = fast_top_bit(sim->top.get(), name);
+    if (!s) return -1;
+    *s = value;
+    return 0;
+}
+
+void fs_hard_block(int straddle, double rx_gaps, double backpressure, int tx_buffer_tlps,
+                   int cplh_limit, int cpld_bytes, uint64_t bar0_base, uint64_t bar0_size) {
+    sim->straddle = straddle && sim->dwords == 4;
+    sim->rx_gaps = rx_gaps; sim->backpressure = backpressure; sim->tx_buffer_tlps = tx_buffer_tlps;
+    sim->cplh_limit = cplh_limit; sim->cpld_limit = cpld_bytes / 16;
+    sim->bar0_base = bar0_base; sim->bar0_size = bar0_size;
+}
+
+void fs_configure(int command, int dcommand, int bus, int device, int function, int msi_enable,
+                  uint64_t msi_address, uint32_t msi_data) {
+    sim->cfg_command = command; sim->cfg_dcommand = dcommand;
+    sim->cfg_bus = bus; sim->cfg_device = device; sim->cfg_function = function;
+    sim->msi_enable = msi_enable; sim->msi_address = msi_address; sim->msi_data = msi_data;
+    Vtop* top = sim->top.get();
+    HB(cfg_command) = command; HB(cfg_dcommand) = dcommand;
+    HB(cfg_bus_number) = bus; HB(cfg_device_number) = device; HB(cfg_function_number) = function;
+    HB(cfg_interrupt_msienable) = msi_enable;
+}
+
+void fs_host(uint32_t mps, uint32_t mrrs, uint64_t read_latency_ps, int completions_64, int reorder,
+             int read_at_completion) {
+    sim->mps = mps; sim->mrrs = mrrs; sim->read_latency_ps = read_latency_ps;
+    sim->completions_64 = completions_64; sim->reorder = reorder; sim->read_at_completion = read_at_completion;
+}
+
+void fs_memory(uint64_t base, uint64_t size) {
+    sim->memory.base = base;
+    if (sim->memory.data.size() < size) sim->memory.data.resize(size, 0);
+}
+
+int fs_mem_write(uint64_t address, const uint8_t* data, uint64_t length) {
+    if (!sim->memory.holds(address, length)) return -1;
+    memcpy(&sim->memory.data[address - sim->memory.base], data, length);
+    return 0;
+}
+
+int fs_mem_read(uint64_t address, uint8_t* data, uint64_t length) {
+    if (!sim->memory.holds(address, length)) return -1;
+    memcpy(data, &sim->memory.data[address - sim->memory.base], length);
+    return 0;
+}
+
+void fs_mmio_write(uint64_t address, uint32_t value) {
+    uint8_t d[4]; memcpy(d, &value, 4);
+    sim->host_requests.push_back(mem_request(true, address, 1, 0, 0, 0xf, 0, d));
+}
+
+int fs_mmio_read(uint64_t address) {
+    uint8_t tag = sim->mmio_tag++;
+    sim->host_requests.push_back(mem_request(false, address, 1, 0, tag, 0xf, 0, nullptr));
+    return tag;
+}
+
+int fs_watch(uint64_t base, uint64_t size) {
+    sim->watches.push_back({base, size, 0, false, 0});
+    return (int)sim->watches.size() - 1;
+}
+
+uint64_t fs_watch_landed(int id) { return sim->watches[id].landed; }
+
+void fs_arm_fault(int kind, uint64_t low, uint64_t high) { sim->faults.push_back({kind, low, high}); }
+
+int fs_faults_done(int index, uint64_t* address) {
+    if (index >= (int)sim->faults_done.size()) return -1;
+    *address = sim->faults_done[index].second;
+    return sim->faults_done[index].first;
+}
+
+void fs_hold_msis(int count, uint64_t cycles) { for (int i = 0; i < count; i++) sim->msi_holds.push_back(cycles); }
+
+uint64_t fs_now() { return sim->now; }
+
+int fs_run(uint64_t until_ps) { return sim->run(until_ps); }
+
+int fs_next_event(uint64_t* a, uint64_t* b, uint64_t* time_ps) {
+    if (sim->events.empty()) return 0;
+    Event e = sim->events.front(); sim->events.pop_front();
+    *a = e.a; *b = e.b; *time_ps = e.time_ps;
+    return e.kind;
+}
+
+uint64_t fs_counter(const char* name) {
+    std::string n(name);
+#define C(x) if (n == #x) return (uint64_t)sim->x;
+    C(rx_cpl_bytes) C(rx_cpl_last_ps) C(rx_cpl_drops) C(most_cplh_used) C(cplh_limit) C(rx_tlps) C(tx_tlps)
+    C(reads_served) C(bad_reads) C(bad_writes) C(largest_read) C(most_blocks_owed) C(blocks_owed)
+    C(last_read_data_ps) C(up.acks) C(down.acks) C(msis_sent) C(msis_held) C(msis_received) C(error_cpl_timeout) C(error_cpl_unexpect)
+#undef C
+    return UINT64_MAX;
+}
+
+}
