@@ -155,13 +155,12 @@ def build_parser():
              "in the SoC's Verilog) transfers, stalls and idles; builds a slower model with every signal "
              "visible.")
     p.add_argument("--reference",    action="store_true",
-        help="VC709: run the hard block's model with every per-cycle coroutine as cocotbext-pcie writes it "
-             "(slower; the default sleeps while nothing changes and gives the same cycles and data). The "
-             "ZC706's and KC705's model has one form only.")
+        help="Run on the reference path: cocotb, cocotbext-pcie's root complex and link, and the hard block "
+             "models as written (VC709: every per-cycle coroutine as cocotbext-pcie writes it). Slower; the "
+             "default agrees with it (doc/pcie_sim.md).")
     p.add_argument("--fast",         action="store_true",
-        help="ZC706, KC705: run on the compiled fast path (sim/pcie/fast/: the SoC, the hard block, the link "
-             "and the host in C++; about 25 times as fast). A first step: plain h2c, c2h and bidir rows "
-             "only; doc/pcie_sim.md gives its agreement with the default path.")
+        help="Require the compiled fast path (sim/pcie/fast/: the SoC, the hard block, the link and the host "
+             "in C++), which the ZC706 and KC705 take by default: refused where it cannot run.")
     add_host_profile_arguments(p)
     return p
 
@@ -362,12 +361,14 @@ def plot_throughput(results, path):
 def run(board_name, sizes, directions=DIRECTIONS, dma_channels=2, channels=1, descriptor_size=65536,
         profile=None, verbose=False, split=False, with_dram=False, dram_address=4096, profile_streams=None,
         user_core=None, flow=None, ring=DEFAULT_RING, buffer_size=DEFAULT_BUFFER_SIZE, reference=False,
-        fast=False):
+        fast=None):
+    """`fast`: None runs the compiled fast path where it models the board (ZC706, KC705) and nothing
+    asked needs the reference (`reference`, `profile_streams`); True requires it (refused in one line
+    where it cannot run); False runs the reference path."""
     from hostlink.sim.pcie.run import run_jobs
     board = get_board(board_name)
     if fast:
-        check_fast(board, reference=reference, with_dram=with_dram, profile_streams=profile_streams,
-                   user_core=user_core, flow=flow)
+        check_fast(board, reference=reference, profile_streams=profile_streams)
     check_dma_channels(dma_channels)
     for count in [channels] if isinstance(channels, int) else channels:
         if not 1 <= count <= dma_channels:
@@ -411,16 +412,16 @@ def run(board_name, sizes, directions=DIRECTIONS, dma_channels=2, channels=1, de
         profile_streams=profile_streams, user_core=user_core, reference=reference, fast=fast)
 
 
-def check_fast(board, reference=False, with_dram=False, profile_streams=None, user_core=None, flow=None):
-    """What the fast path cannot run yet, refused in one line rather than run on something else."""
+def check_fast(board, reference=False, profile_streams=None):
+    """What the fast path cannot run (yet), refused in one line rather than run on something else."""
     from hostlink.sim.pcie.fast.run import DEVICES
     if board.device not in DEVICES:
         raise ValueError(f"--fast runs the ZC706 and KC705 (pcie_7x) so far, not the {board.name}")
-    for given, what in ((reference, "--reference"), (with_dram, "--with-dram"), (profile_streams, "--profile-streams"),
-                        (user_core, "--user-core"), (flow, "--flow")):
-        if given:
-            raise ValueError(f"--fast does not run {what} yet: leave out --fast" if what != "--reference" else
-                             "--fast and --reference are two ways to run the same model: choose one")
+    if reference:
+        raise ValueError("--fast and --reference are two ways to run the same model: choose one")
+    if profile_streams:
+        raise ValueError("--profile-streams reads the SoC's signals by name, which only the reference path "
+                         "shows: leave out --fast")
 
 
 def main_latency_sweep(args, parser):
@@ -436,7 +437,7 @@ def main_latency_sweep(args, parser):
 
     def run_one(profile):
         return run(board.name, args.sizes, ["h2c"], args.dma_channels, 1, args.descriptor_size, profile,
-            args.verbose, reference=args.reference)
+            args.verbose, reference=args.reference, fast=args.fast or None)
 
     try:
         rows = latency_sweep.sweep(run_one, profile_for, args.latencies, args.mrrs_list,
@@ -469,7 +470,7 @@ def main(argv=None):
             user_core={"spec": args.user_core, "channel": args.user_channel,
                        "settings": dict(args.user_setting)} if args.user_core else None,
             flow=args.flow, ring=args.ring, buffer_size=args.buffer_size, reference=args.reference,
-            fast=args.fast)
+            fast=args.fast or None)
     except ValueError as error:
         parser.error(str(error))
     print(format_table(results))
@@ -502,8 +503,6 @@ def parse_args(argv, parser=None):
     args = parser.parse_args(argv)
     if args.sweep and args.sweep_latency:
         parser.error("--sweep and --sweep-latency are two different runs: choose one")
-    if args.fast and args.sweep_latency:
-        parser.error("--fast does not run --sweep-latency yet: leave out --fast")
     if (args.latencies or args.mrrs_list) and not args.sweep_latency:
         parser.error("--latencies and --mrrs-list go with --sweep-latency")
     if args.user_core and (args.directions or args.sweep or args.sweep_latency or args.with_dram or args.channels):

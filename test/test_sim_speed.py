@@ -49,10 +49,10 @@ def _run(cycles, wall_s):
 def test_speed_report_gives_the_ratio_and_says_whether_the_runs_agree():
     fast, reference = _run([100, 200, 300], 1.0), _run([100, 200, 300], 3.0)
     report = {"size": 4 << 20, "runs": [{"board": "vc709", "profile": "default", "fast": fast,
-        "reference": reference, "same": True, "ratio": 3.0}],
+        "reference": reference, "same": True, "ratio": 3.0, "path": "default"}],
         "fabric": {"vc709": {"wall_us_per_tlp": 400.0, "cycles_per_c2h_tlp": 9.0, "bound_cycles_per_s": 22500.0}}}
     text = sim_speed.format_report(report)
-    assert "| vc709 | default | 600 | 0.6 | 0.2 | 3.00 | yes |" in text
+    assert "| vc709 | default | default | 600 | 0.6 | 0.2 | 3.00 | yes |" in text
     assert "| vc709 | 400 us | 9.0 | 22.5 k cycles/s |" in text
     assert "of 4 MiB each" in text
 

@@ -213,7 +213,9 @@ def run_fast_bench(model, test_dir, config, config_path, log_file):
     config["fast_library"] = build_fast_model(model, say)
     with open(config_path, "w") as f:
         json.dump(config, f)
-    env = dict(os.environ, HOSTLINK_SIM_PATH="fast")
+    # The parent's module path, as cocotb's runner gives its simulator: a user core named by module
+    # ("examples.stream_source:StreamSource") is found from the directory the user ran ./sim.py in.
+    env = dict(os.environ, HOSTLINK_SIM_PATH="fast", PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
     command = [sys.executable, "-m", "hostlink.sim.pcie.fast.run", config_path]
     with open(log_file or os.devnull, "w") as log:
         subprocess.run(command, cwd=test_dir, env=env, stdout=None if log_file is None else log,
@@ -222,13 +224,16 @@ def run_fast_bench(model, test_dir, config, config_path, log_file):
 
 def run_jobs(board_name, jobs, profile, dma_channels=2, build_root=BUILD_ROOT, verbose=False,
         with_dram=False, profile_streams=None, block_completion_headers=None, user_core=None, reference=False,
-        fast=False):
+        fast=None):
     """Run `jobs` (see bench.py) on the board's model against `profile`. Returns the bench's results.
     `profile_streams` (stream names, see stream_profile.py) adds each job's stream occupancy.
     `block_completion_headers` gives the hard block's model fewer completion headers than the block has
     (tests: a buffer the SoC overfills, whose losses must show as errors). `reference` runs the hard
     block's model with its per-cycle coroutines as written (see v7gen3.make_v7gen3_device). `fast` runs the
     jobs on the compiled fast path (sim/pcie/fast/) instead of cocotb and cocotbext-pcie."""
+    from hostlink.sim.pcie.fast.run import fast_path_runs
+    if fast is None:
+        fast = fast_path_runs(get_board(board_name), reference=reference, profile_streams=profile_streams)
     model = build_model(board_name, dma_channels, build_root, verbose, with_dram=with_dram,
         profile_streams=profile_streams, user_core=user_core)
     board = model["board"]

@@ -103,6 +103,8 @@ BENCHES = [
         "doc/dram.md"),
     ("speed", "sim_speed",      "python -m hostlink.software.reports.sim_speed --json {out}/sim_speed.json", 30,
         "doc/pcie_sim.md"),
+    ("speed", "fast_agreement", "python -m hostlink.software.reports.fast_agreement --json {out}/fast_agreement.json", 6,
+        "doc/pcie_sim.md"),
     ("user",  "user_zc706",     "./sim.py dma --board zc706 --user-core examples.accelerator:Accelerator --sizes 1M,4M --json {out}/user_zc706.json", 2,
         "doc/user_cores.md"),
     ("user",  "user_vc709",     "./sim.py dma --board vc709 --user-core examples.accelerator:Accelerator --sizes 1M,4M --json {out}/user_vc709.json", 3,

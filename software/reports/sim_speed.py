@@ -2,17 +2,18 @@
 # Copyright (c) 2026 hostlink developers
 # SPDX-License-Identifier: BSD-2-Clause
 
-"""Simulation speed: `./sim.py dma` against its reference model, on one machine in one run (issue 34).
+"""Simulation speed: `./sim.py dma` against its reference path, on one machine in one run (issues 34, 48).
 
-    python -m hostlink.software.reports.sim_speed [--boards vc709,zc706] [--size 4M] [--json PATH]
+    python -m hostlink.software.reports.sim_speed [--boards vc709,zc706,kc705] [--size 4M] [--json PATH]
 
 For each board and host profile (default, worst) it runs the same jobs (c2h, h2c and bidir of `--size`)
-twice: with the hard block's model as it runs by default (event-driven) and with `--reference` (its
-coroutines waking on every clock edge, as cocotbext-pcie writes them). It prints simulated cycles per
-wall-clock second each way, their ratio, and whether the two runs gave the same cycles, errors and MSIs
-(they must). Wall time is the whole run with the model already built: start-up and enumeration (a few
-seconds) included. Last, the cost per TLP of the link, root complex and host model alone
-(hostlink.sim.pcie.fabric_cost) and the speed it bounds each board to.
+twice: as `./sim.py dma` runs them by default and with `--reference`. By default the ZC706 and KC705 run
+on the compiled fast path (sim/pcie/fast/), which must agree with the reference (the same data, errors
+and MSIs, cycles within 1 % at 1 MiB or more: sim/pcie/fast/agreement.py); the VC709 runs its event-driven
+block model, which must give the reference's run exactly. It prints simulated cycles per wall-clock second
+each way, their ratio, and whether they agree. Wall time is the whole run with the models already built:
+start-up and enumeration included. Last, the cost per TLP of cocotbext-pcie's link, root complex and host
+model alone (hostlink.sim.pcie.fabric_cost), which bounds the reference path's speed.
 """
 
 import argparse
@@ -28,13 +29,17 @@ def timed_run(board, size, profile_name, reference):
     from hostlink.sim.pcie.host import host_profile
     from hostlink.sim.pcie.run import build_model
     from hostlink.sim.pcie.soc import get_board
-    build_model(board)    # Built (or found) before the clock starts.
+    from hostlink.sim.pcie.fast.run import build_fast_model, fast_path_runs
+    model = build_model(board)    # Built (or found) before the clock starts.
+    if fast_path_runs(get_board(board), reference=reference):
+        build_fast_model(model)
     profile = host_profile(profile_name, **board_profile_defaults(get_board(board)))
     start = time.perf_counter()
     results = run(board, [size], list(DIRECTIONS), profile=profile, reference=reference)
     wall = time.perf_counter() - start
-    rows = [{k: r[k] for k in ("direction", "cycles", "errors", "msis")} for r in results["results"]]
-    return {"wall_s": wall, "cycles": sum(r["cycles"] for r in rows), "rows": rows}
+    rows = [{k: r[k] for k in ("direction", "size", "bytes", "cycles", "errors", "msis")} for r in results["results"]]
+    return {"wall_s": wall, "cycles": sum(r["cycles"] for r in rows), "rows": rows,
+            "path": "reference" if reference else "fast" if fast_path_runs(get_board(board)) else "default"}
 
 
 def measure(boards, size):
@@ -45,8 +50,13 @@ def measure(boards, size):
         for name in PROFILES:
             fast      = timed_run(board, size, name, reference=False)
             reference = timed_run(board, size, name, reference=True)
+            if fast["path"] == "fast":
+                from hostlink.sim.pcie.fast.agreement import differences
+                agree = differences(fast["rows"], reference["rows"]) == []
+            else:
+                agree = fast["rows"] == reference["rows"]
             report["runs"].append({"board": board, "profile": name, "fast": fast, "reference": reference,
-                "same": fast["rows"] == reference["rows"],
+                "same": agree, "path": fast["path"],
                 "ratio": (fast["cycles"] / fast["wall_s"]) / (reference["cycles"] / reference["wall_s"])})
         cost = fabric(board, count=4096)
         # One c2h TLP of the host's MPS every `cycles_per_tlp` cycles: what the default run moved.
@@ -64,11 +74,11 @@ def format_report(report):
     lines = [f"c2h, h2c and bidir of {size // 2**20 if size % 2**20 == 0 else size} "
              f"{'MiB' if size % 2**20 == 0 else 'bytes'} each; cycles per wall-clock second (start-up included)",
              "",
-             "| board | profile | cycles | default k cycles/s | --reference k cycles/s | ratio | same cycles, errors, MSIs |",
-             "|---|---|---|---|---|---|---|"]
+             "| board | profile | default path | cycles | default k cycles/s | --reference k cycles/s | ratio | agree |",
+             "|---|---|---|---|---|---|---|---|"]
     for r in report["runs"]:
         f, ref = r["fast"], r["reference"]
-        lines.append(f"| {r['board']} | {r['profile']} | {f['cycles']:,} | {f['cycles'] / f['wall_s'] / 1e3:.1f} | "
+        lines.append(f"| {r['board']} | {r['profile']} | {r['path']} | {f['cycles']:,} | {f['cycles'] / f['wall_s'] / 1e3:.1f} | "
                      f"{ref['cycles'] / ref['wall_s'] / 1e3:.1f} | {r['ratio']:.2f} | {'yes' if r['same'] else 'NO'} |")
     lines += ["", "| board | link, root complex and host model alone, per TLP | cycles per c2h TLP | bound |",
               "|---|---|---|---|"]
@@ -81,7 +91,8 @@ def format_report(report):
 def main(argv=None):
     from hostlink.sim.dma import parse_size
     p = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
-    p.add_argument("--boards", default="vc709,zc706", help="Comma-separated PCIe boards (default vc709,zc706).")
+    p.add_argument("--boards", default="vc709,zc706,kc705",
+        help="Comma-separated PCIe boards (default vc709,zc706,kc705).")
     p.add_argument("--size", default="4M", type=parse_size, help="Bytes per direction (default 4M).")
     p.add_argument("--json", metavar="PATH", help="Write the figures as JSON to PATH.")
     args = p.parse_args(argv)

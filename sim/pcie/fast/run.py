@@ -37,6 +37,12 @@ MSI_ADDRESS = 0xfee0_0000
 VENDOR_ID   = 0x10ee
 
 
+def fast_path_runs(board, reference=False, profile_streams=None):
+    """Whether a run takes the fast path by default: on a board whose hard block it models, unless the
+    reference is asked for or every signal must be visible (--profile-streams reads them by name)."""
+    return board.device in DEVICES and not reference and not profile_streams
+
+
 def _one_bit_inputs(verilog):
     """The top module's one-bit inputs (clocks, resets), which s7_fast.cpp sets by name."""
     with open(verilog) as f:
@@ -280,6 +286,33 @@ class FastFunction:
         self.irq_handler = handler
 
 
+class FastInput:
+    """A one-bit input of the compiled model, as a job sets it (`dut.<name>.value = 1`)."""
+    def __init__(self, lib, name):
+        self.lib, self.name, self._value = lib, name, 0
+
+    @property
+    def value(self):
+        return self._value
+
+    @value.setter
+    def value(self, value):
+        if self.lib.fs_set_bit(self.name.encode(), int(value)):
+            raise AttributeError(f"the fast model has no one-bit input {self.name!r}")
+        self._value = int(value)
+
+
+class FastDut:
+    """The model's top level as the jobs reach it: its one-bit inputs by name."""
+    def __init__(self, lib):
+        self._lib = lib
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return FastInput(self._lib, name)
+
+
 def mps_code(size):
     return (size // 128 - 1).bit_length()
 
@@ -381,7 +414,7 @@ def make_fast_bench(lib, config):
                 return self.lib.fs_watch_landed(self.id)
             return super().__getitem__(key)
 
-    return FastBench(None, config)
+    return FastBench(FastDut(lib), config)
 
 
 def on_event(bench, kernel):

@@ -151,12 +151,16 @@ struct LinkDirection {
     uint64_t delay_ps = 10000;        // cocotbext-pcie: 5 ns per port, two ports.
     uint64_t free_ps = 0;             // When the wire is free for the next TLP.
     std::deque<InFlight> flight;      // In arrival order.
-    // The receiver's ACK latency timer (cocotbext-pcie's Port): started by a TLP's arrival when it is not
-    // running; when it expires the receiver sends an ACK DLLP (8 bytes) on the other direction's wire.
-    uint64_t ack_latency_ps = 0, ack_due_ps = 0;
-    uint64_t acks = 0;
-    void arrived(uint64_t t) { if (!ack_due_ps) ack_due_ps = t + ack_latency_ps; }
-    void send_dllp(uint64_t t) { free_ps = std::max(free_ps, t) + (uint64_t)(8 * ps_per_byte); acks++; }
+    // The receiver's DLLPs, as cocotbext-pcie's Port sends them on the other direction's wire (8 bytes
+    // each): its ACK latency timer starts at a TLP's arrival when it is not running, and sends one ACK when
+    // it expires; its flow-control update timer (as long) starts when the receiver releases a TLP's credits,
+    // and sends one UpdateFC per credit type (posted, non-posted, completion) released meanwhile.
+    uint64_t latency_ps = 0, ack_due_ps = 0, fc_due_ps = 0;
+    int fc_types = 0;
+    uint64_t dllps = 0;
+    void arrived(uint64_t t) { if (!ack_due_ps) ack_due_ps = t + latency_ps; }
+    void released(uint64_t t, int type) { fc_types |= type; if (!fc_due_ps) fc_due_ps = t + latency_ps; }
+    void send_dllp(uint64_t t) { free_ps = std::max(free_ps, t) + (uint64_t)(8 * ps_per_byte); dllps++; }
     uint64_t send(Bytes&& tlp, uint64_t ready_ps, bool msi = false) {
         uint64_t start = std::max(free_ps, ready_ps);
         size_t wire = TlpView(tlp).wire_bytes();
@@ -232,7 +236,10 @@ struct Sim {
     uint32_t mps = 256, mrrs = 512; uint64_t read_latency_ps = 1000000;
     bool completions_64 = false, reorder = true, read_at_completion = true;
     std::vector<PendingRead> pending;
-    std::deque<Bytes> host_requests;  // MMIO from Python, in order.
+    std::deque<Bytes> host_requests;  // MMIO from Python, in order,
+    std::deque<uint64_t> host_request_times;   // and when each was made.
+    uint64_t last_decision_ps = 0;
+    uint64_t multi_ready_picks = 0;   // Completions chosen from more than one read due.
     uint8_t mmio_tag = 0;
     uint64_t reads_served = 0, bad_reads = 0, largest_read = 0, blocks_owed = 0, most_blocks_owed = 0;
     uint64_t bad_writes = 0, last_read_data_ps = 0, msis_received = 0, unexpected_completions = 0;
@@ -306,6 +313,7 @@ struct Sim {
     void rx_edge(bool ready) {
         if (rx_beat && ready) {
             for (auto& e : rx_ended_store) {
+                down.released(now, fc_type(e.tlp));
                 TlpView v(e.tlp);
                 if (v.is_completion()) { rx_cpl_bytes += v.payload_bytes(); rx_cpl_last_ps = now; }
             }
@@ -422,11 +430,31 @@ struct Sim {
         while (!up.flight.empty() && up.flight.front().arrives_ps <= now) {
             InFlight f = std::move(up.flight.front()); up.flight.pop_front();
             up.arrived(f.arrives_ps);
+            up.released(f.arrives_ps, fc_type(f.tlp));
             host_receive(f.tlp, f.arrives_ps);
         }
-        if (down.ack_due_ps && down.ack_due_ps <= now) { up.send_dllp(down.ack_due_ps); down.ack_due_ps = 0; }
-        if (up.ack_due_ps && up.ack_due_ps <= now) { down.send_dllp(up.ack_due_ps); up.ack_due_ps = 0; }
+        dllps(down, up);
+        dllps(up, down);
         host_send();
+    }
+
+    // The DLLPs that `receiver`'s far end sends on `wire`, once their timers have expired.
+    void dllps(LinkDirection& receiver, LinkDirection& wire) {
+        if (receiver.ack_due_ps && receiver.ack_due_ps <= now) {
+            wire.send_dllp(receiver.ack_due_ps);
+            receiver.ack_due_ps = 0;
+        }
+        if (receiver.fc_due_ps && receiver.fc_due_ps <= now) {
+            for (int type = 1; type <= 4; type <<= 1)
+                if (receiver.fc_types & type) wire.send_dllp(receiver.fc_due_ps);
+            receiver.fc_types = 0;
+            receiver.fc_due_ps = 0;
+        }
+    }
+
+    static int fc_type(const Bytes& tlp) {
+        TlpView v(tlp);
+        return v.is_completion() ? 4 : v.is_mem_write() ? 1 : 2;
     }
 
     // Host ------------------------------------------------------------------------------------
@@ -587,30 +615,34 @@ struct Sim {
     }
 
     void host_send() {
-        // One TLP at a time onto the wire to the device, when it is free: Python's MMIO requests first,
-        // then a completion of a read whose data is due (one chosen at random when reordering).
+        // The host's transmitter as host.py's completer and cocotbext-pcie's root complex run it: each
+        // TLP is queued for the wire when it is due, never waiting for the wire (the root complex queues
+        // without bound before its port), in the order due: Python's MMIO requests when made, a read's
+        // completions when its data is due. Only reads due at the same moment interleave (one chosen at
+        // random, completion by completion, when reordering).
         while (true) {
-            uint64_t start;
-            if (!host_requests.empty()) {
-                if (down.free_ps > now) return;
-                down.send(std::move(host_requests.front()), now);
-                host_requests.pop_front();
+            bool mmio = !host_requests.empty();
+            if (!mmio && pending.empty()) return;
+            uint64_t earliest = mmio ? host_request_times.front() : UINT64_MAX;
+            for (auto& p : pending) earliest = std::min(earliest, p.ready_ps);
+            uint64_t decide = std::max(earliest, last_decision_ps);
+            if (decide > now) return;
+            last_decision_ps = decide;
+            if (mmio && host_request_times.front() <= decide) {
+                down.send(std::move(host_requests.front()), decide);
+                host_requests.pop_front(); host_request_times.pop_front();
                 continue;
             }
-            if (pending.empty()) return;
-            uint64_t earliest = UINT64_MAX;
-            for (auto& p : pending) earliest = std::min(earliest, p.ready_ps);
-            start = std::max(down.free_ps, earliest);
-            if (start > now) return;
             std::vector<size_t> ready;
-            for (size_t i = 0; i < pending.size(); i++) if (pending[i].ready_ps <= start) ready.push_back(i);
+            for (size_t i = 0; i < pending.size(); i++) if (pending[i].ready_ps <= decide) ready.push_back(i);
+            if (ready.size() > 1) multi_ready_picks++;
             size_t pick = reorder ? ready[std::uniform_int_distribution<size_t>(0, ready.size() - 1)(host_rng)] : ready[0];
             PendingRead& p = pending[pick];
-            if (!p.fetched) fetch(p, start);
+            if (!p.fetched) fetch(p, decide);
             Completion c = std::move(p.completions.front());
             p.completions.pop_front();
             if (p.completions.empty()) pending.erase(pending.begin() + pick);
-            down.send(std::move(c.tlp), start);
+            down.send(std::move(c.tlp), decide);
             blocks_owed -= c.rcb_blocks;
         }
     }
@@ -660,14 +692,14 @@ int fs_open(int data_width, int link_speed, int link_width, uint64_t seed) {
     // symbol times of 8 / rate.
     double factor = link_width <= 4 ? 1.4 : link_width == 8 ? 2.5 : 3.0;
     double symbols = (128 + 28) * factor / link_width + (link_speed == 1 ? 19 : 70);
-    sim->up.ack_latency_ps = sim->down.ack_latency_ps = (uint64_t)(symbols * 8 / rate * 1e12);
+    sim->up.latency_ps = sim->down.latency_ps = (uint64_t)(symbols * 8 / rate * 1e12);
     sim->device_rng.seed(seed);
     sim->host_rng.seed(seed * 2 + 1);
     sim->top->eval();
     return 0;
 }
 
-void fs_close() { if (sim) { sim->top->final(); } delete sim; sim = nullptr; }
+void fs_close() { if (sim) sim->top->final(); delete sim; sim = nullptr; }
 
 int fs_add_clock(const char* name, uint64_t period_ps, int user) {
     CData* s = fast_top_bit(sim->top.get(), name);
@@ -729,11 +761,13 @@ int fs_mem_read(uint64_t address, uint8_t* data, uint64_t length) {
 void fs_mmio_write(uint64_t address, uint32_t value) {
     uint8_t d[4]; memcpy(d, &value, 4);
     sim->host_requests.push_back(mem_request(true, address, 1, 0, 0, 0xf, 0, d));
+    sim->host_request_times.push_back(sim->now);
 }
 
 int fs_mmio_read(uint64_t address) {
     uint8_t tag = sim->mmio_tag++;
     sim->host_requests.push_back(mem_request(false, address, 1, 0, tag, 0xf, 0, nullptr));
+    sim->host_request_times.push_back(sim->now);
     return tag;
 }
 
@@ -770,7 +804,7 @@ uint64_t fs_counter(const char* name) {
 #define C(x) if (n == #x) return (uint64_t)sim->x;
     C(rx_cpl_bytes) C(rx_cpl_last_ps) C(rx_cpl_drops) C(most_cplh_used) C(cplh_limit) C(rx_tlps) C(tx_tlps)
     C(reads_served) C(bad_reads) C(bad_writes) C(largest_read) C(most_blocks_owed) C(blocks_owed)
-    C(last_read_data_ps) C(up.acks) C(down.acks) C(msis_sent) C(msis_held) C(msis_received) C(error_cpl_timeout) C(error_cpl_unexpect)
+    C(last_read_data_ps) C(up.dllps) C(down.dllps) C(multi_ready_picks) C(msis_sent) C(msis_held) C(msis_received) C(error_cpl_timeout) C(error_cpl_unexpect)
 #undef C
     return UINT64_MAX;
 }
