@@ -17,7 +17,7 @@ from hostlink.sim.pcie import latency_sweep
 from hostlink.sim.pcie.host import host_profile
 from hostlink.sim.pcie.soc import BOARDS, DEFAULT_BOARD, get_board
 from hostlink.sim.pcie.driver import TABLE_DEPTH
-from hostlink.sim.watchdog import OneLineArgumentParser, finite_float
+from hostlink.sim.watchdog import OneLineArgumentParser, finite_float, output_file
 
 DIRECTIONS  = ("h2c", "c2h", "bidir")
 DEFAULT_RING        = 8
@@ -110,7 +110,7 @@ def build_parser():
         help=f"MRRS values of --sweep-latency (default {','.join(str(v) for v in latency_sweep.DEFAULT_MRRS)}).")
     p.add_argument("--split", action="store_true",
         help="Sizes are totals, split evenly across the running channels (default: each channel moves a size).")
-    p.add_argument("--plot", metavar="PNG", help="Plot throughput against total bytes moved into PNG.")
+    p.add_argument("--plot", metavar="PNG", type=output_file, help="Plot throughput against total bytes moved into PNG.")
     p.add_argument("--sizes",        type=parse_sizes,
         help=f"Transfer sizes, e.g. 4K,64K,1M (default {','.join(DEFAULT_SIZES)}).")
     p.add_argument("--directions",   default=None, type=parse_directions,
@@ -145,7 +145,7 @@ def build_parser():
         help=f"Buffers in a --flow ring (1 to 256, default {DEFAULT_RING}).")
     p.add_argument("--buffer-size",  type=parse_size, default=DEFAULT_BUFFER_SIZE, metavar="BYTES",
         help=f"Bytes per --flow buffer (default {DEFAULT_BUFFER_SIZE // 1024}K); sizes are whole buffers.")
-    p.add_argument("--json",         metavar="PATH", help="Write the results as JSON to PATH.")
+    p.add_argument("--json",         metavar="PATH", type=output_file, help="Write the results as JSON to PATH.")
     p.add_argument("--verbose",      action="store_true", help="Show the simulator's output.")
     p.add_argument("--timeout",      type=finite_float(positive=True), metavar="SECONDS",
         help=f"Wall-clock limit of the whole run, model build included (default {RUN_BASE_SECONDS} s "
@@ -378,7 +378,8 @@ def run(board_name, sizes, directions=DIRECTIONS, dma_channels=2, channels=1, de
         if not 0 <= user_core["channel"] < dma_channels:
             raise ValueError(f"user channel must be one of the SoC's DMA channels 0..{dma_channels - 1}, "
                              f"not {user_core['channel']!r}")
-        from hostlink.cores.pcie.user_core import load_user_core, build_user_core, port_bandwidth_note
+        from hostlink.cores.pcie.user_core import absolute_spec, load_user_core, build_user_core, port_bandwidth_note
+        user_core = dict(user_core, spec=absolute_spec(user_core["spec"]))
         # A wrong module, class or port: one line, before anything is built.
         core = build_user_core(load_user_core(user_core["spec"]), board.data_width, board.sys_clk_hz())
         has_model = callable(getattr(core, "model", None))
@@ -542,8 +543,5 @@ def run_limit(args):
     return runs * (RUN_BASE_SECONDS + RUN_SECONDS_PER_MIB * moved / 2**20)
 
 
+# ./sim.py with no arguments (sim.py): a DMA loopback at a few sizes on the default board.
 DEMO_ARGS = ["--board", DEFAULT_BOARD, "--sizes", "4K,64K,256K", "--directions", "bidir,h2c,c2h"]
-
-def demo():
-    """./sim.py with no arguments: a DMA loopback at a few sizes on the default board."""
-    return main(DEMO_ARGS)

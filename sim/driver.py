@@ -22,7 +22,7 @@ import threading
 
 from hostlink import package_path
 from hostlink.sim.dma import parse_size, profile_from_args, add_host_profile_arguments
-from hostlink.sim.watchdog import OneLineArgumentParser
+from hostlink.sim.watchdog import OneLineArgumentParser, output_file
 from hostlink.sim.pcie.soc import BOARDS, DEFAULT_BOARD, get_board
 
 # dma_test ---------------------------------------------------------------------------------------
@@ -123,7 +123,7 @@ def build_parser():
         help="With --board zc706: Linux on the Zynq's own ARM cores (the PS) instead of a PCIe host, moving data "
              "through the SoC's AXI DMA by Linux's xilinx_dma driver and by a user-level driver that polls "
              "(doc/zynq.md); the PCIe options do not apply.")
-    p.add_argument("--json",         metavar="PATH", help="Write the results as JSON to PATH.")
+    p.add_argument("--json",         metavar="PATH", type=output_file, help="Write the results as JSON to PATH.")
     p.add_argument("--inject-fault", metavar="BYTES", type=int,
         help="Testing the checks: corrupt the 32-bit word the device writes to host memory at this many "
              "bytes into its DMA writes.")

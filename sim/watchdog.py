@@ -2,8 +2,8 @@
 # Copyright (c) 2026 hostlink developers
 # SPDX-License-Identifier: BSD-2-Clause
 
-"""Command-line helpers shared by `./sim.py dma` and `./sim.py udp`: argument errors on one line,
-finite numbers only, and a wall-clock limit on the whole run.
+"""Command-line helpers shared by `./sim.py`'s commands: argument errors on one line, finite numbers only,
+output files whose folder exists, and a wall-clock limit on the whole run.
 
 A run is executed in a child process of its own session: when the limit expires the child's whole
 process group (the simulator included) gets SIGTERM (the UDP run deletes its namespace on it), then
@@ -21,7 +21,7 @@ import sys
 import tempfile
 import time
 
-__all__ = ["OneLineArgumentParser", "finite_float", "run_with_limit", "CHILD_ENV"]
+__all__ = ["OneLineArgumentParser", "finite_float", "output_file", "run_with_limit", "CHILD_ENV"]
 
 CHILD_ENV  = "HOSTLINK_SIM_CHILD" # Set in the child: it runs the command itself.
 TERM_GRACE = 20                   # Seconds between SIGTERM and SIGKILL.
@@ -50,6 +50,18 @@ def finite_float(minimum=None, positive=False):
             raise argparse.ArgumentTypeError(f"must be >= {minimum:g}, not {text!r}")
         return value
     return parse
+
+def output_file(text):
+    """An argparse type: a file to write the results into (--json, --plot), checked before the run so that
+    a simulation's results are never lost to a folder that does not exist or cannot be written."""
+    folder = os.path.dirname(os.path.abspath(text))
+    if os.path.isdir(text):
+        raise argparse.ArgumentTypeError(f"{text!r} is a folder: give a file name")
+    if not os.path.isdir(folder):
+        raise argparse.ArgumentTypeError(f"the folder {folder} does not exist: create it first")
+    if not os.access(folder, os.W_OK):
+        raise argparse.ArgumentTypeError(f"the folder {folder} cannot be written")
+    return text
 
 # Wall-clock limit ---------------------------------------------------------------------------------
 

@@ -23,6 +23,7 @@ from hostlink.cores.pcie.user_port import BufferFramer
 from hostlink.sim.pcie.stream_jobs import parse_framed
 
 from helpers import assemble_framed as assemble
+from benches.migen_streams import wait_for
 
 MAX_CYCLES = 20000
 
@@ -226,8 +227,7 @@ def test_a_short_last_word_counts_only_its_bytes():
             yield framer.sink.last.eq(i == 2)
             yield framer.sink.bytes.eq(6 if i == 2 else 0)
             yield
-            while not (yield framer.sink.ready):
-                yield
+            yield from wait_for(framer.sink.ready)
         yield framer.sink.valid.eq(0)
 
     def watch():

@@ -165,3 +165,27 @@ def test_dma_no_extended_tag_makes_a_host_that_leaves_it_clear():
     on  = dma.profile_from_args(dma.build_parser().parse_args([]), board)
     off = dma.profile_from_args(dma.build_parser().parse_args(["--no-extended-tag"]), board)
     assert (on.extended_tag, off.extended_tag) == (True, False)
+
+
+# Output files ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("argv, message", [
+    (["dma", "--json", "/nonexistent/r.json"], "sim.py dma: error: argument --json: the folder /nonexistent "
+                                                "does not exist: create it first"),
+    (["dma", "--plot", "/tmp"], "sim.py dma: error: argument --plot: '/tmp' is a folder: give a file name"),
+    (["driver", "--json", "/nonexistent/r.json"], "sim.py driver: error: argument --json: the folder "
+                                                   "/nonexistent does not exist: create it first"),
+    (["zynq", "--plot", "/nonexistent/p.png"], "sim.py zynq: error: argument --plot: the folder /nonexistent "
+                                                "does not exist: create it first"),
+    (["udp", "--json", "/nonexistent/r.json"], "udp: error: argument --json: the folder /nonexistent does "
+                                                "not exist: create it first"),
+])
+def test_an_output_file_in_a_missing_folder_is_refused_before_the_run(capsys, argv, message):
+    """Refused while the arguments are read, on one line: never after a simulation, losing its results."""
+    with pytest.raises(SystemExit) as e:
+        sim.main(argv)
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert err.rstrip("\n").endswith(message), err
+

@@ -31,6 +31,20 @@ def test_the_example_loads_by_module_and_by_file():
     assert by_file.__name__ == "Accelerator" and callable(by_file.model)
 
 
+def test_a_core_file_named_from_another_folder_loads_with_its_source(tmp_path, monkeypatch):
+    """`--user-core core.py:Class` from the user's folder: the path made absolute for the simulator (which
+    runs in a folder of its own), and the class's source found (the model's digest reads it)."""
+    import inspect
+    import shutil
+    from hostlink.cores.pcie.user_core import absolute_spec
+    shutil.copy(os.path.join(REPO, "examples", "accelerator.py"), tmp_path / "my_core.py")
+    monkeypatch.chdir(tmp_path)
+    spec = absolute_spec("my_core.py:Accelerator")
+    assert spec == f"{tmp_path}/my_core.py:Accelerator"
+    assert absolute_spec("examples.accelerator:Accelerator") == "examples.accelerator:Accelerator"
+    assert inspect.getsourcefile(load_user_core(spec)) == str(tmp_path / "my_core.py")
+
+
 @pytest.mark.parametrize("spec, message", [
     ("accelerator",                       r"MODULE:CLASS, FILE\.py:CLASS or FILE\.v:MODULE, not 'accelerator'"),
     ("hostlink.examples.accelerator:",    r"MODULE:CLASS, FILE\.py:CLASS"),

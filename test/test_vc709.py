@@ -17,6 +17,7 @@ from hostlink.cores.pcie.v7gen3phy import V7Gen3PCIEPHY
 from hostlink.cores.pcie.tlp import TLPHeader4DWExpander
 
 from helpers import check_enumeration, check_every_row, check_pcie_registers, elaborate, elaborate_fresh, run_target
+from benches.migen_streams import wait_for
 
 # Helpers ------------------------------------------------------------------------------------------
 
@@ -242,8 +243,7 @@ def test_header_expander(data_width, idle, backpressure):
                 yield dut.sink.first.eq(first)
                 yield dut.sink.last.eq(last)
                 yield
-                while not (yield dut.sink.ready):
-                    yield
+                yield from wait_for(dut.sink.ready)
             yield dut.sink.valid.eq(0)
         yield dut.sink.valid.eq(0)
 

@@ -35,6 +35,15 @@ from hostlink.cores.pcie.verilog_core import is_verilog_spec, verilog_core_class
 DEFAULT_FIFO_DEPTH = 512
 
 
+def absolute_spec(spec):
+    """`spec` with its file (FILE.py:CLASS, FILE.v:MODULE) as an absolute path: the simulator runs in a
+    folder of its own, where a path relative to the user's is not found."""
+    module_name, sep, class_name = str(spec).rpartition(":")
+    if sep and (module_name.endswith(".py") or is_verilog_spec(module_name)):
+        return f"{os.path.abspath(module_name)}:{class_name}"
+    return spec
+
+
 def load_user_core(spec):
     """The class named by `spec`, "module:Class", "file.py:Class" (a module is looked up from the current
     directory first) or "file.v:module" (a Verilog module with AXI4-Stream ports, verilog_core.py). Raises
@@ -47,12 +56,15 @@ def load_user_core(spec):
     if module_name.endswith(".py"):
         if not os.path.isfile(module_name):
             raise ValueError(f"user core file {module_name} does not exist")
-        loader_spec = importlib.util.spec_from_file_location(
-            "hostlink_user_core_" + os.path.splitext(os.path.basename(module_name))[0], module_name)
+        name = "hostlink_user_core_" + os.path.splitext(os.path.basename(module_name))[0]
+        loader_spec = importlib.util.spec_from_file_location(name, module_name)
         module = importlib.util.module_from_spec(loader_spec)
+        # In sys.modules, as an import puts it: `inspect` finds a class's source through its module there.
+        sys.modules[name] = module
         try:
             loader_spec.loader.exec_module(module)
         except Exception as error:
+            del sys.modules[name]
             raise ValueError(f"user core file {module_name} does not load: {type(error).__name__}: {error}")
     else:
         if os.getcwd() not in sys.path:

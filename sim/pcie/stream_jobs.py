@@ -135,14 +135,6 @@ def parse_framed(buffers, lanes_start=0):
             "data_bytes": data_bytes}
 
 
-def parse_realtime(data, buffer_bytes, lanes_start=0):
-    """parse_framed() of a ring's buffers read back to back (`buffer_bytes` each): (errors, dropped bytes by
-    the headers, drop events [(buffer, bytes)], times)."""
-    r = parse_framed([data[k*buffer_bytes:(k + 1)*buffer_bytes] for k in range(len(data) // buffer_bytes)],
-                     lanes_start)
-    return r["errors"], r["dropped"], r["events"], r["times"]
-
-
 async def run_stream_job(bench, job):
     drv, profile = bench.driver, bench.profile
     word_bytes = bench.config["data_width"] // 8

@@ -19,7 +19,7 @@ from hostlink.cores.udp.common import UDPAddresses, UDP_DEFAULTS, max_payload_fo
 from hostlink.sim.build_lock import held
 from hostlink.sim.netns import NetNamespace, unavailable_reason
 from hostlink.sim.progress import Progress
-from hostlink.sim.watchdog import OneLineArgumentParser
+from hostlink.sim.watchdog import OneLineArgumentParser, output_file
 from hostlink.sim.udp.tool import build_tool
 from hostlink.sim.udp.session import (Simulation, RowProgress, resolve_fpga_mac, run_generator, run_echo,
     TAP_MAC, TAP_NAME, CONTROL_PORT)
@@ -88,7 +88,7 @@ def parser():
     p.add_argument("--timeout", default=120.0, type=float,
                    help="seconds of wall-clock time allowed per payload size (default 120); the whole "
                         "run is stopped after RUN_BUILD_ALLOWANCE + timeout x (payload sizes + 2) seconds")
-    p.add_argument("--json",    default=None, help="write the results as JSON to this path")
+    p.add_argument("--json",    default=None, type=output_file, help="write the results as JSON to this path")
     p.add_argument("--build-dir", default=None,
                    help="build directory (default build/sim_udp/<board>_<mode> in the repository, or "
                         "under $HOSTLINK_BUILD_DIR); reused when the generated Verilog is unchanged")

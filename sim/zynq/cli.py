@@ -20,7 +20,7 @@ import os
 import tempfile
 
 from hostlink.sim.dma import parse_size
-from hostlink.sim.watchdog import OneLineArgumentParser
+from hostlink.sim.watchdog import OneLineArgumentParser, output_file
 
 __all__ = ["main", "parse_args", "run", "run_limit", "plot", "LOG_ROOTS", "DEFAULT_SIZES", "PAPER_TABLE_I"]
 
@@ -70,8 +70,8 @@ def build_parser():
     p.add_argument("--max-writes", type=int, default=8, help="Write bursts HP0 takes in flight (default 8).")
     p.add_argument("--rate-mbytes", type=float, default=1200.0,
         help="The port's rate each way, MB/s (default 1200, UG585's figure for one HP port).")
-    p.add_argument("--json", metavar="PATH", help="Write the results as JSON to PATH.")
-    p.add_argument("--plot", metavar="PNG", help="Plot MB/s against the transfer's size into PNG, with the port's "
+    p.add_argument("--json", metavar="PATH", type=output_file, help="Write the results as JSON to PATH.")
+    p.add_argument("--plot", metavar="PNG", type=output_file, help="Plot MB/s against the transfer's size into PNG, with the port's "
                    "rate and the paper's Table I (software included) beside.")
     p.add_argument("--verbose", action="store_true", help="Show the simulator's output.")
     return p

@@ -16,6 +16,7 @@ from migen import *
 from litex.soc.interconnect import stream
 
 from hostlink.cores.udp.common import eth_raw_layout
+from benches.migen_streams import wait_for
 
 # Stream drivers -----------------------------------------------------------------------------------
 
@@ -44,8 +45,7 @@ class StreamSource:
                 for k, v in beat.items():
                     yield getattr(ep, k).eq(v)
                 yield
-                while not (yield ep.ready):
-                    yield
+                yield from wait_for(ep.ready)
             yield ep.valid.eq(0)
         yield ep.valid.eq(0)
         self.done = True
