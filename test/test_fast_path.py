@@ -106,3 +106,15 @@ def test_agreement_requires_the_same_enumeration():
     fast = _run(10000)
     fast["enumeration"]["vendor_id"] = 0x1234
     assert differences(fast, _run(10000)) == [("run.enumeration.vendor_id", 0x1234, 0x10ee)]
+
+
+def test_a_job_that_reads_signals_by_name_runs_on_the_reference():
+    """The DRAM bring-up's DFI monitor reads the SoC's signals by name: such a run takes the reference path
+    by default, and asking for the fast path is refused in one line."""
+    from hostlink.sim.pcie.fast.run import check_fast_jobs
+    from hostlink.sim.pcie.fast.run import fast_path_runs
+    jobs = [{"target": "dram", "kind": "bringup"}]
+    assert not fast_path_runs(get_board("zc706"), jobs=jobs)
+    assert fast_path_runs(get_board("zc706"), jobs=[{"kind": "h2c"}])
+    with pytest.raises(ValueError, match="a 'bringup' job reads the SoC's signals by name"):
+        check_fast_jobs(jobs)

@@ -37,10 +37,24 @@ MSI_ADDRESS = 0xfee0_0000
 VENDOR_ID   = 0x10ee
 
 
-def fast_path_runs(board, reference=False, profile_streams=None):
+# Jobs that read the SoC's signals by name, which only the reference path shows: the DRAM bring-up's DFI
+# monitor (dram_bringup.py).
+REFERENCE_JOBS = ("bringup",)
+
+
+def fast_path_runs(board, reference=False, profile_streams=None, jobs=()):
     """Whether a run takes the fast path by default: on a board whose hard block it models, unless the
-    reference is asked for or every signal must be visible (--profile-streams reads them by name)."""
-    return board.device in DEVICES and not reference and not profile_streams
+    reference is asked for or signals must be visible by name (--profile-streams, a job of REFERENCE_JOBS)."""
+    return (board.device in DEVICES and not reference and not profile_streams
+            and not any(job.get("kind") in REFERENCE_JOBS for job in jobs))
+
+
+def check_fast_jobs(jobs):
+    """Refuse, in one line, a job the fast path cannot run."""
+    for job in jobs:
+        if job.get("kind") in REFERENCE_JOBS:
+            raise ValueError(f"a {job['kind']!r} job reads the SoC's signals by name, which only the reference "
+                             f"path shows: run it with fast=False (or leave fast out)")
 
 
 def _one_bit_inputs(verilog):
