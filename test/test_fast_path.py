@@ -118,3 +118,14 @@ def test_a_job_that_reads_signals_by_name_runs_on_the_reference():
     assert fast_path_runs(get_board("zc706"), jobs=[{"kind": "h2c"}])
     with pytest.raises(ValueError, match="a 'bringup' job reads the SoC's signals by name"):
         check_fast_jobs(jobs)
+
+
+def test_the_fast_path_knows_every_fault_the_host_model_injects():
+    """A fault added to host.py's FAULTS must be modelled in s7_fast.cpp too; one it does not know is
+    refused in one line, never run as another."""
+    from hostlink.sim.pcie.fast.run import FAULT_KINDS, FastHost
+    from hostlink.sim.pcie.host import FAULTS
+    assert set(FAULT_KINDS) == set(FAULTS)
+    with pytest.raises(ValueError, match="fault must be one of timeout, ur, ca, poisoned, long, stray, foreign, "
+                                         "not 'nosuch'"):
+        FastHost.arm_fault(FastHost.__new__(FastHost), "nosuch", 0, 64)
