@@ -83,3 +83,22 @@ def test_the_wheel_holds_hostlink_and_nothing_bare(tmp_path):
                  "hostlink/software/bench/hostlink_bench.c"]:
         assert name in names
     assert not any(name.startswith("hostlink/targets/hostlink/") for name in names)
+
+
+def test_every_public_class_of_the_gateware_and_the_host_library_says_what_it_is():
+    """Issue 51: a class docstring on every public class in cores/ and hostlink/'s own modules (host.py,
+    toolchain.py), for whoever reads them beside liteeth and litepcie."""
+    missing = []
+    for top in ("cores", "hostlink"):
+        for folder, dirs, files in os.walk(os.path.join(REPO, top)):
+            dirs[:] = [d for d in dirs if d != "__pycache__" and not os.path.islink(os.path.join(folder, d))]
+            for name in sorted(files):
+                path = os.path.join(folder, name)
+                if not name.endswith(".py") or os.path.islink(path):
+                    continue
+                with open(path) as f:
+                    tree = ast.parse(f.read())
+                missing += [f"{os.path.relpath(path, REPO)}:{node.lineno} {node.name}" for node in tree.body
+                            if isinstance(node, ast.ClassDef) and not node.name.startswith("_")
+                            and not ast.get_docstring(node)]
+    assert missing == []

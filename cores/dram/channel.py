@@ -28,6 +28,9 @@ from hostlink.cores.dram.reader import DRAMStreamReader
 # DRAM DMA Channel ---------------------------------------------------------------------------------
 
 class DRAMDMAChannel(LiteXModule):
+    """The user side of one DMA channel, switched by `dram_mode` between the test patterns and DRAM windows
+    (a DRAMStreamWriter for host -> DRAM, a DRAMStreamReader for DRAM -> host)."""
+
     def __init__(self, write_port, read_port, data_width, dram_size, outstanding=64, with_csr=True):
         layout = [("data", data_width)]
         self.from_dma     = stream.Endpoint(layout)   # Host -> FPGA (the DMA reader's stream).

@@ -24,6 +24,9 @@ from litex.soc.cores.clock import S7PLL, S7IDELAYCTRL
 # S7 DRAM Clocking ---------------------------------------------------------------------------------
 
 class S7DRAMClocking(LiteXModule):
+    """The `dram` and `dram4x` clocks of a 7-series DDR3 PHY at 1:4 (`dram_clk_freq`, memory rate / 4) and
+    the IDELAYCTRL's 200 MHz, from the board's 200 MHz reference clock `clkin`."""
+
     def __init__(self, clkin, clkin_freq, dram_clk_freq, speedgrade=-2):
         if clkin_freq != 200e6:
             raise ValueError(f"the reference clock must be 200 MHz (it also clocks the IDELAYCTRL), "

@@ -27,6 +27,9 @@ from hostlink.cores.dram.common import REQUEST_BITS, RequestWindow, check_stream
 # DRAM Stream Reader -------------------------------------------------------------------------------
 
 class DRAMStreamReader(LiteXModule):
+    """Reads a requested DRAM window out as a DMA stream (FPGA -> host), up to `outstanding` native reads in
+    flight; a bad request, or one while a window is open, is refused and changes nothing."""
+
     def __init__(self, port, data_width, dram_size, outstanding=64):
         check_stream_width(data_width, port.data_width)
         check_dram_size(dram_size, port.data_width)

@@ -28,6 +28,9 @@ from hostlink.cores.dram.common import REQUEST_BITS, RequestWindow, check_stream
 # DRAM Stream Writer -------------------------------------------------------------------------------
 
 class DRAMStreamWriter(LiteXModule):
+    """Writes exactly a requested window's bytes of a DMA stream (host -> FPGA) into DRAM, packing DMA words
+    into native words; a bad request, or one while a window is open, is refused and changes nothing."""
+
     def __init__(self, port, data_width, dram_size, fifo_depth=16):
         check_stream_width(data_width, port.data_width)
         check_dram_size(dram_size, port.data_width)

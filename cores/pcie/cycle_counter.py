@@ -18,6 +18,9 @@ from litex.soc.interconnect.csr import *
 # Cycle Counter ------------------------------------------------------------------------------------
 
 class CycleCounter(LiteXModule):
+    """A free-running 64-bit count of system-clock cycles, latched by a write to `latch` and read whole from
+    `value`; `with_csr` adds both as registers."""
+
     def __init__(self, with_csr=True):
         self.latch = Signal()     # i: copies the count into `value`.
         self.count = Signal(64)   # o: cycles since reset (wraps after 2**64).

@@ -33,6 +33,9 @@ def _pattern_words(base, n):
 # DMA Pattern Generator ----------------------------------------------------------------------------
 
 class DMAPatternGenerator(LiteXModule):
+    """Feeds a DMA writer (FPGA -> host) with 32-bit words counting up from 0, exactly `length` words (0:
+    without end), never stalling; `with_csr` adds the `control` (enable) and `length` registers."""
+
     def __init__(self, data_width, with_csr=True):
         if data_width not in (64, 128, 256, 512):
             raise ValueError(f"DMA pattern data width must be 64, 128, 256 or 512 bits, not {data_width!r}")
@@ -76,6 +79,9 @@ class DMAPatternGenerator(LiteXModule):
 # DMA Pattern Checker ------------------------------------------------------------------------------
 
 class DMAPatternChecker(LiteXModule):
+    """Takes a DMA reader's stream (host -> FPGA), never stalling, and counts the words received and those that
+    differ from the count-up pattern; `with_csr` adds the clear and the counters' registers."""
+
     def __init__(self, data_width, with_csr=True):
         if data_width not in (64, 128, 256, 512):
             raise ValueError(f"DMA pattern data width must be 64, 128, 256 or 512 bits, not {data_width!r}")

@@ -18,6 +18,9 @@ from litex.gen import *
 
 
 class IRQSerializer(LiteXModule):
+    """Passes at most one of `width` interrupt sources' pulses per cycle (the lowest pending) and keeps the
+    others for the next cycles, so that LitePCIe's MSI core sends one MSI per event."""
+
     def __init__(self, width):
         self.irqs_in  = Signal(width)   # i (pulses, any number per cycle)
         self.irqs_out = Signal(width)   # o (pulses, at most one per cycle)

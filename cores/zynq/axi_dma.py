@@ -85,6 +85,9 @@ class _Channel(LiteXModule):
 
 
 class AXIDMA(LiteXModule):
+    """PG021's AXI DMA in direct register mode on the AXI master `bus`: `ctrl` (AXI-Lite registers at PG021's
+    offsets), `mm2s` (memory to stream), `s2mm` (stream to memory) and their level interrupts."""
+
     def __init__(self, bus, burst_beats=16, max_bursts=4, fifo_beats=64):
         data_width = len(bus.w.data)
         beat_bytes = data_width//8

@@ -92,6 +92,9 @@ class DMAStreams(LiteXModule):
 
 
 class ZynqDMASoC(SoCCore):
+    """A Zynq-7000 SoC (LiteX's zynq7000 CPU, the PS7 of `preset`) with hostlink's AXI DMA on HP0, its
+    registers on GP0 at DMA_BASE and its interrupts to the PS; the logic on FCLK0 (`sys_clk_freq`)."""
+
     def __init__(self, platform, preset, sys_clk_freq=150e6, ident="hostlink Zynq AXI DMA SoC", **kwargs):
         if not (isinstance(sys_clk_freq, (int, float)) and 10e6 <= sys_clk_freq <= 250e6):
             raise ValueError(f"the logic's clock (the PS's FCLK0) must be 10 to 250 MHz, not {sys_clk_freq!r}")
