@@ -25,6 +25,7 @@ import importlib
 import importlib.util
 import logging
 import os
+import re
 import sys
 
 from migen import ClockDomain, ClockSignal, ResetSignal
@@ -129,13 +130,24 @@ def port_bandwidth_note(core, dma_data_width, sys_clk_freq):
             f"{core_rate/1e9:.3f} GB/s each way, less than the DMA's {dma_rate/1e9:.3f}: the channel will cap there")
 
 
+def speed_grade(device):
+    """The speed grade of a 7-series part name (`platform.device`): -2 for "xc7k325t-ffg900-2", -1 for
+    "xc7z045ffg900-1" or "xc7a100t-csg324-1L"."""
+    match = re.search(r"-([123])[A-Za-z]?$", str(device))
+    if match is None:
+        raise ValueError(f"no speed grade at the end of the part name {device!r} (e.g. xc7k325t-ffg900-2)")
+    return -int(match.group(1))
+
+
 def mmcm_user_clock(soc, core):
     """The core's clock domain from an MMCM on the SoC's clock (S7MMCM checks the VCO and the output
-    frequency); its reset held until the MMCM locks and while the SoC is in reset."""
+    frequency for the part's speed grade); its reset held until the MMCM locks and while the SoC is in
+    reset."""
     from litex.soc.cores.clock import S7MMCM
     cd = ClockDomain(core.clock_domain)
     soc.clock_domains += cd
-    soc.user_core_mmcm = mmcm = S7MMCM(speedgrade=-2)
+    grade = speed_grade(soc.platform.device)
+    soc.user_core_mmcm = mmcm = S7MMCM(speedgrade=grade)
     soc.comb += mmcm.reset.eq(ResetSignal("sys"))
     mmcm.register_clkin(ClockSignal("sys"), soc.sys_clk_freq)
     mmcm.create_clkout(cd, core.clk_freq)
@@ -143,7 +155,7 @@ def mmcm_user_clock(soc, core):
         mmcm.compute_config()   # Here, for a message now rather than a traceback at generation.
     except ValueError:
         raise ValueError(f"user core {type(core).__name__}: no MMCM setting makes {core.clk_freq/1e6:g} MHz from "
-                         f"the SoC's {soc.sys_clk_freq/1e6:g} MHz clock (7-series, -2 speed grade): choose "
+                         f"the SoC's {soc.sys_clk_freq/1e6:g} MHz clock (7-series, {grade} speed grade): choose "
                          f"another clk_freq")
     soc.platform.add_false_path_constraints(soc.crg.cd_sys.clk, cd.clk)
 
