@@ -366,6 +366,7 @@ def run(board_name, sizes, directions=DIRECTIONS, dma_channels=2, channels=1, de
     asked needs the reference (`reference`, `profile_streams`); True requires it (refused in one line
     where it cannot run); False runs the reference path."""
     from hostlink.sim.pcie.run import run_jobs
+    from hostlink.sim.pcie.fast.run import check_fast
     board = get_board(board_name)
     if fast:
         check_fast(board, reference=reference, profile_streams=profile_streams)
@@ -411,18 +412,6 @@ def run(board_name, sizes, directions=DIRECTIONS, dma_channels=2, channels=1, de
         jobs += make_dram_jobs(sizes, descriptor_size, board.data_width // 8, dram_address)
     return run_jobs(board.name, jobs, profile, dma_channels=dma_channels, verbose=verbose, with_dram=with_dram,
         profile_streams=profile_streams, user_core=user_core, reference=reference, fast=fast)
-
-
-def check_fast(board, reference=False, profile_streams=None):
-    """What the fast path cannot run (yet), refused in one line rather than run on something else."""
-    from hostlink.sim.pcie.fast.run import DEVICES
-    if board.device not in DEVICES:
-        raise ValueError(f"--fast runs the ZC706 and KC705 (pcie_7x) so far, not the {board.name}")
-    if reference:
-        raise ValueError("--fast and --reference are two ways to run the same model: choose one")
-    if profile_streams:
-        raise ValueError("--profile-streams reads the SoC's signals by name, which only the reference path "
-                         "shows: leave out --fast")
 
 
 def main_latency_sweep(args, parser):

@@ -12,11 +12,12 @@ within 1 % of the reference at 1 MiB and 3 % at 64 KiB (doc/pcie_sim.md explains
 
 import pytest
 
-from hostlink.sim.dma import board_profile_defaults, check_fast, make_jobs
+from hostlink.sim.dma import board_profile_defaults, make_jobs
 from hostlink.sim.pcie.host import host_profile
 from hostlink.sim.pcie.soc import get_board
 
 from hostlink.sim.pcie.fast.agreement import MATRIX, SKIPPED, differences, run_both
+from hostlink.sim.pcie.fast.run import check_fast
 
 FAST_BOARDS = ("zc706", "kc705")
 
@@ -111,13 +112,12 @@ def test_agreement_requires_the_same_enumeration():
 def test_a_job_that_reads_signals_by_name_runs_on_the_reference():
     """The DRAM bring-up's DFI monitor reads the SoC's signals by name: such a run takes the reference path
     by default, and asking for the fast path is refused in one line."""
-    from hostlink.sim.pcie.fast.run import check_fast_jobs
     from hostlink.sim.pcie.fast.run import fast_path_runs
     jobs = [{"target": "dram", "kind": "bringup"}]
     assert not fast_path_runs(get_board("zc706"), jobs=jobs)
     assert fast_path_runs(get_board("zc706"), jobs=[{"kind": "h2c"}])
     with pytest.raises(ValueError, match="a 'bringup' job reads the SoC's signals by name"):
-        check_fast_jobs(jobs)
+        check_fast(get_board("zc706"), jobs=jobs)
 
 
 def test_the_fast_path_knows_every_fault_the_host_model_injects():

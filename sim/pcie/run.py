@@ -231,12 +231,12 @@ def run_jobs(board_name, jobs, profile, dma_channels=2, build_root=BUILD_ROOT, v
     (tests: a buffer the SoC overfills, whose losses must show as errors). `reference` runs the hard
     block's model with its per-cycle coroutines as written (see v7gen3.make_v7gen3_device). `fast` runs the
     jobs on the compiled fast path (sim/pcie/fast/) instead of cocotb and cocotbext-pcie."""
-    from hostlink.sim.pcie.fast.run import check_fast_jobs, fast_path_runs
+    from hostlink.sim.pcie.fast.run import check_fast, fast_path_runs
     if fast is None:
         fast = fast_path_runs(get_board(board_name), reference=reference, profile_streams=profile_streams,
                               jobs=jobs)
     elif fast:
-        check_fast_jobs(jobs)
+        check_fast(get_board(board_name), reference=reference, profile_streams=profile_streams, jobs=jobs)
     model = build_model(board_name, dma_channels, build_root, verbose, with_dram=with_dram,
         profile_streams=profile_streams, user_core=user_core)
     board = model["board"]

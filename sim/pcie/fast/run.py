@@ -45,12 +45,23 @@ REFERENCE_JOBS = ("bringup",)
 def fast_path_runs(board, reference=False, profile_streams=None, jobs=()):
     """Whether a run takes the fast path by default: on a board whose hard block it models, unless the
     reference is asked for or signals must be visible by name (--profile-streams, a job of REFERENCE_JOBS)."""
-    return (board.device in DEVICES and not reference and not profile_streams
-            and not any(job.get("kind") in REFERENCE_JOBS for job in jobs))
+    try:
+        check_fast(board, reference=reference, profile_streams=profile_streams, jobs=jobs)
+    except ValueError:
+        return False
+    return True
 
 
-def check_fast_jobs(jobs):
-    """Refuse, in one line, a job the fast path cannot run."""
+def check_fast(board, reference=False, profile_streams=None, jobs=()):
+    """What the fast path cannot run (yet), refused in one line rather than run on something else: the
+    cases fast_path_runs() sends to the reference path, when the fast path is asked for."""
+    if board.device not in DEVICES:
+        raise ValueError(f"--fast runs the ZC706 and KC705 (pcie_7x) so far, not the {board.name}")
+    if reference:
+        raise ValueError("--fast and --reference are two ways to run the same model: choose one")
+    if profile_streams:
+        raise ValueError("--profile-streams reads the SoC's signals by name, which only the reference path "
+                         "shows: leave out --fast")
     for job in jobs:
         if job.get("kind") in REFERENCE_JOBS:
             raise ValueError(f"a {job['kind']!r} job reads the SoC's signals by name, which only the reference "
