@@ -160,7 +160,7 @@ def build_parser():
              "default agrees with it (doc/pcie_sim.md).")
     p.add_argument("--fast",         action="store_true",
         help="Require the compiled fast path (sim/pcie/fast/: the SoC, the hard block, the link and the host "
-             "in C++), which the ZC706 and KC705 take by default: refused where it cannot run.")
+             "in C++), which every board takes by default: refused where it cannot run (--profile-streams).")
     add_host_profile_arguments(p)
     return p
 
@@ -362,7 +362,7 @@ def run(board_name, sizes, directions=DIRECTIONS, dma_channels=2, channels=1, de
         profile=None, verbose=False, split=False, with_dram=False, dram_address=4096, profile_streams=None,
         user_core=None, flow=None, ring=DEFAULT_RING, buffer_size=DEFAULT_BUFFER_SIZE, reference=False,
         fast=None):
-    """`fast`: None runs the compiled fast path where it models the board (ZC706, KC705) and nothing
+    """`fast`: None runs the compiled fast path where it models the board (every PCIe board) and nothing
     asked needs the reference (`reference`, `profile_streams`); True requires it (refused in one line
     where it cannot run); False runs the reference path."""
     from hostlink.sim.pcie.run import run_jobs

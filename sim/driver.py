@@ -128,6 +128,9 @@ def build_parser():
         help="Testing the checks: corrupt the 32-bit word the device writes to host memory at this many "
              "bytes into its DMA writes.")
     p.add_argument("--verbose",      action="store_true", help="Show the simulator's output.")
+    p.add_argument("--reference",    action="store_true",
+        help="Run the SoC under cocotb against cocotbext-pcie's root complex and the reference hard-block "
+             "model (doc/pcie_sim.md), instead of the compiled fast path: several times slower.")
     add_host_profile_arguments(p, extended_tag=False)
     p.add_argument("command", nargs=argparse.REMAINDER,
         help="-- CMD ...: run CMD instead of the default tests (the driver's user tools are on PATH).")
@@ -253,7 +256,8 @@ def main(argv=None):
         with interrupted_by_signals():
             result = run_driver_sim(board.name, commands, args.command_timeout, profile,
                 dma_channels=args.dma_channels, timeout_s=args.timeout, verbose=args.verbose,
-                fault_at=args.inject_fault, with_dram=args.with_dram, user_core=user_core, boards=args.boards)
+                fault_at=args.inject_fault, with_dram=args.with_dram, user_core=user_core, boards=args.boards,
+                reference=args.reference)
     except ValueError as error:
         parser.error(str(error))
     except DriverSimError as error:

@@ -231,6 +231,20 @@ def test_litepcie_tools_on_the_simulated_soc(tmp_path, board):
     assert code == 0 and result["passed"]
 
 
+@pytest.mark.uml
+@needs_kernel
+@pytest.mark.parametrize("board", ["zc706", "vc709"])
+def test_the_reference_path_still_runs_the_driver(tmp_path, board):
+    """`--reference`: the SoC under cocotb against cocotbext-pcie's root complex and the reference block model
+    (the fast path, which the runs above take, is judged against it by test_fast_path.py). The driver probes
+    the SoC through it and reads its identifier."""
+    code, result = _run(tmp_path, board, "--reference", "--", "litepcie_util", "info")
+    info = next(s for s in result["steps"] if s["command"] == "litepcie_util info")
+    assert info["exit_status"] == 0 and f"hostlink {board.upper()}" in info["output"]
+    assert result["bench"]["mmio_read_errors"] == 0
+    assert code == 0 and result["passed"]
+
+
 UML_TOOLS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "software", "uml")
 
 

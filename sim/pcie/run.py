@@ -206,9 +206,10 @@ def run_bench(test_module, model, test_dir, config_path, log_file, top="sim_top"
     )
 
 
-def run_fast_bench(model, test_dir, config, config_path, log_file):
+def run_fast_bench(model, test_dir, config, config_path, log_file, entry="hostlink.sim.pcie.bench:run_all"):
     """The bench on the model's fast path (sim/pcie/fast/run.py), in a child process as the reference's
-    simulator is: its output into `log_file` (None: the terminal)."""
+    simulator is: its output into `log_file` (None: the terminal). `entry` (module:function) is what runs
+    on the bench: the dma jobs, or sim/uml/bench.py's run_driver."""
     from hostlink.sim.pcie.fast.run import build_fast_model
     config["fast_library"] = build_fast_model(model, say)
     with open(config_path, "w") as f:
@@ -216,7 +217,7 @@ def run_fast_bench(model, test_dir, config, config_path, log_file):
     # The parent's module path, as cocotb's runner gives its simulator: a user core named by module
     # ("examples.stream_source:StreamSource") is found from the directory the user ran ./sim.py in.
     env = dict(os.environ, HOSTLINK_SIM_PATH="fast", PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
-    command = [sys.executable, "-m", "hostlink.sim.pcie.fast.run", config_path]
+    command = [sys.executable, "-m", "hostlink.sim.pcie.fast.run", config_path, entry]
     with open(log_file or os.devnull, "w") as log:
         subprocess.run(command, cwd=test_dir, env=env, stdout=None if log_file is None else log,
             stderr=subprocess.STDOUT if log_file else None)

@@ -2,9 +2,10 @@
 # Copyright (c) 2026 hostlink developers
 # SPDX-License-Identifier: BSD-2-Clause
 
-"""cocotb bench of ./sim.py driver: the simulated SoC on User-Mode Linux's PCI bus.
+"""The bench of ./sim.py driver: the simulated SoC on User-Mode Linux's PCI bus.
 
-Runs inside the simulator (see sim/uml/run.py). The SoC, its device model and the root complex are set
+Runs on the SoC's fast path (sim/pcie/fast/, the default) or inside the simulator under cocotb (the reference
+path, `--reference`); sim/uml/run.py starts either. The SoC, its device model and the root complex are set
 up exactly as for ./sim.py dma (sim/pcie/bench.py: reset, enumeration, bus mastering, MRRS). Then the
 virtio-pcidev bridge (pcidev.py) listens on a unix socket, and the User-Mode Linux kernel is started
 with that socket as its PCI device; the simulation runs until the kernel exits or the wall-clock
@@ -25,11 +26,8 @@ import struct
 import subprocess
 import time
 
-import cocotb
-from cocotb.triggers import Timer
-from cocotb.utils import get_sim_time
-
 from hostlink.sim.pcie.bench import Bench
+from hostlink.sim.pcie.triggers import FAST, Timer, get_sim_time, start_soon
 from hostlink.sim.uml.pcidev import PciDevBridge, HostActivity
 
 MCONSOLE_MAGIC = 0xcafebabe
@@ -131,18 +129,16 @@ async def serve_another_board(bench, bridge, uml, config):
                   stuck=False, why=None, stacks=None)
 
 
-@cocotb.test()
-async def driver_bench(dut):
-    with open(os.environ["HOSTLINK_SIM_CONFIG"]) as f:
-        config = json.load(f)
+async def run_driver(bench, config):
+    """Set the bench up, serve the kernel's PCI bus, start the kernel (or serve another board's), and write
+    the summary."""
     uml   = config["uml"]
-    bench = Bench(dut, config)
     await bench.setup()
     csrs   = bench.driver.csrs
     withheld = [(0, csrs.offset("ctrl_reset"))] if csrs.has("ctrl_reset") else []
     bridge = PciDevBridge(bench.rc, bench.function, uml["socket"], withheld_writes=withheld,
         msi_ack=(0, csrs.offset("pcie_msi_clear")), fault_at=uml.get("fault_at"))
-    cocotb.start_soon(bridge.run())
+    start_soon(bridge.run())
     if uml.get("serve_only"):
         await serve_another_board(bench, bridge, uml, config)
         return
@@ -215,6 +211,9 @@ async def driver_bench(dut):
 
 
 def write_results(path, bridge, bench, started, sim_start, kernel_exit, timed_out, stuck, why, stacks):
+    if FAST:
+        # The compiled host counts the DMA writes into the kernel's memory (and the fault it injects there).
+        bridge.dma_bytes_written, bridge.faults_injected = bench.rc.dma_bytes_written, bench.rc.faults_injected
     results = {
         "kernel_exit":   kernel_exit,
         "timed_out":     timed_out,
@@ -241,3 +240,13 @@ def write_results(path, bridge, bench, started, sim_start, kernel_exit, timed_ou
     }
     with open(path, "w") as f:
         json.dump(results, f, indent=2)
+
+
+if not FAST:
+    import cocotb
+
+    @cocotb.test()
+    async def driver_bench(dut):
+        with open(os.environ["HOSTLINK_SIM_CONFIG"]) as f:
+            config = json.load(f)
+        await run_driver(Bench(dut, config), config)

@@ -27,11 +27,9 @@ import logging
 import struct
 import time
 
-import cocotb
-from cocotb.triggers import Timer
-from cocotb.utils import get_sim_time
 from cocotbext.axi import MemoryRegion, Region
 
+from hostlink.sim.pcie.triggers import FAST, Timer, get_sim_time
 from hostlink.sim.uml.vhost_user import VhostUserBackend
 
 # virtio_pcidev operations.
@@ -56,8 +54,7 @@ class _MsiRegion(Region):
         return bytes(length)
 
     async def _write(self, address, data, **kwargs):
-        self.bridge.pending_msis.append(bytes(data))
-        self.bridge.msis += 1
+        self.bridge.msi(bytes(data))
 
 
 class _KernelMemory(MemoryRegion):
@@ -232,7 +229,16 @@ class PciDevBridge(QueueServer):
             else:
                 index += 1
         self.shadow = {i: 0 for i in range(6)}
-        rc.mem_pool.register_region(_MsiRegion(self), MSI_ADDRESS, 16)
+        if FAST:
+            # The compiled host hands over each MSI (a write to the address the kernel programmed) with its data.
+            function.msi_handler = lambda data: self.msi(data.to_bytes(4, "little"))
+        else:
+            rc.mem_pool.register_region(_MsiRegion(self), MSI_ADDRESS, 16)
+
+    def msi(self, data):
+        """An MSI the device sent (its data), for the kernel's `irq` virtqueue."""
+        self.pending_msis.append(data)
+        self.msis += 1
 
     def close(self):
         self.running = False
@@ -265,7 +271,10 @@ class PciDevBridge(QueueServer):
 
     def _register_memory(self):
         for guest_addr, size, _, view, _ in self.backend.memory.regions:
-            self.rc.mem_pool.register_region(_KernelMemory(size, view, self), guest_addr, size)
+            if FAST:
+                self.rc.mem_pool.lend(guest_addr, size, view, self.fault_at)
+            else:
+                self.rc.mem_pool.register_region(_KernelMemory(size, view, self), guest_addr, size)
             self.log.info("kernel memory 0x%x..0x%x registered as host memory", guest_addr, guest_addr + size)
         self.memory_registered = True
 

@@ -29,7 +29,8 @@ import tempfile
 import threading
 
 from hostlink.sim.build_lock import held
-from hostlink.sim.pcie.run import REPO, BUILD_ROOT, bench_config, build_model, copy_memory_inits, run_bench
+from hostlink.sim.pcie.run import REPO, BUILD_ROOT, bench_config, build_model, copy_memory_inits, run_bench, \
+    run_fast_bench
 from hostlink.sim.pcie.soc import get_board
 from hostlink.sim.uml.kernel import UML_DIR, UML_KERNEL, UML_TREE, BUILD_TIME, KernelError, ensure_kernel, preflight
 from hostlink.software.driver_mmap import use_remapped_buffers
@@ -261,7 +262,15 @@ MAX_BOARDS = 4
 ENDED_FILE = "ended"   # In another board's folder once its simulator has ended (start_other_board).
 
 
-def start_other_board(model, directory, config, verbose):
+def run_uml_bench(model, directory, config, config_path, log_file, fast):
+    """The bench of sim/uml/bench.py on the SoC's fast path (`fast`) or in the simulator under cocotb."""
+    if fast:
+        run_fast_bench(model, directory, config, config_path, log_file, entry="hostlink.sim.uml.bench:run_driver")
+    else:
+        run_bench("hostlink.sim.uml.bench", model, directory, config_path, log_file=log_file)
+
+
+def start_other_board(model, directory, config, verbose, fast):
     """Run the simulator of another copy of the SoC in `directory` (a thread; it serves the kernel that
     the first board's simulator starts, sim/uml/bench.py's serve_another_board); returns the thread."""
     os.makedirs(directory)
@@ -271,8 +280,8 @@ def start_other_board(model, directory, config, verbose):
     copy_memory_inits(model, directory)
     def serve():
         try:
-            run_bench("hostlink.sim.uml.bench", model, directory, config_path,
-                      None if verbose else os.path.join(directory, "sim.log"))
+            run_uml_bench(model, directory, config, config_path,
+                          None if verbose else os.path.join(directory, "sim.log"), fast)
         finally:
             # For the first board's simulator: one that ends before it listens is an error at once.
             with open(os.path.join(directory, ENDED_FILE), "w"):
@@ -301,12 +310,13 @@ def end_kernel(pid_file):
 
 def run_driver_sim(board_name, commands, command_timeout_s, profile, dma_channels=2, timeout_s=1800,
         build_root=BUILD_ROOT, verbose=False, mem="256M", fault_at=None, with_dram=False, user_core=None,
-        boards=1):
+        boards=1, reference=False):
     """Build everything, boot the kernel on the simulated SoC, run `commands` inside. Returns a dict:
     the bench's summary, each step's output and exit status, the kernel log, where the logs are.
     `user_core` ({"spec", "channel"}) puts a user's core on a channel, as ./sim.py dma does. `boards`:
     how many copies of the SoC are on the machine's PCI bus (up to MAX_BOARDS), each simulated by a
-    simulator of its own; their summaries are in "boards" (the first's also in "bench")."""
+    simulator of its own; their summaries are in "boards" (the first's also in "bench"). The SoC runs on
+    its fast path (sim/pcie/fast/), or with `reference` under cocotb and cocotbext-pcie."""
     if not 1 <= boards <= MAX_BOARDS:
         raise ValueError(f"boards must be 1 to {MAX_BOARDS} (User-Mode Linux's PCI bus has {MAX_BOARDS} slots), "
                          f"not {boards!r}")
@@ -319,12 +329,16 @@ def run_driver_sim(board_name, commands, command_timeout_s, profile, dma_channel
     # One run at a time per SoC: the run folder (and the SoC's driver build) is cleared and rebuilt.
     with held(run_dir, lambda message: print(f"sim.py driver: {message}", file=sys.stderr, flush=True)):
         return _run_driver_sim(board, run_dir, commands, command_timeout_s, profile, dma_channels,
-            timeout_s, build_root, verbose, mem, fault_at, with_dram, user_core, boards)
+            timeout_s, build_root, verbose, mem, fault_at, with_dram, user_core, boards, reference)
 
 
 def _run_driver_sim(board, run_dir, commands, command_timeout_s, profile, dma_channels, timeout_s,
-        build_root, verbose, mem, fault_at, with_dram, user_core=None, boards=1):
+        build_root, verbose, mem, fault_at, with_dram, user_core=None, boards=1, reference=False):
+    from hostlink.sim.pcie.fast.run import build_fast_model, fast_path_runs
     model = build_model(board.name, dma_channels, build_root, verbose, with_dram=with_dram, user_core=user_core)
+    fast = fast_path_runs(board, reference=reference)
+    if fast:
+        build_fast_model(model, lambda message: print(f"sim.py driver: {message}", file=sys.stderr, flush=True))
     driver_dir = build_uml_driver(board, dma_channels, model["soc_dir"], build_root, with_dram=with_dram,
                                   user_core=user_core)
     shutil.rmtree(run_dir, ignore_errors=True)
@@ -374,10 +388,10 @@ def _run_driver_sim(board, run_dir, commands, command_timeout_s, profile, dma_ch
     copy_memory_inits(model, run_dir)
     sim_log = os.path.join(run_dir, "sim.log")
     threads = [start_other_board(model, directory, dict(config, results=os.path.join(directory, "bench.json"),
-        uml=dict(config["uml"], serve_only=True, socket=path, stop_file=stop_file)), verbose)
+        uml=dict(config["uml"], serve_only=True, socket=path, stop_file=stop_file)), verbose, fast)
         for directory, path in zip(others, other_sockets)]
     try:
-        run_bench("hostlink.sim.uml.bench", model, run_dir, config_path, log_file=None if verbose else sim_log)
+        run_uml_bench(model, run_dir, config, config_path, None if verbose else sim_log, fast)
     finally:
         # Interrupted (SIGTERM, SIGINT: the runner kills the simulator), the simulator could not end
         # the kernel it started: end it here.

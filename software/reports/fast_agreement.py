@@ -4,7 +4,7 @@
 
 """The fast path's agreement with the reference path, row by row (issue 48).
 
-    python -m hostlink.software.reports.fast_agreement [--boards zc706,kc705] [--profiles default,worst]
+    python -m hostlink.software.reports.fast_agreement [--boards vc709,zc706,kc705] [--profiles default,worst]
                                                         [--json PATH]
 
 Runs test/test_fast_path.py's matrix (sim/pcie/fast/agreement.py: the host profiles default, worst,
@@ -55,7 +55,7 @@ def format_report(report):
 def main(argv=None):
     from hostlink.sim.pcie.fast.agreement import MATRIX
     p = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
-    p.add_argument("--boards", default="zc706,kc705", help="Comma-separated boards (default zc706,kc705).")
+    p.add_argument("--boards", default="vc709,zc706,kc705", help="Comma-separated boards (default all three).")
     p.add_argument("--profiles", default=",".join(MATRIX),
         help=f"Comma-separated entries of the matrix (default {','.join(MATRIX)}).")
     p.add_argument("--json", metavar="PATH", help="Write the figures as JSON to PATH.")

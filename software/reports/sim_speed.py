@@ -7,10 +7,9 @@
     python -m hostlink.software.reports.sim_speed [--boards vc709,zc706,kc705] [--size 4M] [--json PATH]
 
 For each board and host profile (default, worst) it runs the same jobs (c2h, h2c and bidir of `--size`)
-twice: as `./sim.py dma` runs them by default and with `--reference`. By default the ZC706 and KC705 run
-on the compiled fast path (sim/pcie/fast/), which must agree with the reference (the same data, errors
-and MSIs, cycles within 1 % at 1 MiB or more: sim/pcie/fast/agreement.py); the VC709 runs its event-driven
-block model, which must give the reference's run exactly. It prints simulated cycles per wall-clock second
+twice: as `./sim.py dma` runs them by default and with `--reference`. By default every board runs on the
+compiled fast path (sim/pcie/fast/), which must agree with the reference (the same data, errors and MSIs,
+cycles within 1 % at 1 MiB or more: sim/pcie/fast/agreement.py). It prints simulated cycles per wall-clock second
 each way, their ratio, and whether they agree. Wall time is the whole run with the models already built:
 start-up and enumeration included. Last, the cost per TLP of cocotbext-pcie's link, root complex and host
 model alone (hostlink.sim.pcie.fabric_cost), which bounds the reference path's speed.

@@ -2,10 +2,11 @@
 # Copyright (c) 2026 hostlink developers
 # SPDX-License-Identifier: BSD-2-Clause
 
-"""The fast path of a 7-series Gen2 PCIe SoC (ZC706, KC705): build its compiled model, run the bench on it.
+"""The fast path of every PCIe SoC (ZC706 and KC705: pcie_7x; VC709: pcie3_7x): build its compiled model, run
+the bench on it.
 
-`build_fast_model(model)` compiles the SoC's Verilog with s7_fast.cpp into a shared library (no VPI, no
-cocotb). `python -m hostlink.sim.pcie.fast.run CONFIG` runs the bench (sim/pcie/bench.py, the same jobs as
+`build_fast_model(model)` compiles the SoC's Verilog with its hard block's C++ (s7_fast.cpp or us_fast.cpp, on
+fast_common.h) into a shared library (no VPI, no cocotb). `python -m hostlink.sim.pcie.fast.run CONFIG` runs the bench (sim/pcie/bench.py, the same jobs as
 the reference path) on it in this process, on the scheduler of kernel.py, and writes the same results file;
 sim/pcie/run.py starts it as a child process, as it starts the simulator on the reference path.
 """
@@ -20,11 +21,13 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SOURCE = os.path.join(HERE, "s7_fast.cpp")
+# Each hard block's C++ (its user interface, beat by beat), on what all of them share.
+SOURCES = {"s7": os.path.join(HERE, "s7_fast.cpp"), "us": os.path.join(HERE, "us_fast.cpp")}
+COMMON = os.path.join(HERE, "fast_common.h")
 LIBRARY = "libhostlink_fast.so"
 
-# What the fast path models: boards of the `pcie_7x` block (sim/pcie/soc.py's device "s7").
-DEVICES = ("s7",)
+# What the fast path models: the `pcie_7x` block (sim/pcie/soc.py's device "s7") and `pcie3_7x` ("us").
+DEVICES = ("s7", "us")
 
 FAULT_KINDS = {"timeout": 0, "ur": 1, "ca": 2, "poisoned": 3, "long": 4, "stray": 5, "foreign": 6}
 EV_MMIO_READ, EV_MSI, EV_WATCH = 1, 2, 3
@@ -56,7 +59,8 @@ def check_fast(board, reference=False, profile_streams=None, jobs=()):
     """What the fast path cannot run (yet), refused in one line rather than run on something else: the
     cases fast_path_runs() sends to the reference path, when the fast path is asked for."""
     if board.device not in DEVICES:
-        raise ValueError(f"--fast runs the ZC706 and KC705 (pcie_7x) so far, not the {board.name}")
+        raise ValueError(f"--fast runs the pcie_7x (ZC706, KC705) and pcie3_7x (VC709) blocks, not the "
+                         f"{board.name}'s")
     if reference:
         raise ValueError("--fast and --reference are two ways to run the same model: choose one")
     if profile_streams:
@@ -93,7 +97,7 @@ def build_fast_model(model, say=lambda message: None):
     from hostlink.toolchain import verilator_env
     board = model["board"]
     if board.device not in DEVICES:
-        raise ValueError(f"the fast path models the pcie_7x block (ZC706, KC705), not {board.name}'s: "
+        raise ValueError(f"the fast path models the pcie_7x and pcie3_7x blocks, not {board.name}'s: "
                          f"run it with --reference")
     sources = [model["verilog"], os.path.join(os.path.dirname(HERE), "xilinx_stubs.v"),
                *((model.get("user_core") or {}).get("verilog_sources", []))]
@@ -101,8 +105,9 @@ def build_fast_model(model, say=lambda message: None):
     for path in sources:
         with open(path) as f:
             digest.update(verilog_design_text(f.read()).encode())
-    with open(SOURCE, "rb") as f:
-        digest.update(f.read())
+    for path in (SOURCES[board.device], COMMON):
+        with open(path, "rb") as f:
+            digest.update(f.read())
     digest = digest.hexdigest()[:16]
     model_dir = os.path.join(model["soc_dir"], "verilator_fast")
     library = os.path.join(model_dir, LIBRARY)
@@ -117,9 +122,9 @@ def build_fast_model(model, say=lambda message: None):
     env = dict(os.environ, **verilator_env())
     commands = [
         ["verilator", "-cc", "--exe", "-Mdir", model_dir, "--top-module", "sim_top", "--prefix", "Vtop",
-         "-o", LIBRARY, "-CFLAGS", f"-fPIC -O2 -I{model_dir}", "-LDFLAGS", "-shared",
+         "-o", LIBRARY, "-CFLAGS", f"-fPIC -O2 -I{model_dir} -I{HERE}", "-LDFLAGS", "-shared",
          "-Wno-fatal", "-Wno-lint", "-Wno-style", "-O3", "--x-assign", "fast", "--x-initial", "fast",
-         "--timescale", "1ps/1ps", SOURCE, *sources],
+         "--timescale", "1ps/1ps", SOURCES[board.device], *sources],
         ["make", "-j", str(compile_jobs()), "-C", model_dir, "-f", "Vtop.mk"],
     ]
     with open(log_file, "w") as log:
@@ -145,19 +150,29 @@ def load_library(path):
         "fs_memory":       ([u64, u64], None),
         "fs_mem_write":    ([u64, ctypes.c_char_p, u64], c_int),
         "fs_mem_read":     ([u64, ctypes.c_void_p, u64], c_int),
-        "fs_mmio_write":   ([u64, ctypes.c_uint32], None),
+        "fs_mmio_write":   ([u64, ctypes.c_uint32, c_int], None),
+        "fs_memory_window": ([u64, u64, ctypes.c_void_p], None),
+        "fs_dma_fault_at": ([ctypes.c_int64], None),
+        "fs_config_space": ([ctypes.POINTER(ctypes.c_uint32), c_int], None),
         "fs_mmio_read":    ([u64], c_int),
         "fs_watch":        ([u64, u64], c_int),
         "fs_watch_landed": ([c_int], u64),
         "fs_arm_fault":    ([c_int, u64, u64], None),
         "fs_faults_done":  ([c_int, ctypes.POINTER(u64)], c_int),
-        "fs_hold_msis":    ([c_int, u64], None),
         "fs_now":          ([], u64),
         "fs_run":          ([u64], c_int),
         "fs_next_event":   ([ctypes.POINTER(u64)] * 3, c_int),
         "fs_counter":      ([ctypes.c_char_p], u64),
     }
-    for name, (args, result) in signatures.items():
+    # Each hard block's own.
+    optional = {
+        "fs_hold_msis":          ([c_int, u64], None),        # pcie_7x
+        "fs_refuse_msis":        ([c_int], None),             # pcie3_7x
+        "fs_completion_timeout": ([u64], None),               # pcie3_7x
+    }
+    for name, (args, result) in {**signatures, **optional}.items():
+        if name in optional and not hasattr(lib, name):
+            continue
         function = getattr(lib, name)
         function.argtypes, function.restype = args, result
     lib.event_args = lambda: (u64(), u64(), u64())
@@ -209,6 +224,16 @@ class FastMemPool:
         self.lib = lib
         self.allocator = BuddyAllocator(0x8000_0000)
         self.end = 0
+        self.lent = []
+
+    def lend(self, base, size, view, fault_at=None):
+        """Memory the host lends at `base` (a writable buffer, `view`: User-Mode Linux's RAM, mapped by its
+        bridge): the device's DMA reads and writes there land in it. With `fault_at` (bytes), the word the
+        device writes at that many bytes into its DMA writes to it is inverted (sim/uml/pcidev.py)."""
+        self.lent.append(view)   # Kept alive while the model uses it.
+        self.lib.fs_memory_window(base, size, ctypes.addressof(ctypes.c_char.from_buffer(view)))
+        if fault_at is not None:
+            self.lib.fs_dma_fault_at(fault_at)
 
     def alloc_region(self, size):
         base = self.allocator.alloc(size)
@@ -225,6 +250,8 @@ class FastHost:
         self.mem_pool = FastMemPool(lib)
 
     reads_served     = property(lambda self: self.lib.counter("reads_served"))
+    dma_bytes_written = property(lambda self: self.lib.counter("dma_bytes_written"))
+    faults_injected  = property(lambda self: self.lib.counter("faults_injected"))
     bad_reads        = property(lambda self: self.lib.counter("bad_reads"))
     bad_writes       = property(lambda self: self.lib.counter("bad_writes"))
     largest_read     = property(lambda self: self.lib.counter("largest_read"))
@@ -275,14 +302,71 @@ class FastDevice:
         self.lib.fs_hold_msis(count, cycles)
 
 
+class FastUSDevice:
+    """The `pcie3_7x` block's side as the bench reads it (v7gen3.py's V7Gen3PcieDevice's counters)."""
+    def __init__(self, lib):
+        self.lib = lib
+        self._completion_timeout_ns = 50e6
+
+    rx_cpl_bytes        = property(lambda self: self.lib.counter("rx_cpl_bytes"))
+    rx_cpl_drops        = property(lambda self: self.lib.counter("rx_cpl_drops"))
+    cplh_limit          = property(lambda self: self.lib.counter("cplh_limit"))
+    most_cplh_used      = property(lambda self: self.lib.counter("most_cplh_used"))
+    msi_sent            = property(lambda self: self.lib.counter("msis_sent"))
+    msi_refused         = property(lambda self: self.lib.counter("msis_refused"))
+    completion_timeouts = property(lambda self: self.lib.counter("completion_timeouts"))
+    rc_wait_cycles      = property(lambda self: self.lib.counter("rc_wait_cycles"))
+
+    @property
+    def rx_cpl_last_ns(self):
+        ps = self.lib.counter("rx_cpl_last_ps")
+        return ps / 1000 if ps else None
+
+    @property
+    def error_reports(self):
+        return {"cfg_err_uncor_in": self.lib.counter("error_uncor")}
+
+    def refuse_msis(self, count):
+        """Answer the next `count` MSI requests with cfg_interrupt_msi_fail."""
+        self.lib.fs_refuse_msis(count)
+
+    @property
+    def completion_timeout_ns(self):
+        return self._completion_timeout_ns
+
+    @completion_timeout_ns.setter
+    def completion_timeout_ns(self, ns):
+        self._completion_timeout_ns = ns
+        self.lib.fs_completion_timeout(round(ns * 1000))
+
+
 class FastBar:
-    """BAR 0 as the driver reaches it (cocotbext's bar window: read_dword, write_dword)."""
+    """BAR 0 as the driver reaches it (cocotbext's bar window: read_dword, write_dword; read and write, of
+    whole DWORDs or bytes within one, as User-Mode Linux's bridge asks)."""
     def __init__(self, lib, base, size):
         self.lib, self.base, self.size = lib, base, size
         self.reads = {}   # Tag -> Event of an MMIO read in flight.
 
     async def write_dword(self, offset, value, **kwargs):
-        self.lib.fs_mmio_write(self.base + offset, value & 0xffffffff)
+        self.lib.fs_mmio_write(self.base + offset, value & 0xffffffff, 0xf)
+
+    async def write(self, offset, data, **kwargs):
+        data = bytes(data)
+        while data:
+            lane = offset & 3
+            part = data[:4 - lane]
+            word = bytearray(4)
+            word[lane:lane + len(part)] = part
+            self.lib.fs_mmio_write(self.base + (offset & ~3), int.from_bytes(word, "little"),
+                                   ((1 << len(part)) - 1) << lane)
+            offset += len(part)
+            data = data[len(part):]
+
+    async def read(self, offset, length, timeout=0, timeout_unit="ns", **kwargs):
+        out = bytearray()
+        for dword in range(offset & ~3, offset + length, 4):
+            out += (await self.read_dword(dword, timeout=timeout, timeout_unit=timeout_unit)).to_bytes(4, "little")
+        return bytes(out[offset & 3:(offset & 3) + length])
 
     async def read_dword(self, offset, timeout=0, timeout_unit="ns", **kwargs):
         from hostlink.sim.pcie.fast.kernel import Event, First, Timer
@@ -301,14 +385,94 @@ class FastBar:
         return value
 
 
+def run_now(coroutine):
+    """The result of a coroutine that never waits (cocotbext-pcie's configuration registers)."""
+    try:
+        coroutine.send(None)
+    except StopIteration as done:
+        return done.value
+    raise RuntimeError("a configuration register access waited")
+
+
 class FastFunction:
-    def __init__(self, lib, vendor_id, device_id):
-        self.vendor_id, self.device_id = vendor_id, device_id
+    """The function as the host sees it: its configuration space (`model`, cocotbext-pcie's function of the
+    block, as on the reference path), whose state run.py hands the compiled model after each write (the block
+    copies it to its configuration ports), BAR 0 and its MSIs."""
+    def __init__(self, lib, model):
+        self.lib, self.model = lib, model
+        self.vendor_id, self.device_id = model.vendor_id, model.device_id
         self.bar_window = [FastBar(lib, BAR0_BASE, BAR0_SIZE)]
+        self.bar_size = [BAR0_SIZE, 0, 0, 0, 0, 0]
+        self.bar_raw = [run_now(model.read_config_register(4 + i)) or 0 for i in range(6)]
         self.irq_handler = None
+        self.msi_handler = None   # Called with each MSI's data, where set (User-Mode Linux's bridge).
+        self.sync()
 
     def request_irq(self, vector, handler):
         self.irq_handler = handler
+
+    def sync(self):
+        """The configuration the block's ports show, and its configuration space, into the compiled model."""
+        f = self.model
+        command = (int(f.io_space_enable) << 0) | (int(f.memory_space_enable) << 1) | \
+                  (int(f.bus_master_enable) << 2) | (int(f.interrupt_disable) << 10)
+        cap = f.pcie_cap
+        dcommand = (cap.max_payload_size & 7) << 5 | int(cap.extended_tag_field_enable) << 8 | \
+                   (cap.max_read_request_size & 7) << 12
+        msi = f.msi_cap
+        self.lib.fs_configure(command, dcommand, 1, 0, 0, int(bool(msi.msi_enable)), msi.msi_message_address,
+                              msi.msi_message_data & 0xffffffff)
+        words = [run_now(f.read_config_register(reg)) or 0 for reg in range(64)]
+        self.lib.fs_config_space((ctypes.c_uint32 * len(words))(*words), len(words))
+
+    async def config_read(self, offset, length, **kwargs):
+        out = bytearray()
+        for reg in range(offset >> 2, (offset + length + 3) >> 2):
+            out += (run_now(self.model.read_config_register(reg)) or 0).to_bytes(4, "little")
+        return bytes(out[offset & 3:(offset & 3) + length])
+
+    async def config_write(self, offset, data, **kwargs):
+        data = bytes(data)
+        while data:
+            lane = offset & 3
+            part = data[:4 - lane]
+            word = bytearray(4)
+            word[lane:lane + len(part)] = part
+            run_now(self.model.write_config_register(offset >> 2, int.from_bytes(word, "little"),
+                                                     ((1 << len(part)) - 1) << lane))
+            offset += len(part)
+            data = data[len(part):]
+        self.sync()
+
+
+def function_model(config, profile, block):
+    """cocotbext-pcie's function of the SoC's block (its configuration space), as the reference's root complex
+    leaves it after enumeration: BAR 0 at BAR0_BASE, memory space and bus master on, MPS the smaller of the
+    host's and the block's, MRRS the host's, Extended Tag where both offer it, MSI on at MSI_ADDRESS."""
+    if config["device"] == "s7":
+        from hostlink.sim.pcie.s7_device import S7PcieFunction
+        f = S7PcieFunction(vendor_id=VENDOR_ID, device_id=block["device_id"], bar0_size=BAR0_SIZE,
+                           max_payload_size=block["max_payload"])
+    else:
+        from cocotbext.pcie.xilinx.us.us_model import UltraScalePcieFunction
+        f = UltraScalePcieFunction()
+        f.vendor_id, f.device_id, f.class_code = VENDOR_ID, block["device_id"], 0x058000
+        f.configure_bar(0, BAR0_SIZE)
+        f.msi_cap.msi_multiple_message_capable = 0
+        f.deregister_capability(f.msix_cap)
+        f.pcie_cap.max_payload_size_supported = mps_code(block["max_payload"])
+        f.pcie_cap.extended_tag_supported = True
+        f.pcie_cap.current_link_speed = block["link_speed"]
+        f.pcie_cap.negotiated_link_width = block["link_width"]
+    run_now(f.write_config_register(4, BAR0_BASE, 0xf))
+    f.memory_space_enable = f.bus_master_enable = True
+    f.pcie_cap.max_payload_size = mps_code(min(profile.max_payload_size, block["max_payload"]))
+    f.pcie_cap.max_read_request_size = mps_code(profile.max_read_request)
+    f.pcie_cap.extended_tag_field_enable = bool(block["extended_tag"] and profile.extended_tag)
+    f.msi_cap.msi_enable = True
+    f.msi_cap.msi_message_address = MSI_ADDRESS
+    f.msi_cap.msi_message_data = 0
+    return f
 
 
 class FastInput:
@@ -338,6 +502,28 @@ class FastDut:
         return FastInput(self._lib, name)
 
 
+def hard_block(config, profile):
+    """What the fast path sets up for the SoC's hard block, as the reference's device model has it."""
+    if config["device"] == "s7":
+        from hostlink.sim.pcie.s7_device import check_user_interface
+        from hostlink.cores.pcie.endpoint import S7_COMPLETION_SPACE
+        check_user_interface(profile.link_speed, profile.link_width, config["data_width"], config["user_clk_hz"])
+        max_payload = 256 if profile.link_width == 8 else 512   # What LitePCIe's pcie_7x announces.
+        space = S7_COMPLETION_SPACE[max_payload]
+        return dict(user_clock=f"{config['hard_block_prefix']}_user_clk_out", link_speed=profile.link_speed,
+            link_width=profile.link_width, max_payload=max_payload, headers=space["headers"],
+            completion_bytes=space["bytes"], straddle=True, extended_tag=False,
+            device_id=0x7020 + profile.link_width, device=FastDevice)
+    # pcie3_7x, as v7gen3.make_v7gen3_device() configures cocotbext-pcie's UltraScale model: Gen3 x8, the link
+    # trained to the lower of each; MPS 512; its receive buffer of 64 headers and 16 KiB.
+    from hostlink.cores.pcie.v7gen3phy import device_id
+    width = min(profile.link_width, 8)
+    return dict(user_clock=f"{config['hard_block_prefix']}_user_clk", link_speed=min(profile.link_speed, 3),
+        link_width=width, max_payload=512, headers=64, completion_bytes=16384,
+        straddle=bool(config.get("rc_straddle")), extended_tag=True, device_id=device_id(profile.link_width),
+        device=FastUSDevice)
+
+
 def mps_code(size):
     return (size // 128 - 1).bit_length()
 
@@ -351,17 +537,15 @@ def make_fast_bench(lib, config):
         """bench.Bench on the compiled model: its own set-up, the same jobs."""
         async def setup(self):
             cfg, profile = self.config, self.profile
-            from hostlink.sim.pcie.s7_device import check_user_interface
-            from hostlink.cores.pcie.endpoint import S7_COMPLETION_SPACE
-            check_user_interface(profile.link_speed, profile.link_width, cfg["data_width"], cfg["user_clk_hz"])
+            block = hard_block(cfg, profile)
             for name in ("cocotb.pcie", "cocotb"):
                 logging.getLogger(name).setLevel(logging.WARNING)
-            lib.fs_open(cfg["data_width"], profile.link_speed, profile.link_width, profile.seed)
-            prefix = cfg["hard_block_prefix"]
+            if lib.fs_open(cfg["data_width"], block["link_speed"], block["link_width"], profile.seed):
+                raise ValueError(f"the fast model of the {cfg['board']} does not run a {cfg['data_width']}-bit "
+                                 f"user interface")
             def period(hz):
                 return 2 * round(0.5e12 / hz)
-            user_period = period(cfg["user_clk_hz"])
-            clocks = [(f"{prefix}_user_clk_out", user_period, 1)]
+            clocks = [(block["user_clock"], period(cfg["user_clk_hz"]), 1)]
             sys_clock = cfg.get("sys_clock", "sim_sys_clk")
             if sys_clock == "sim_sys_clk":
                 clocks.append(("sim_sys_clk", period(self.sys_clk_hz), 0))
@@ -373,21 +557,20 @@ def make_fast_bench(lib, config):
             for name, period_ps, user in clocks:
                 if lib.fs_add_clock(name.encode(), period_ps, user):
                     raise ValueError(f"the fast model has no clock input {name!r}")
-            self.sys_clk = FastClock(dict((n, p) for n, p, _ in clocks)[sys_clock if sys_clock != "sim_sys_clk" else "sim_sys_clk"])
+            self.sys_clk = FastClock(dict((n, p) for n, p, _ in clocks)[sys_clock])
             resets = ["sim_sys_rst"] + (["sim_dram_rst"] if cfg.get("dram_clk_hz") else [])
             for name in resets:
                 lib.fs_set_bit(name.encode(), 1)
             if cfg.get("dram_clk_hz"):
                 lib.fs_set_bit(b"sim_dram_stuck", 0)
-            max_payload = 256 if profile.link_width == 8 else 512   # What LitePCIe's pcie_7x announces.
-            space = S7_COMPLETION_SPACE[max_payload]
-            headers = space["headers"] if cfg.get("block_completion_headers") is None else cfg["block_completion_headers"]
-            lib.fs_hard_block(1, profile.rx_gaps, profile.backpressure, 4, headers, space["bytes"], BAR0_BASE, BAR0_SIZE)
+            headers = block["headers"] if cfg.get("block_completion_headers") is None else cfg["block_completion_headers"]
+            lib.fs_hard_block(int(block["straddle"]), profile.rx_gaps, profile.backpressure, 4, headers,
+                block["completion_bytes"], BAR0_BASE, BAR0_SIZE)
             lib.fs_host(profile.max_payload_size, profile.max_read_request, round(profile.read_latency_ns * 1000),
                 int(profile.completion_size == "64"), int(profile.reorder_completions),
                 int(profile.read_data_at == "completion"))
             self.rc = FastHost(lib)
-            self.dev = FastDevice(lib)
+            self.dev = block["device"](lib)
             self.landing = FastLandingWatch(lib)
             for _ in range(20):
                 await RisingEdge(self.sys_clk)
@@ -395,15 +578,11 @@ def make_fast_bench(lib, config):
                 lib.fs_set_bit(name.encode(), 0)
             for _ in range(50):
                 await RisingEdge(self.sys_clk)
-            # Enumeration, as the reference's root complex leaves the block's configuration: memory space
-            # and bus master on, device 1:0.0, MPS the smaller of the host's and the block's, MRRS the
-            # host's, MSI on.
-            mps = min(profile.max_payload_size, max_payload)
-            dcommand = mps_code(mps) << 5 | mps_code(profile.max_read_request) << 12
-            lib.fs_configure(0x0006, dcommand, 1, 0, 0, 1, MSI_ADDRESS, 0)
+            # Enumeration, as the reference's root complex leaves the block's configuration (function_model),
+            # as device 1:0.0.
+            self.function = FastFunction(lib, function_model(cfg, profile, block))
             for _ in range(16):
                 await RisingEdge(self.sys_clk)
-            self.function = FastFunction(lib, VENDOR_ID, 0x7020 + profile.link_width)
             self.msi_times = []
             async def on_msi():
                 self.msi_times.append(get_sim_time_ns())
@@ -449,7 +628,9 @@ def on_event(bench, kernel):
             if done is not None:
                 done.set((a >> 8, b))
         elif kind == EV_MSI:
-            if bench.function.irq_handler:
+            if bench.function.msi_handler:
+                bench.function.msi_handler(b)
+            elif bench.function.irq_handler:
                 kernel.run_now(bench.function.irq_handler(), time_ps)
         elif kind == EV_WATCH:
             watch = bench.landing.buffers[a]
@@ -458,20 +639,24 @@ def on_event(bench, kernel):
     return handle
 
 
-def main(config_path):
+def main(config_path, entry="hostlink.sim.pcie.bench:run_all"):
+    """Run `entry` (module:function, called with the bench and the configuration: the dma bench's jobs, or
+    sim/uml/bench.py's run_driver) on the fast path."""
     os.environ["HOSTLINK_SIM_PATH"] = "fast"
+    import importlib
     from hostlink.sim.pcie.fast.kernel import Kernel
-    from hostlink.sim.pcie.bench import run_all
+    module, function = entry.split(":")
+    run = getattr(importlib.import_module(module), function)
     with open(config_path) as f:
         config = json.load(f)
     lib = load_library(config["fast_library"])
     kernel = Kernel(lib)
     bench = make_fast_bench(lib, config)
     try:
-        kernel.run(run_all(bench, config), on_event(bench, kernel))
+        kernel.run(run(bench, config), on_event(bench, kernel))
     finally:
         lib.fs_close()
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(*sys.argv[1:3])
