@@ -142,6 +142,10 @@ BENCHES = [
 ]
 GROUPS = sorted({group for group, *_ in BENCHES})
 
+# Commands whose purpose is to show losses: LitePCIe's loop mode under a stalling host reports the bytes it got
+# wrong, and exits 1 as every run with errors does. That exit is their result, not a failure of the bench.
+EXPECTED_EXIT = {"flow_stalls_loop_zc706": 1}
+
 
 def selected(only):
     if not only:
@@ -198,8 +202,10 @@ def main(argv=None):
             status = subprocess.run(command_argv(command, out), cwd=REPO, stdin=subprocess.DEVNULL,
                 stdout=log, stderr=subprocess.STDOUT).returncode
         elapsed = time.monotonic() - start
-        failed += status != 0
-        verdict = "ok" if status == 0 else f"FAILED (exit {status}, see {name}.log)"
+        expected = EXPECTED_EXIT.get(name, 0)
+        failed += status != expected
+        verdict = ("ok" if status == 0 else f"ok (exit {status}: the losses it shows)") if status == expected \
+            else f"FAILED (exit {status}, see {name}.log)"
         print(f"bench: [{index}/{len(benches)}] {name}: {verdict} in {elapsed / 60:.1f} min", flush=True)
         lines.append(f"{name:24} {verdict:40} {elapsed / 60:6.1f} min  {command.format(out=out)}  [{where}]")
     with open(os.path.join(out, "summary.txt"), "w") as f:
