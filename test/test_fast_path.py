@@ -135,3 +135,13 @@ def test_the_fast_path_knows_every_fault_the_host_model_injects():
     with pytest.raises(ValueError, match="fault must be one of timeout, ur, ca, poisoned, long, stray, foreign, "
                                          "not 'nosuch'"):
         FastHost.arm_fault(FastHost.__new__(FastHost), "nosuch", 0, 64)
+
+
+def test_byte_accesses_become_dword_accesses_with_their_byte_enables():
+    """User-Mode Linux's bridge reads and writes BAR and configuration bytes; the fast path's host moves
+    whole DWORDs with byte enables (a write), and takes the bytes asked for out of the DWORDs it read."""
+    from hostlink.sim.pcie.fast.run import bytes_of_dwords, dword_pieces
+    assert list(dword_pieces(6, b"\x01\x02\x03\x04\x05")) == [(4, 0x02010000, 0b1100), (8, 0x050403, 0b0111)]
+    assert list(dword_pieces(8, (0x12345678).to_bytes(4, "little"))) == [(8, 0x12345678, 0xf)]
+    assert bytes_of_dwords(6, 3, [0x44332211, 0x88776655]) == b"\x33\x44\x55"
+    assert bytes_of_dwords(4, 4, [0x12345678]) == (0x12345678).to_bytes(4, "little")

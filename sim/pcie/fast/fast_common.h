@@ -336,6 +336,8 @@ struct SimBase {
     virtual void edge() = 0;
     // Timers of the device that run on time rather than on the clock.
     virtual void timers() {}
+    // The configuration the host left (fs_configure) onto the block's configuration ports.
+    virtual void configure_ports() = 0;
     // The device's counters by name (fs_counter).
     virtual bool counter(const std::string& name, uint64_t& value) = 0;
 
@@ -700,6 +702,14 @@ int fs_faults_done(int index, uint64_t* address) {
     if (index >= (int)sim->faults_done.size()) return -1;
     *address = sim->faults_done[index].second;
     return sim->faults_done[index].first;
+}
+
+void fs_configure(int command, int dcommand, int bus, int device, int function, int msi_enable,
+                  uint64_t msi_address, uint32_t msi_data) {
+    sim->cfg_command = command; sim->cfg_dcommand = dcommand;
+    sim->cfg_bus = bus; sim->cfg_device = device; sim->cfg_function = function;
+    sim->msi_enable = msi_enable; sim->msi_address = msi_address; sim->msi_data = msi_data;
+    sim->configure_ports();
 }
 
 uint64_t fs_now() { return sim->now; }

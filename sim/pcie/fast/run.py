@@ -92,7 +92,7 @@ def fast_top_header(verilog, prefix):
 
 
 def build_fast_model(model, say=lambda message: None):
-    """The model's fast library (compiled once per design and s7_fast.cpp); returns its path."""
+    """The model's fast library (compiled once per design and hard-block C++); returns its path."""
     from hostlink.sim.pcie.run import compile_jobs, verilog_design_text
     from hostlink.toolchain import verilator_env
     board = model["board"]
@@ -340,6 +340,25 @@ class FastUSDevice:
         self.lib.fs_completion_timeout(round(ns * 1000))
 
 
+def dword_pieces(offset, data):
+    """`data` written at byte `offset` as whole-DWORD accesses: (DWORD-aligned offset, value, byte enables)."""
+    data = bytes(data)
+    while data:
+        lane = offset & 3
+        part = data[:4 - lane]
+        word = bytearray(4)
+        word[lane:lane + len(part)] = part
+        yield offset & ~3, int.from_bytes(word, "little"), ((1 << len(part)) - 1) << lane
+        offset += len(part)
+        data = data[len(part):]
+
+
+def bytes_of_dwords(offset, length, dwords):
+    """`length` bytes at byte `offset` from `dwords`, the values of the DWORDs from offset & ~3 on."""
+    raw = b"".join(value.to_bytes(4, "little") for value in dwords)
+    return raw[offset & 3:(offset & 3) + length]
+
+
 class FastBar:
     """BAR 0 as the driver reaches it (cocotbext's bar window: read_dword, write_dword; read and write, of
     whole DWORDs or bytes within one, as User-Mode Linux's bridge asks)."""
@@ -351,22 +370,13 @@ class FastBar:
         self.lib.fs_mmio_write(self.base + offset, value & 0xffffffff, 0xf)
 
     async def write(self, offset, data, **kwargs):
-        data = bytes(data)
-        while data:
-            lane = offset & 3
-            part = data[:4 - lane]
-            word = bytearray(4)
-            word[lane:lane + len(part)] = part
-            self.lib.fs_mmio_write(self.base + (offset & ~3), int.from_bytes(word, "little"),
-                                   ((1 << len(part)) - 1) << lane)
-            offset += len(part)
-            data = data[len(part):]
+        for dword, value, enables in dword_pieces(offset, data):
+            self.lib.fs_mmio_write(self.base + dword, value, enables)
 
     async def read(self, offset, length, timeout=0, timeout_unit="ns", **kwargs):
-        out = bytearray()
-        for dword in range(offset & ~3, offset + length, 4):
-            out += (await self.read_dword(dword, timeout=timeout, timeout_unit=timeout_unit)).to_bytes(4, "little")
-        return bytes(out[offset & 3:(offset & 3) + length])
+        values = [await self.read_dword(dword, timeout=timeout, timeout_unit=timeout_unit)
+                  for dword in range(offset & ~3, offset + length, 4)]
+        return bytes_of_dwords(offset, length, values)
 
     async def read_dword(self, offset, timeout=0, timeout_unit="ns", **kwargs):
         from hostlink.sim.pcie.fast.kernel import Event, First, Timer
@@ -426,22 +436,13 @@ class FastFunction:
         self.lib.fs_config_space((ctypes.c_uint32 * len(words))(*words), len(words))
 
     async def config_read(self, offset, length, **kwargs):
-        out = bytearray()
-        for reg in range(offset >> 2, (offset + length + 3) >> 2):
-            out += (run_now(self.model.read_config_register(reg)) or 0).to_bytes(4, "little")
-        return bytes(out[offset & 3:(offset & 3) + length])
+        values = [run_now(self.model.read_config_register(reg)) or 0
+                  for reg in range(offset >> 2, (offset + length + 3) >> 2)]
+        return bytes_of_dwords(offset, length, values)
 
     async def config_write(self, offset, data, **kwargs):
-        data = bytes(data)
-        while data:
-            lane = offset & 3
-            part = data[:4 - lane]
-            word = bytearray(4)
-            word[lane:lane + len(part)] = part
-            run_now(self.model.write_config_register(offset >> 2, int.from_bytes(word, "little"),
-                                                     ((1 << len(part)) - 1) << lane))
-            offset += len(part)
-            data = data[len(part):]
+        for dword, value, enables in dword_pieces(offset, data):
+            run_now(self.model.write_config_register(dword >> 2, value, enables))
         self.sync()
 
 

@@ -203,6 +203,12 @@ struct S7Sim : SimBase {
         up.send(mem_request(true, msi_address, 1, device_id(), 0, 0xf, 0, d), now, true);
     }
 
+    void configure_ports() override {
+        HB(cfg_command) = cfg_command; HB(cfg_dcommand) = cfg_dcommand;
+        HB(cfg_bus_number) = cfg_bus; HB(cfg_device_number) = cfg_device; HB(cfg_function_number) = cfg_function;
+        HB(cfg_interrupt_msienable) = msi_enable;
+    }
+
     bool counter(const std::string& n, uint64_t& value) override {
 #define C(x) if (n == #x) { value = (uint64_t)x; return true; }
         C(rx_cpl_bytes) C(rx_cpl_last_ps) C(rx_cpl_drops) C(most_cplh_used) C(cplh_limit) C(rx_tlps) C(tx_tlps)
@@ -238,16 +244,6 @@ void fs_hard_block(int straddle, double rx_gaps, double backpressure, int tx_buf
     s->bar0_base = bar0_base; s->bar0_size = bar0_size;
 }
 
-void fs_configure(int command, int dcommand, int bus, int device, int function, int msi_enable,
-                  uint64_t msi_address, uint32_t msi_data) {
-    sim->cfg_command = command; sim->cfg_dcommand = dcommand;
-    sim->cfg_bus = bus; sim->cfg_device = device; sim->cfg_function = function;
-    sim->msi_enable = msi_enable; sim->msi_address = msi_address; sim->msi_data = msi_data;
-    Vtop* top = sim->top.get();
-    HB(cfg_command) = command; HB(cfg_dcommand) = dcommand;
-    HB(cfg_bus_number) = bus; HB(cfg_device_number) = device; HB(cfg_function_number) = function;
-    HB(cfg_interrupt_msienable) = msi_enable;
-}
 
 void fs_hold_msis(int count, uint64_t cycles) { for (int i = 0; i < count; i++) s7()->msi_holds.push_back(cycles); }
 

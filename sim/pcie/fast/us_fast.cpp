@@ -34,6 +34,9 @@ Bytes request_tlp(bool write, uint64_t address, uint32_t length_dw, uint16_t req
     return b;
 }
 
+// A payload DWORD as the interfaces carry it: bytes in memory order, the first in bits 7:0.
+inline uint32_t le32(const uint8_t* p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
+
 // A frame on one of the block's AXI4-Stream interfaces (cocotbext-pcie's UsPcieFrame): DWORDs, descriptor
 // first, with per-DWORD byte enables and the first beat's sideband.
 struct Frame {
@@ -343,7 +346,7 @@ struct USSim : SimBase {
         size_t payload_dw = has_data ? v.payload_bytes() / 4 : 0;
         const uint8_t* p = has_data ? v.payload() : nullptr;
         for (size_t i = 0; i < payload_dw; i++)
-            f.dw.push_back((uint32_t)p[4 * i] | (uint32_t)p[4 * i + 1] << 8 | (uint32_t)p[4 * i + 2] << 16 | (uint32_t)p[4 * i + 3] << 24);
+            f.dw.push_back(le32(p + 4 * i));
         rc_byte_enables(f, lower, byte_count, length, payload_dw);
         f.dword_count = length & 0x7ff;
         (void)t;
@@ -399,7 +402,7 @@ struct USSim : SimBase {
         size_t n = v.is_mem_write() ? v.payload_bytes() / 4 : 0;
         const uint8_t* p = v.payload();
         for (size_t i = 0; i < n; i++)
-            f.dw.push_back((uint32_t)p[4 * i] | (uint32_t)p[4 * i + 1] << 8 | (uint32_t)p[4 * i + 2] << 16 | (uint32_t)p[4 * i + 3] << 24);
+            f.dw.push_back(le32(p + 4 * i));
         if (n >= 1) f.be.push_back(f.first_be);
         for (size_t i = 2; i < n; i++) f.be.push_back(0xf);
         if (n > 1) f.be.push_back(f.last_be);
@@ -558,6 +561,15 @@ struct USSim : SimBase {
         }
     }
 
+    void configure_ports() override {
+        // us_model's _run_cfg_status_logic and v7gen3.py's _run_7series_status copy the configuration to ports.
+        HB(cfg_max_payload) = (cfg_dcommand >> 5) & 7;
+        HB(cfg_max_read_req) = (cfg_dcommand >> 12) & 7;
+        HB(cfg_function_status) = (cfg_command & 4) ? 0x07 : 0;
+        HB(cfg_interrupt_msi_enable) = msi_enable ? 1 : 0;
+        HB(cfg_interrupt_msi_mmenable) = 0;
+    }
+
     bool counter(const std::string& n, uint64_t& value) override {
 #define C(x) if (n == #x) { value = (uint64_t)x; return true; }
         C(rx_cpl_bytes) C(rx_cpl_last_ps) C(rx_cpl_drops) C(most_cplh_used) C(cplh_limit) C(rx_tlps) C(tx_tlps)
@@ -599,20 +611,6 @@ void fs_hard_block(int straddle, double rx_gaps, double backpressure, int tx_buf
     s->backpressure = backpressure;
     s->cplh_limit = cplh_limit; s->cpld_limit = cpld_bytes / 16;
     s->bar0_base = bar0_base; s->bar0_size = bar0_size;
-}
-
-void fs_configure(int command, int dcommand, int bus, int device, int function, int msi_enable,
-                  uint64_t msi_address, uint32_t msi_data) {
-    sim->cfg_command = command; sim->cfg_dcommand = dcommand;
-    sim->cfg_bus = bus; sim->cfg_device = device; sim->cfg_function = function;
-    sim->msi_enable = msi_enable; sim->msi_address = msi_address; sim->msi_data = msi_data;
-    // us_model's _run_cfg_status_logic and v7gen3.py's _run_7series_status copy the configuration to ports.
-    Vtop* top = sim->top.get();
-    HB(cfg_max_payload) = (dcommand >> 5) & 7;
-    HB(cfg_max_read_req) = (dcommand >> 12) & 7;
-    HB(cfg_function_status) = (command & 4) ? 0x07 : 0;
-    HB(cfg_interrupt_msi_enable) = msi_enable ? 1 : 0;
-    HB(cfg_interrupt_msi_mmenable) = 0;
 }
 
 void fs_link_status() {
