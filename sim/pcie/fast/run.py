@@ -93,8 +93,7 @@ def fast_top_header(verilog, prefix):
 
 def build_fast_model(model, say=lambda message: None):
     """The model's fast library (compiled once per design and hard-block C++); returns its path."""
-    from hostlink.sim.pcie.run import compile_jobs, verilog_design_text
-    from hostlink.toolchain import verilator_env
+    from hostlink.sim.pcie.run import verilog_design_text
     board = model["board"]
     if board.device not in DEVICES:
         raise ValueError(f"the fast path models the pcie_7x and pcie3_7x blocks, not {board.name}'s: "
@@ -110,6 +109,16 @@ def build_fast_model(model, say=lambda message: None):
             digest.update(f.read())
     digest = digest.hexdigest()[:16]
     model_dir = os.path.join(model["soc_dir"], "verilator_fast")
+    # One build at a time per model (two test workers, or a test and a user's run, may want it at once).
+    from hostlink.sim.build_lock import held
+    with held(model_dir, say):
+        return _build_fast_library(model, sources, digest, model_dir, say)
+
+
+def _build_fast_library(model, sources, digest, model_dir, say):
+    from hostlink.sim.pcie.run import compile_jobs
+    from hostlink.toolchain import verilator_env
+    board = model["board"]
     library = os.path.join(model_dir, LIBRARY)
     stamp = os.path.join(model_dir, "hostlink.digest")
     if os.path.exists(stamp) and open(stamp).read() == digest and os.path.exists(library):
