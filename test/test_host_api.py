@@ -397,7 +397,7 @@ def _driver_of_another_soc(tmp_path, board, user_core):
     from hostlink.sim.uml.kernel import UML_TREE
     from hostlink.sim.uml.run import build_uml_driver
     from hostlink.sim.pcie.soc import get_board
-    model = build_model(board, 2, user_core=user_core)
+    model = build_model(board, 2, user_core=user_core, reference=False)
     driver_dir = build_uml_driver(get_board(board), 2, model["soc_dir"], user_core=user_core)
     kernel = tmp_path / "other_soc"
     shutil.copytree(os.path.join(driver_dir, "kernel"), kernel, ignore=shutil.ignore_patterns("*.o", "*.ko", ".*"))

@@ -106,20 +106,25 @@ def user_core_tag(user_core):
 
 
 def build_model(board_name, dma_channels=2, build_root=BUILD_ROOT, verbose=False, with_dram=False,
-        profile_streams=None, user_core=None):
-    """Generate the SoC and compile its Verilator model; reuse both when nothing they depend on changed.
-    With `profile_streams` (names checked against the SoC first) the model is a separate one in which
-    every signal is visible. `user_core` ({"spec": "module:Class", "channel": n}) puts a user's core on a
-    channel (a model of its own)."""
+        profile_streams=None, user_core=None, reference=True):
+    """Generate the SoC and compile its Verilator model for the reference path (cocotb's simulator); reuse
+    both when nothing they depend on changed. With `reference=False` only the SoC is generated: a run on
+    the fast path compiles its own library from it (fast/run.py build_fast_model), and the reference's
+    model (several minutes of CPU) waits until a reference run asks for it. With `profile_streams` (names
+    checked against the SoC first) the model is a separate one in which every signal is visible.
+    `user_core` ({"spec": "module:Class", "channel": n}) puts a user's core on a channel (a model of its
+    own)."""
     board    = get_board(board_name)
     name     = f"{board.name}_dma{dma_channels}" + ("_dram" if with_dram else "") + \
                (user_core_tag(user_core) if user_core else "")
     soc_dir  = os.path.join(build_root, "sim", name)
     # Another run (a second shell, a parallel test worker) may be building the same SoC.
     with held(soc_dir, say):
-        return _build_model(board, name, soc_dir, dma_channels, verbose, with_dram, profile_streams, user_core)
+        return _build_model(board, name, soc_dir, dma_channels, verbose, with_dram, profile_streams, user_core,
+                            reference)
 
-def _build_model(board, name, soc_dir, dma_channels, verbose, with_dram, profile_streams, user_core=None):
+def _build_model(board, name, soc_dir, dma_channels, verbose, with_dram, profile_streams, user_core=None,
+                 reference=True):
     public_signals = bool(profile_streams)
     sources  = _gateware_sources_digest(board, dma_channels, with_dram, user_core)
     sources_stamp = os.path.join(soc_dir, "sources.digest")
@@ -148,7 +153,7 @@ def _build_model(board, name, soc_dir, dma_channels, verbose, with_dram, profile
     digest = digest.hexdigest()[:16]
     model_dir = os.path.join(soc_dir, "verilator_public" if public_signals else "verilator")
     stamp     = os.path.join(model_dir, "hostlink.digest")
-    if not (os.path.exists(stamp) and open(stamp).read() == digest):
+    if reference and not (os.path.exists(stamp) and open(stamp).read() == digest):
         say(f"compiling the Verilator model of {name} in {model_dir} (several minutes on 2 cores, once "
             f"per design; log: {os.path.join(soc_dir, 'verilator_build.log')})")
         compile_model(model_dir, "sim_top", sources,
@@ -239,7 +244,7 @@ def run_jobs(board_name, jobs, profile, dma_channels=2, build_root=BUILD_ROOT, v
     elif fast:
         check_fast(get_board(board_name), reference=reference, profile_streams=profile_streams, jobs=jobs)
     model = build_model(board_name, dma_channels, build_root, verbose, with_dram=with_dram,
-        profile_streams=profile_streams, user_core=user_core)
+        profile_streams=profile_streams, user_core=user_core, reference=not fast)
     board = model["board"]
     os.environ.update(verilator_env())
     with tempfile.TemporaryDirectory(prefix="hostlink-sim-") as tmp:

@@ -335,8 +335,9 @@ def run_driver_sim(board_name, commands, command_timeout_s, profile, dma_channel
 def _run_driver_sim(board, run_dir, commands, command_timeout_s, profile, dma_channels, timeout_s,
         build_root, verbose, mem, fault_at, with_dram, user_core=None, boards=1, reference=False):
     from hostlink.sim.pcie.fast.run import build_fast_model, fast_path_runs
-    model = build_model(board.name, dma_channels, build_root, verbose, with_dram=with_dram, user_core=user_core)
     fast = fast_path_runs(board, reference=reference)
+    model = build_model(board.name, dma_channels, build_root, verbose, with_dram=with_dram, user_core=user_core,
+                        reference=not fast)
     if fast:
         build_fast_model(model, lambda message: print(f"sim.py driver: {message}", file=sys.stderr, flush=True))
     driver_dir = build_uml_driver(board, dma_channels, model["soc_dir"], build_root, with_dram=with_dram,
