@@ -163,13 +163,17 @@ async def run_driver(bench, config):
     report = started
     # A kernel that computes for `stuck_s` of wall-clock time without a single register access is stuck
     # in a loop (CI once saw rmmod spin for an hour, out of reach of the command's own time limit): the
-    # run is ended then, with the kernel's stacks, rather than at its --timeout.
-    watch = (started, bridge.commands, bridge.held_s)
+    # run is ended then, with the kernel's stacks, rather than at its --timeout. Counted from the last
+    # access (when, the bridge's command count, the time it had held the simulation), so a loop is ended
+    # `stuck_s` after it began, not at the end of a fixed window.
+    last_access = (started, bridge.commands, bridge.held_s)
+    step_started = started
     while kernel.poll() is None:
         now = time.monotonic()
-        if now - watch[0] >= uml["stuck_s"]:
-            stuck = bridge.commands == watch[1] and bridge.held_s - watch[2] > 0.8 * (now - watch[0])
-            watch = (now, bridge.commands, bridge.held_s)
+        if bridge.commands != last_access[1]:
+            last_access = (now, bridge.commands, bridge.held_s)
+        quiet_s = now - last_access[0]
+        stuck = quiet_s >= uml["stuck_s"] and bridge.held_s - last_access[2] > 0.8 * quiet_s
         if now - report >= 10:
             # Progress in the simulation log, to tell a slow run from a stuck one.
             report = now
@@ -201,7 +205,12 @@ async def run_driver(bench, config):
             os.killpg(kernel.pid, signal.SIGKILL)
             kernel.wait()
             break
-        await Timer(20_000, "ns")
+        # While the kernel computes, the bridge holds the simulation (50 ms of wall time per 50 ns poll):
+        # 20 us simulated would then be 20 s of wall time between two of these checks, so the step shrinks
+        # to keep them about a second apart.
+        step_ns = 1_000 if time.monotonic() - step_started > 1 else 20_000
+        step_started = time.monotonic()
+        await Timer(step_ns, "ns")
     if pid_file:
         os.remove(pid_file)
     bridge.close()
