@@ -27,7 +27,15 @@ with no polling, and a program that keeps up takes no interrupt at all.
 
 Every failure raises `HostlinkError` (an OSError: `errno` and a message that says what to do): no device,
 no permission, a channel another program holds, a SoC without flow gates, a size that is not whole
-buffers, a DMA that makes no progress within `timeout` seconds.
+buffers, a DMA that makes no progress within `timeout` seconds (ETIMEDOUT), a call another thread
+cancelled (ECANCELED). A data call that fails part-way says how far it got: the error's `sent` (bytes
+written into the driver's ring) and `data` (the bytes received until then).
+
+Threads: a Channel may be used from several threads at once. A reader thread and a writer thread never
+wait on each other (each direction's calls take turns apart; a call sleeps holding only its own
+direction's turn), wait() takes neither, and cancel() ends the others' blocking calls. Ctrl-C
+(KeyboardInterrupt) ends a blocking call at once; a signal handler that does not raise lets it go on.
+close() first waits until what was written has been taken by the FPGA (drain()).
 """
 
 import errno
@@ -37,6 +45,7 @@ import mmap
 import os
 import select
 import struct
+import threading
 import time
 
 __all__ = ["Channel", "HostlinkError", "Buffer", "list_devices", "list_boards", "board_of", "FLOWS", "HEADER_BYTES", "HEADER_MAGIC"]
@@ -60,7 +69,8 @@ _LOCK      = struct.Struct("<6B")             # litepcie_ioctl_lock
 _INFO      = struct.Struct("<6Q")             # litepcie_ioctl_mmap_dma_info
 _UPDATE    = struct.Struct("<q")              # litepcie_ioctl_mmap_dma_update
 _TWO       = struct.Struct("<2B")             # litepcie_ioctl_dma_poll / _dma_flow
-_WAIT      = struct.Struct("<3I4B")           # litepcie_ioctl_dma_wait (driver_wait.py)
+_WAIT      = struct.Struct("<4I4B")           # litepcie_ioctl_dma_wait (driver_wait.py)
+_CANCEL    = struct.Struct("<I")              # LITEPCIE_IOCTL_DMA_CANCEL's count
 _STATS_DIRECTION = ("hw_count", "sw_count", "lost", "lost_events", "level", "level_max", "flow", "enabled",
                     "fpga_given", "fpga_started", "fpga_done", "fpga_waits")
 _STATS     = struct.Struct("<" + "qqQQ8I" * 2 + "2I")   # litepcie_ioctl_stats: writer, reader, ring
@@ -76,14 +86,21 @@ IOCTL_CYCLES      = _ioc(_R,  41, 8)
 IOCTL_DMA_FLOW    = _ioc(_W,  42, _TWO.size)
 IOCTL_STATS       = _ioc(_R,  43, _STATS.size)
 IOCTL_DMA_WAIT    = _ioc(_RW, 44, _WAIT.size)
+IOCTL_DMA_CANCEL  = _ioc(_W,  45, _CANCEL.size)
 
 
 class HostlinkError(OSError):
-    """A failure of the driver or the device, with its errno and a message that says what to do."""
+    """A failure of the driver or the device, with its errno and a message that says what to do. A data
+    call that failed part-way (a timeout, cancel()) sets `sent` (bytes written into the driver's ring) and
+    `data` (the bytes received until then); both are 0 and b"" otherwise."""
+    sent = 0
+    data = b""
 
 
-def _error(code, message):
-    return HostlinkError(code, f"{message} ({errno.errorcode.get(code, code)})")
+def _error(code, message, sent=0, data=b""):
+    error = HostlinkError(code, f"{message} ({errno.errorcode.get(code, code)})")
+    error.sent, error.data = sent, bytes(data)
+    return error
 
 
 _ADVICE = {
@@ -152,21 +169,31 @@ class Channel:
 
     `channel`: the channel's number, or its device node's path. `flow`: "lossless" (default), "realtime"
     or "packets" (FPGA to host) or "loop". `directions`: which of "h2c" (host to FPGA) and "c2h" (FPGA to
-    host) to take; each is locked for this program (another program holding it: HostlinkError EBUSY).
-    `timeout`: seconds without progress before a call gives up (HostlinkError ETIMEDOUT).
-    `registers`: a csr.json or the driver's csr.h, to read and write registers by name.
+    host) to take ("c2h" alone or a tuple); each is locked for this program (another program holding it:
+    HostlinkError EBUSY). `timeout`: seconds without progress before a call gives up (HostlinkError
+    ETIMEDOUT); None: never. `registers`: a csr.json or the driver's csr.h, to read and write registers
+    by name.
     """
     def __init__(self, channel=0, flow="lossless", directions=("h2c", "c2h"), timeout=5.0, registers=None):
+        self.fd = None
         self.path = channel if isinstance(channel, str) else f"/dev/litepcie{int(channel)}"
         if flow not in FLOWS:
             raise ValueError(f"flow must be one of {', '.join(FLOWS)}, not {flow!r}")
-        directions = tuple(directions)
+        directions = (directions,) if isinstance(directions, str) else tuple(directions)
         if not directions or any(d not in ("h2c", "c2h") for d in directions):
-            raise ValueError(f"directions are among 'h2c' and 'c2h', not {directions!r}")
+            raise ValueError(f"directions are 'h2c', 'c2h' or both, as ('h2c', 'c2h'), not {directions!r}")
         if flow in FRAMED and "h2c" in directions:
-            raise ValueError(f"{flow} flow is FPGA to host: directions=('c2h',)")
+            raise ValueError(f"{flow} flow is FPGA to host: directions='c2h'")
+        if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
+                                    or not timeout > 0):
+            raise ValueError(f"timeout is a positive number of seconds, or None for none, not {timeout!r}")
         self.flow, self.directions, self.timeout = flow, directions, timeout
-        self.fd = None
+        # Threads: each direction's calls take turns (held while a call sleeps); _state guards what the
+        # directions share, never held while sleeping.
+        self._state = threading.Lock()
+        self._calls = {"h2c": threading.RLock(), "c2h": threading.RLock()}
+        self._cancel = 0                     # cancel()'s count: the calls begun before it end.
+        self._registers = _read_register_map(registers) if registers else None
         try:
             self.fd = os.open(self.path, os.O_RDWR | os.O_NONBLOCK)
         except FileNotFoundError:
@@ -175,7 +202,6 @@ class Channel:
         except PermissionError:
             raise _error(errno.EACCES, f"no permission to open {self.path}: be a member of its group "
                          f"(hostlink, see doc/driver.md)") from None
-        self._registers = _read_register_map(registers) if registers else None
         # Which board, and which of its channels (the number in its registers' names: pcie_dma<index>_...).
         self.board, self.index = board_of(self.path)
         self._started = set()
@@ -204,6 +230,8 @@ class Channel:
     # Plumbing -------------------------------------------------------------------------------------
 
     def _ioctl(self, request, argument, what, messages=None):
+        if self.fd is None:
+            raise _error(errno.EBADF, f"{self.path}: cannot {what}: the channel is closed")
         buffer = bytearray(argument)
         try:
             fcntl.ioctl(self.fd, request, buffer)
@@ -221,27 +249,56 @@ class Channel:
         return current, hw, sw
 
     def _start(self, direction):
-        if direction not in self._started:
-            self._engine(direction, True)
-            self._started.add(direction)
+        with self._state:
+            if direction not in self._started:
+                self._engine(direction, True)
+                self._started.add(direction)
 
-    def _wait_dma(self, directions, seconds):
+    def _wait_dma(self, directions, seconds, cancel, drain=False):
         """Sleep until a started direction of `directions` has a buffer for the program (the DMA's
-        interrupt wakes it: driver_wait.py), `seconds` pass or a signal comes; the caller counts again. A
-        driver without DMA_WAIT is polled every 200 µs."""
+        interrupt wakes it: driver_wait.py), `seconds` pass or a signal's handler runs; the caller counts
+        again. Returns False when the call that began at cancel count `cancel` has been cancelled. `drain`:
+        "h2c" only, wake when the DMA has sent every buffer written. A driver without DMA_WAIT is polled
+        every 200 µs."""
+        if self._cancel != cancel:
+            return False
         directions = [d for d in directions if d in self._started]
         if not directions or self._no_wait:
             select.select([], [], [], 0.0002)
-            return
-        request = _WAIT.pack(max(1, min(int(seconds * 1000), 2**31 - 1)), self._held["c2h"], self._held["h2c"],
-                             "c2h" in directions, "h2c" in directions, 0, 0)
+            return True
+        # The reader is ready when (sw + reader_held) - hw < count / 2: with count / 2 - 1, when hw >= sw.
+        reader_held = self.buffer_count // 2 - 1 if drain else self._held["h2c"]
+        request = _WAIT.pack(max(1, min(int(seconds * 1000), 2**31 - 1)), self._held["c2h"], reader_held,
+                             cancel & 0xffffffff, "c2h" in directions, "h2c" in directions, 0, 0)
         try:
             fcntl.ioctl(self.fd, IOCTL_DMA_WAIT, bytearray(request))
         except OSError as error:
+            # EINTR: a signal whose handler did not raise (PEP 475: the call goes on); KeyboardInterrupt
+            # and other exceptions of handlers come out of the ioctl itself.
             if error.errno == errno.ENOTTY:
                 self._no_wait = True
+            elif error.errno == errno.ECANCELED:
+                return False
             elif error.errno not in (errno.ETIMEDOUT, errno.EINTR):
                 raise _error(error.errno, f"{self.path}: cannot wait for the DMA: {_advice(error.errno)}") from None
+        return True
+
+    def cancel(self):
+        """End the blocking calls other threads are in on this channel (asleep in the driver or about to
+        be) with HostlinkError ECANCELED, carrying what they had moved; calls begun afterwards are not
+        affected."""
+        with self._state:
+            self._cancel += 1
+            count = self._cancel
+        try:
+            fcntl.ioctl(self.fd, IOCTL_DMA_CANCEL, _CANCEL.pack(count & 0xffffffff))
+        except OSError as error:
+            if error.errno != errno.ENOTTY:   # A driver without DMA_CANCEL: the calls see it within 200 µs.
+                raise _error(error.errno, f"{self.path}: cannot cancel: {_advice(error.errno)}") from None
+
+    def _cancelled(self, what, sent, received, total):
+        return _error(errno.ECANCELED, f"{self.path}: {what}: cancelled (cancel()) after {sent + len(received)} of "
+                      f"{total} bytes", sent, received)
 
     def _buffers_ready(self, direction, hw, sw):
         """Buffers ready for the program in `direction`, whose DMA has done `hw` and the program served `sw`,
@@ -250,12 +307,16 @@ class Channel:
         first = sw + self._held[direction]
         return hw - first if direction == "c2h" else self.buffer_count // 2 - (first - hw)
 
-    def _progress_deadline(self):
-        return time.monotonic() + self.timeout
+    def _deadline(self, timeout):
+        return float("inf") if timeout is None else time.monotonic() + timeout
 
-    def _timed_out(self, what, done, total):
+    def _progress_deadline(self):
+        return self._deadline(self.timeout)
+
+    def _timed_out(self, what, sent, received, total):
         return _error(errno.ETIMEDOUT, f"{self.path}: {what}: no progress for {self.timeout} s after "
-                      f"{done} of {total} bytes (is the core taking and giving data, its channel selected?)")
+                      f"{sent + len(received)} of {total} bytes (is the core taking and giving data, its "
+                      f"channel selected?)", sent, received)
 
     def _whole(self, size, what):
         if size <= 0 or size % self.buffer_size:
@@ -287,13 +348,26 @@ class Channel:
         overlapped: what an accelerator does. Returns the bytes received."""
         data = memoryview(data).cast("B") if data is not None else memoryview(b"")
         results = len(data) if results is None else results
-        self._not_holding("transfer")
         if len(data):
             self._need("h2c")
             self._whole(len(data), "writing")
         if results:
             self._need("c2h")
             self._whole(results, "reading")
+        if not len(data) and not results:
+            raise _error(errno.EINVAL, f"{self.path}: transfer: nothing to send or receive")
+        locks = [self._calls[d] for d, used in (("h2c", len(data)), ("c2h", results)) if used]
+        for lock in locks:
+            lock.acquire()
+        try:
+            return self._transfer(data, results)
+        finally:
+            for lock in reversed(locks):
+                lock.release()
+
+    def _transfer(self, data, results):
+        self._not_holding("transfer", [d for d, used in (("h2c", len(data)), ("c2h", results)) if used])
+        cancel = self._cancel
         out = bytearray()
         sent = 0
         if results:
@@ -323,11 +397,33 @@ class Channel:
             if moved:
                 deadline = self._progress_deadline()
             elif time.monotonic() > deadline:
-                raise self._timed_out("transfer", sent + len(out), len(data) + results)
-            else:
-                self._wait_dma([d for d, more in (("h2c", sent < len(data)), ("c2h", len(out) < results)) if more],
-                               deadline - time.monotonic())
+                raise self._timed_out("transfer", sent, out, len(data) + results)
+            elif not self._wait_dma([d for d, more in (("h2c", sent < len(data)), ("c2h", len(out) < results))
+                                     if more], deadline - time.monotonic(), cancel):
+                raise self._cancelled("transfer", sent, out, len(data) + results)
         return bytes(out)
+
+    def drain(self, timeout=None):
+        """Wait until everything written has been taken by the FPGA (the h2c DMA has read every buffer
+        written), up to `timeout` seconds (default: the channel's). HostlinkError ETIMEDOUT says how many
+        bytes were written but not taken."""
+        if "h2c" not in self.directions or "h2c" not in self._started:
+            return
+        wait = self.timeout if timeout is None else timeout
+        with self._calls["h2c"]:
+            cancel = self._cancel
+            deadline = self._deadline(wait)
+            while True:
+                _, hw, sw = self._engine("h2c")
+                if hw >= sw:
+                    return
+                left = (sw - hw) * self.buffer_size
+                if time.monotonic() > deadline:
+                    raise _error(errno.ETIMEDOUT, f"{self.path}: {left} bytes written but not taken by the FPGA "
+                                 f"in {wait} s (is the core taking data, its channel selected?)")
+                if not self._wait_dma(["h2c"], deadline - time.monotonic(), cancel, drain=True):
+                    raise _error(errno.ECANCELED, f"{self.path}: drain: cancelled (cancel()) with {left} bytes "
+                                 f"not yet taken by the FPGA")
 
     # Zero-copy ------------------------------------------------------------------------------------
 
@@ -344,11 +440,16 @@ class Channel:
         self._need(direction)
         if count is not None and count <= 0:
             raise _error(errno.EINVAL, f"get_buffers: count is a positive number of buffers, not {count}")
+        with self._calls[direction]:
+            return self._get_buffers(direction, count, timeout)
+
+    def _get_buffers(self, direction, count, timeout):
+        cancel = self._cancel
         ring = self._ring(direction)
         if direction == "c2h":
             self._start("c2h")
         wait = self.timeout if timeout is None else timeout
-        deadline = time.monotonic() + wait
+        deadline = self._deadline(wait)
         while True:
             _, hw, sw = self._engine(direction)
             first = sw + self._held[direction]
@@ -369,9 +470,11 @@ class Channel:
             if time.monotonic() > deadline:
                 raise _error(errno.ETIMEDOUT, f"{self.path}: get_buffers({direction!r}): no buffer for {wait} s "
                              f"(is the core taking and giving data, its channel selected?)")
-            self._wait_dma([direction], deadline - time.monotonic())
+            if not self._wait_dma([direction], deadline - time.monotonic(), cancel):
+                raise _error(errno.ECANCELED, f"{self.path}: get_buffers({direction!r}): cancelled (cancel())")
         ready = ready if count is None else min(ready, count)
-        self._held[direction] += ready
+        with self._state:
+            self._held[direction] += ready
         size = self.buffer_size
         return [ring[((first + i) % self.buffer_count) * size:][:size] for i in range(ready)]
 
@@ -387,8 +490,9 @@ class Channel:
             self._need(direction)
         if "c2h" in directions:
             self._start("c2h")                       # Armed: it waits for data.
+        cancel = self._cancel
         wait = self.timeout if timeout is None else timeout
-        deadline = time.monotonic() + wait
+        deadline = self._deadline(wait)
         while True:
             ready = {d for d in directions if self._buffers_ready(d, *self._engine(d)[1:]) > 0}
             if ready or timeout == 0:
@@ -396,24 +500,32 @@ class Channel:
             if time.monotonic() > deadline:
                 raise _error(errno.ETIMEDOUT, f"{self.path}: wait({', '.join(map(repr, directions))}): no buffer "
                              f"for {wait} s (is the core taking and giving data, its channel selected?)")
-            self._wait_dma(directions, deadline - time.monotonic())
+            if not self._wait_dma(directions, deadline - time.monotonic(), cancel):
+                raise _error(errno.ECANCELED, f"{self.path}: wait({', '.join(map(repr, directions))}): cancelled "
+                             f"(cancel())")
 
     def put_buffers(self, direction, count=None):
         """Give back the oldest `count` buffers got with get_buffers() (default: all): "c2h", read, the
         DMA may fill them again; "h2c", filled, the DMA sends them."""
         self._need(direction)
-        count = self._held[direction] if count is None else count
-        if not 0 <= count <= self._held[direction]:
-            raise _error(errno.EINVAL, f"put_buffers({direction!r}, {count}): {self._held[direction]} got "
-                         f"and not yet put")
-        if count:
-            _, _, sw = self._engine(direction)
-            self._update(direction, sw + count)
-            self._held[direction] -= count
-            if direction == "h2c":
-                self._start("h2c")          # After the first buffers: none is read stale.
+        with self._calls[direction]:
+            count = self._held[direction] if count is None else count
+            if not 0 <= count <= self._held[direction]:
+                raise _error(errno.EINVAL, f"put_buffers({direction!r}, {count}): {self._held[direction]} got "
+                             f"and not yet put")
+            if count:
+                _, _, sw = self._engine(direction)
+                self._update(direction, sw + count)
+                with self._state:
+                    self._held[direction] -= count
+                if direction == "h2c":
+                    self._start("h2c")          # After the first buffers: none is read stale.
 
     def _ring(self, direction):
+        with self._state:
+            return self._map_ring(direction)
+
+    def _map_ring(self, direction):
         if direction not in self._rings:
             total = self.buffer_size * self.buffer_count
             try:
@@ -429,8 +541,8 @@ class Channel:
         request = IOCTL_MMAP_READER_UPDATE if direction == "h2c" else IOCTL_MMAP_WRITER_UPDATE
         self._ioctl(request, _UPDATE.pack(sw_count), f"give the {direction} buffers back")
 
-    def _not_holding(self, what):
-        held = [d for d, n in self._held.items() if n]
+    def _not_holding(self, what, directions=("h2c", "c2h")):
+        held = [d for d in directions if self._held[d]]
         if held:
             raise _error(errno.EBUSY, f"{self.path}: {what}: put_buffers() the zero-copy buffers of "
                          f"{' and '.join(held)} first")
@@ -445,18 +557,21 @@ class Channel:
         as many buffers as it took), as bytes, in order. A drop within a packet (real-time flow) raises
         HostlinkError EPROTO; the packet the first buffer read continues (if any) is returned as it is."""
         packets, packet = [], []
-        while len(packets) < count:
-            [buffer] = self.read_buffers(1)
-            if buffer.dropped and packet:
-                raise _error(errno.EPROTO, f"{buffer.dropped} bytes dropped within a packet (buffer "
-                             f"{buffer.sequence}): real-time flow loses data, packets flow does not")
-            packet.append(buffer.data)
-            if buffer.ended:
-                packets.append(b"".join(packet))
-                packet = []
+        with self._calls["c2h"]:   # One packet's buffers are one reader's (the turn is re-entrant).
+            while len(packets) < count:
+                [buffer] = self.read_buffers(1)
+                if buffer.dropped and packet:
+                    raise _error(errno.EPROTO, f"{buffer.dropped} bytes dropped within a packet (buffer "
+                                 f"{buffer.sequence}): real-time flow loses data, packets flow does not")
+                packet.append(buffer.data)
+                if buffer.ended:
+                    packets.append(b"".join(packet))
+                    packet = []
         return packets
 
     def _need(self, direction):
+        if self.fd is None:
+            raise _error(errno.EBADF, f"{self.path}: the channel is closed")
         if direction not in ("h2c", "c2h"):
             raise _error(errno.EINVAL, f"a direction is 'h2c' or 'c2h', not {direction!r}")
         if direction not in self.directions:
@@ -503,6 +618,22 @@ class Channel:
                 "buffer_count": fields[2*n], "buffer_size": fields[2*n + 1]}
 
     def close(self):
+        """Wait until what was written has been taken by the FPGA (drain(), the channel's timeout), then stop
+        what the channel started and release it, whatever the drain's outcome: a HostlinkError then says
+        how many bytes were written but not sent (the channel is closed all the same)."""
+        if self.fd is None:
+            return
+        try:
+            self.drain()
+        except HostlinkError as error:
+            if error.errno == errno.ENODEV:   # A board gone has nothing left to send to.
+                self._stop_and_release()
+                return
+            self._stop_and_release()
+            raise
+        self._stop_and_release()
+
+    def _stop_and_release(self):
         if self.fd is None:
             return
         try:
@@ -527,8 +658,13 @@ class Channel:
     def __enter__(self):
         return self
 
-    def __exit__(self, *exc):
-        self.close()
+    def __exit__(self, kind, value, traceback):
+        if kind is None:
+            self.close()
+        else:
+            # Leaving on an exception (Ctrl-C, a failure): stopped at once, without waiting for what was
+            # written to go; the exception says what happened.
+            self._stop_and_release()
 
     def __del__(self):
         if getattr(self, "fd", None) is not None:
@@ -537,6 +673,9 @@ class Channel:
 
 def _read_register_map(path):
     """{name: the address the driver's register ioctl takes} from a csr.json or the driver's csr.h."""
+    if not os.path.isfile(path):
+        raise _error(errno.ENOENT, f"no register map {path}: registers= names the SoC's csr.json or its driver's "
+                     f"csr.h (kernel/csr.h beside litepcie.ko)")
     if path.endswith(".json"):
         import json
         with open(path) as f:

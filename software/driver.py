@@ -45,14 +45,14 @@ KERNEL_MODULES = ["litepcie.ko", "liteuart.ko"]
 USER_TOOLS     = ["litepcie_util", "litepcie_test", "hostlink_bench"]
 DRAM_TOOLS     = ["hostlink_dram"]   # In <driver_dir>/dram.
 STATUS_TOOLS   = ["hostlink_status"] # In <driver_dir>/status.
-LIBRARY_FILES  = ["libhostlink.so.0.1.0", "libhostlink.a", "hostlink.pc"]       # In <driver_dir>/user/libhostlink,
-LIBRARY_TOOLS  = ["accelerator_host", "source_host", "hostlink_errors"]          # with these programs.
+LIBRARY_FILES  = ["libhostlink.so.0.2.0", "libhostlink.a", "hostlink.pc"]       # In <driver_dir>/user/libhostlink,
+LIBRARY_TOOLS  = ["accelerator_host", "source_host", "threads_host", "hostlink_errors", "hostlink_threads"]        # with these programs.
 
 DRAM_TOOL_SOURCES   = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dram")
 STATUS_TOOL_SOURCES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "status")
 BENCH_TOOL_SOURCES  = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bench")
 LIBRARY_SOURCES     = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib")
-LIBRARY_EXAMPLES    = [package_path("examples", name) for name in ["accelerator_host.c", "source_host.c"]]
+LIBRARY_EXAMPLES    = [package_path("examples", name) for name in ["accelerator_host.c", "source_host.c", "threads_host.c"]]
 
 # Generation ---------------------------------------------------------------------------------------
 
@@ -130,7 +130,7 @@ def _add_library(library_dir, kernel_dir):
     """libhostlink (software/lib) and its C examples in `library_dir`, with hostlink_registers.h: the SoC's
     CSR names, addresses and sizes from kernel/csr.h, for registers by name."""
     os.makedirs(library_dir, exist_ok=True)
-    for name in ["hostlink.c", "hostlink.h", "hostlink.pc.in", "Makefile", "hostlink_errors.c"]:
+    for name in ["hostlink.c", "hostlink.h", "hostlink.pc.in", "Makefile", "hostlink_errors.c", "hostlink_threads.c"]:
         shutil.copy(os.path.join(LIBRARY_SOURCES, name), library_dir)
     for path in LIBRARY_EXAMPLES:
         shutil.copy(path, library_dir)

@@ -21,7 +21,12 @@ backwards. What changes:
   filled beyond the buffers it has read and those it holds by zero-copy; reader, host to FPGA: one free,
   fewer than half the ring written ahead of the DMA), or `timeout_ms` passes (-ETIMEDOUT). With both
   directions it returns when either has one, and says which (`writer_ready`, `reader_ready`). A signal
-  ends it (-EINTR, or restarted by the C library); a board removed under it, -ENODEV.
+  whose handler runs ends it with -EINTR, even a handler installed with SA_RESTART (-ERESTARTNOHAND, as
+  select() does: a program's blocking call ends on Ctrl-C or its alarm); a board removed under it, -ENODEV.
+- LITEPCIE_IOCTL_DMA_CANCEL (new): sets the open file's cancel count. DMA_WAIT carries the count its
+  caller saw when its call began (`cancel`) and ends at once with -ECANCELED while the file's differs, so
+  that another thread of the program ends a blocking call (hostlink_cancel(), Channel.cancel()), whether
+  it is asleep in the driver or about to be.
 - A polled direction's descriptors each raise the DMA's interrupt at their buffer's end (LitePCIe's:
   every 32nd). Its MSI is enabled only while a program sleeps in DMA_WAIT, counted per direction under
   the device's spinlock: a program that keeps up never takes an interrupt, one that waits takes one.

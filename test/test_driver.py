@@ -270,11 +270,11 @@ def check_libhostlink(library_dir, result):
     against it with pkg-config and runs (no board here: the clear error of a missing device); the SoC's
     registers by name are compiled in."""
     assert sorted(os.path.basename(p) for p in result.libraries) == \
-        ["hostlink.pc", "libhostlink.a", "libhostlink.so.0.1.0"]
-    soname = subprocess.run(["readelf", "-d", os.path.join(library_dir, "libhostlink.so.0.1.0")],
+        ["hostlink.pc", "libhostlink.a", "libhostlink.so.0.2.0"]
+    soname = subprocess.run(["readelf", "-d", os.path.join(library_dir, "libhostlink.so.0.2.0")],
                             capture_output=True, text=True, check=True).stdout
     assert "Library soname: [libhostlink.so.0]" in soname
-    exported = subprocess.run(["nm", "-D", "--defined-only", os.path.join(library_dir, "libhostlink.so.0.1.0")],
+    exported = subprocess.run(["nm", "-D", "--defined-only", os.path.join(library_dir, "libhostlink.so.0.2.0")],
                               capture_output=True, text=True, check=True).stdout
     assert all(f" hostlink_{name}\n" in exported for name in
                ["open", "close", "transfer", "read_buffer", "read_packet", "register_read", "cycles", "stats", "error"])
@@ -301,6 +301,28 @@ def check_libhostlink(library_dir, result):
     # The examples say what is wrong in one line.
     run = subprocess.run([os.path.join(library_dir, "accelerator_host"), "--bad"], capture_output=True, text=True)
     assert run.returncode == 2 and run.stderr.startswith("usage: accelerator_host")
+    check_library_portability(library_dir)
+
+
+def check_library_portability(library_dir):
+    """Issue 49: the library builds with the user's CFLAGS and LDFLAGS (its own flags kept: `make CFLAGS=-O3`
+    used to drop -fPIC and the include paths) and needs nothing newer than glibc 2.28 (Debian 10, Ubuntu
+    20.04, RHEL 8): no strerrorname_np (2.32), no fstat (2.33)."""
+    with tempfile.TemporaryDirectory() as copy:
+        shutil.copytree(library_dir, os.path.join(copy, "user", "libhostlink"))
+        shutil.copytree(os.path.join(library_dir, "..", "..", "kernel"), os.path.join(copy, "kernel"),
+                        ignore=shutil.ignore_patterns("*.o", "*.ko", "*.mod*", ".*"))
+        build = os.path.join(copy, "user", "libhostlink")
+        subprocess.run(["make", "-C", build, "clean"], capture_output=True, check=True)
+        made = subprocess.run(["make", "-C", build, "CFLAGS=-O1", "LDFLAGS=-Wl,-z,now"], capture_output=True,
+                              text=True, check=True).stdout
+        assert re.search(r"gcc -c .*-fPIC .*-O1 -o hostlink.o hostlink.c", made), made
+        library = os.path.join(build, "libhostlink.so.0.2.0")
+        dynamic = subprocess.run(["readelf", "-d", library], capture_output=True, text=True, check=True).stdout
+        assert "BIND_NOW" in dynamic or "Flags: NOW" in dynamic, dynamic
+        symbols = subprocess.run(["objdump", "-T", library], capture_output=True, text=True, check=True).stdout
+        versions = {tuple(int(n) for n in v.split(".")) for v in re.findall(r"GLIBC_(\d+(?:\.\d+)+)", symbols)}
+        assert versions and max(versions) <= (2, 28), sorted(versions)
 
 
 @pytest.mark.slow

@@ -20,6 +20,7 @@ import re
 import shutil
 import struct
 import subprocess
+import threading
 
 import pytest
 
@@ -142,6 +143,18 @@ def test_generated_driver_waits_by_interrupt(generated, tmp_path):
     assert "(m.writer && !chan_priv->writer) || (m.reader && !chan_priv->reader)" in case
     from hostlink import host
     assert ioctl_size_and_number(kernel, tmp_path, "dma_wait", "DMA_WAIT") == (host._WAIT.size, host.IOCTL_DMA_WAIT)
+    # Cancel (a program's other thread) and signals: the wait ends at once while the file's cancel count
+    # differs from the caller's; a signal whose handler runs ends it with EINTR, even under SA_RESTART.
+    assert "if (READ_ONCE(chan_priv->cancel) != m->cancel) {\n\t\t*err = -ECANCELED;" in main_c
+    assert "ret = -ERESTARTNOHAND;" in case and "ERESTARTSYS" not in case
+    cancel = ioctl_case(main_c, "LITEPCIE_IOCTL_DMA_CANCEL", "LITEPCIE_IOCTL_LOCK")
+    assert "WRITE_ONCE(chan_priv->cancel, count);" in cancel and "wake_up_interruptible(&chan->wait_rd);" in cancel
+    program = tmp_path / "cancel.c"
+    program.write_text('#include <stdio.h>\n#include <stdint.h>\n#include <sys/ioctl.h>\n#include "litepcie.h"\n'
+                       'int main(void) { printf("%lu\\n", (unsigned long)LITEPCIE_IOCTL_DMA_CANCEL); return 0; }\n')
+    subprocess.run(["gcc", "-Wall", "-Werror", f"-I{kernel}", "-o", str(tmp_path / "cancel"), str(program)], check=True)
+    assert int(subprocess.run([str(tmp_path / "cancel")], capture_output=True, text=True, check=True).stdout) == \
+        host.IOCTL_DMA_CANCEL
 
 
 def test_generated_driver_takes_only_boards_of_its_soc(generated, tmp_path):
@@ -233,6 +246,7 @@ def test_read_packets_joins_buffers_up_to_each_end():
     raw = [_framed(0, b"a" * 96, False), _framed(1, b"b" * 10, True), _framed(2, b"c" * 40, True),
            _framed(3, b"d" * 96, False), _framed(4, b"e" * 8, True, dropped=64)]
     channel = Channel.__new__(Channel)
+    channel._calls = {"h2c": threading.RLock(), "c2h": threading.RLock()}
     channel.read_buffers = lambda count: [Buffer(raw.pop(0)) for _ in range(count)]
     assert channel.read_packets(2) == [b"a" * 96 + b"b" * 10, b"c" * 40]
     with pytest.raises(HostlinkError, match="64 bytes dropped within a packet"):
@@ -253,6 +267,7 @@ needs_kernel = pytest.mark.skipif(not os.path.isfile(UML_KERNEL), reason="no Use
 EXAMPLE = os.path.join(REPO, "examples", "accelerator_host.py")
 SLOW    = os.path.join(REPO, "software", "uml", "slow_reader.py")
 ERRORS  = os.path.join(REPO, "software", "uml", "library_errors.py")
+THREADS = os.path.join(REPO, "software", "uml", "library_threads.py")
 MEMBER  = os.path.join(REPO, "software", "uml", "as_member.py")
 
 
@@ -284,7 +299,11 @@ def test_the_accelerator_and_a_slow_reader_through_the_driver(tmp_path, board):
                f"python3 {ERRORS} csr.json; "
                f"python3 -c \"import sys; sys.path.insert(0, '{REPO}'); from hostlink.host import Channel; "
                f"Channel(0, directions=('c2h',), flow='loop', registers='csr.json').register('pcie_dma0_user_select', 0)\"; "
-               f"python3 {SLOW} csr.json lossless 524288 32 3; python3 {SLOW} csr.json loop 524288 32 3")
+               f"python3 {SLOW} csr.json lossless 524288 32 3; python3 {SLOW} csr.json loop 524288 32 3; "
+               # The channel back to the accelerator: threads, cancel, Ctrl-C, close (library_threads.py).
+               f"python3 {EXAMPLE} --setup --registers csr.json; python3 {MEMBER} member -- threads_host --size 262144; "
+               f"python3 {MEMBER} member -- python3 {THREADS} 0; "
+               f"python3 {MEMBER} member -- python3 {THREADS} 0 stuck")
     code, result = _run(tmp_path, board, "examples.accelerator:Accelerator", command)
     output = _output(result)
     assert "channel 0 to the accelerator, a = 3, b = 4660" in output, output[-3000:]
@@ -331,6 +350,22 @@ def test_the_accelerator_and_a_slow_reader_through_the_driver(tmp_path, board):
                   "a register that does not exist: /dev/litepcie0: no register 'no_such_register'"]:
         assert re.search(r"^ok: " + re.escape(check.removesuffix(" (C)")) + r".*\(C\)$", output, re.M), \
             (check, output[-4000:])
+    # The C example of a writer thread and a reader thread on one channel.
+    assert re.search(r"^262144 bytes through the accelerator by a writer thread and a reader thread in [0-9.]+ s: "
+                     r"262144 of 262144 bytes sent, 262144 received, 0 samples wrong", output, re.M), output[-3000:]
+    # Threads, cancel, signals, progress and close, from Python and from C (library_threads.py,
+    # hostlink_threads.c).
+    for check in ["a reader thread and a writer thread on one Channel", "cancel() ends another thread's read",
+                  "a call begun after the cancel runs to its own end", "Ctrl-C ends a blocking read",
+                  "a read that times out carries what it got", "close right after a write sends all of it",
+                  "directions='c2h' and timeout=None", "a register map that does not exist", "a timeout of 0",
+                  "a reader thread and a writer thread on one channel", "two threads that fail at once read their "
+                  "own errors", "hostlink_cancel() ends another thread's read", "a signal ends a blocking read",
+                  "a read that times out says what it got", "a close whose data the core cannot take fails after "
+                  "its timeout", "the channel was released all the same", "library threads: all as expected",
+                  "library threads (stuck): all as expected"]:
+        assert re.search(r"^ok: " + re.escape(check), output, re.M) or check in output, \
+            (check, [line for line in output.splitlines() if "FAIL" in line] or output[-4000:])
     assert "FAIL: " not in output, output[-4000:]
     # (Pauses: 3 with the ZC706's 4 KiB buffers, 1 with the VC709's 8 KiB.)
     assert re.search(r"524288 bytes read in flow lossless, [1-9] pauses of 3.0 ring-fills: 0 words wrong", output)

@@ -5,6 +5,13 @@
  * libhostlink (hostlink.h): the driver's device node, read(), write() and ioctl(), as hostlink/host.py
  * does them. Built per SoC beside LitePCIe's user tools: litepcie.h is the generated driver's (its ioctls,
  * with hostlink's polling and flow modes) and hostlink_registers.h the SoC's CSR names (driver.py).
+ *
+ * Threads: each direction's data calls are serialized by that direction's lock (calls[0] h2c, calls[1]
+ * c2h), held while the call sleeps, so a reader and a writer never wait on each other; `state` guards
+ * the little the directions share (started, held, the rings' mappings) and is never held while sleeping.
+ * A call that takes both directions (hostlink_transfer) takes h2c's lock, then c2h's. Error texts and the
+ * bytes a call moved are the calling thread's (thread-local), so two threads that fail at once each read
+ * their own.
  */
 
 #define _GNU_SOURCE
@@ -21,7 +28,6 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -32,36 +38,70 @@
 struct hostlink_channel {
 	int fd;
 	char path[64];
-	int directions, started, flow;
+	int directions, flow;
+	int started;                     /* directions armed (under state; read with __atomic_load_n) */
 	int timeout_ms;
 	size_t buffer_size, buffer_count;
-	unsigned char *scratch;          /* one buffer, for read_buffer */
-	unsigned char *ring[2];          /* zero-copy: the h2c [0] and c2h [1] rings, mapped */
+	unsigned char *scratch;          /* one buffer, for read_buffer (under calls[1]) */
+	unsigned char *ring[2];          /* zero-copy: the h2c [0] and c2h [1] rings, mapped (under state) */
 	off_t ring_offset[2];
-	size_t held[2];                  /* zero-copy: buffers got and not yet put */
+	size_t held[2];                  /* zero-copy: buffers got and not yet put (under state) */
 	char board[32];                  /* the board's PCI address ("" if the driver does not say) */
 	int index;                       /* the channel's number on its board */
 	int no_wait;                     /* the driver has no DMA_WAIT (generated before it): poll */
-	pthread_mutex_t lock;
-	char error[256];
+	uint32_t cancel;                 /* hostlink_cancel()'s count (__atomic): calls begun before end */
+	pthread_mutex_t state;
+	pthread_mutex_t calls[2];
 };
 
-static __thread char open_error[256];
+/* The calling thread's last failure, and the bytes its last data call moved (hostlink_moved). */
+static __thread char error_text[256];
+static __thread size_t moved_sent, moved_received;
+
+/* errno's name, as strerrorname_np (glibc 2.32) gives it, for the codes a call can fail with. */
+static const char *errno_name(int err)
+{
+	switch (err) {
+	case EPERM: return "EPERM";         case ENOENT: return "ENOENT";       case EINTR: return "EINTR";
+	case EIO: return "EIO";             case ENOMEM: return "ENOMEM";       case EACCES: return "EACCES";
+	case EFAULT: return "EFAULT";       case EBUSY: return "EBUSY";         case ENODEV: return "ENODEV";
+	case EINVAL: return "EINVAL";       case ENOTTY: return "ENOTTY";       case EAGAIN: return "EAGAIN";
+	case EPROTO: return "EPROTO";       case EMSGSIZE: return "EMSGSIZE";   case EOPNOTSUPP: return "EOPNOTSUPP";
+	case EOVERFLOW: return "EOVERFLOW"; case ETIMEDOUT: return "ETIMEDOUT"; case ECANCELED: return "ECANCELED";
+	case EBADF: return "EBADF";         case ENXIO: return "ENXIO";         case ENOSPC: return "ENOSPC";
+	default: return "?";
+	}
+}
 
 static int fail(struct hostlink_channel *ch, int err, const char *format, ...)
 {
-	char *to = ch ? ch->error : open_error;
-	size_t size = ch ? sizeof(ch->error) : sizeof(open_error);
 	va_list args;
 	int n;
 
-	n = ch ? snprintf(to, size, "%s: ", ch->path) : 0;
+	n = ch ? snprintf(error_text, sizeof(error_text), "%s: ", ch->path) : 0;
 	va_start(args, format);
-	vsnprintf(to + n, size - n, format, args);
+	vsnprintf(error_text + n, sizeof(error_text) - n, format, args);
 	va_end(args);
-	n = strlen(to);
-	snprintf(to + n, size - n, " (%s)", strerrorname_np(err) ? strerrorname_np(err) : "?");
+	n = strlen(error_text);
+	snprintf(error_text + n, sizeof(error_text) - n, " (%s)", errno_name(err));
 	return -err;
+}
+
+static uint32_t cancel_count(struct hostlink_channel *ch)
+{
+	return __atomic_load_n(&ch->cancel, __ATOMIC_SEQ_CST);
+}
+
+static int started(struct hostlink_channel *ch, int direction)
+{
+	return __atomic_load_n(&ch->started, __ATOMIC_SEQ_CST) & direction;
+}
+
+/* The end of a call stopped by a signal (EINTR) or hostlink_cancel() (ECANCELED), with what it had moved. */
+static int stopped(struct hostlink_channel *ch, int err, const char *what, size_t done, size_t total)
+{
+	return fail(ch, err, "%s: %s after %zu of %zu bytes", what, err == EINTR ? "interrupted by a signal" :
+		    "cancelled (hostlink_cancel)", done, total);
 }
 
 static const char *advice(int err)
@@ -125,7 +165,7 @@ int hostlink_list(char paths[][32], int max)
  * lists them). Without that: no board, and the node's minor number. */
 static void find_board(struct hostlink_channel *ch)
 {
-	struct stat st;
+	struct statx st;
 	char node[64], link[PATH_MAX], pattern[PATH_MAX + 32];
 	const char *name, *address;
 	glob_t g;
@@ -135,10 +175,12 @@ static void find_board(struct hostlink_channel *ch)
 
 	ch->board[0] = 0;
 	ch->index = 0;
-	if (fstat(ch->fd, &st) < 0)
+	/* statx (glibc 2.28), not fstat: glibc 2.33 gave fstat a symbol of its own, which a library built on a
+	 * newer system would need. */
+	if (statx(ch->fd, "", AT_EMPTY_PATH, STATX_TYPE, &st) < 0)
 		return;
-	ch->index = minor(st.st_rdev);
-	snprintf(node, sizeof(node), "/sys/dev/char/%u:%u", major(st.st_rdev), minor(st.st_rdev));
+	ch->index = st.stx_rdev_minor;
+	snprintf(node, sizeof(node), "/sys/dev/char/%u:%u", st.stx_rdev_major, st.stx_rdev_minor);
 	n = readlink(node, link, sizeof(link) - 1);
 	if (n < 0)
 		return;
@@ -170,6 +212,15 @@ const char *hostlink_board(struct hostlink_channel *ch)
 int hostlink_channel_index(struct hostlink_channel *ch)
 {
 	return ch->index;
+}
+
+static void hostlink_free(struct hostlink_channel *ch)
+{
+	pthread_mutex_destroy(&ch->state);
+	pthread_mutex_destroy(&ch->calls[0]);
+	pthread_mutex_destroy(&ch->calls[1]);
+	free(ch->scratch);
+	free(ch);
 }
 
 int hostlink_open(struct hostlink_channel **ch, int channel, enum hostlink_flow flow, int directions,
@@ -209,13 +260,15 @@ int hostlink_open_path(struct hostlink_channel **out, const char *path, enum hos
 	ch->directions = directions;
 	ch->flow = flow;
 	ch->timeout_ms = timeout_ms;
-	pthread_mutex_init(&ch->lock, NULL);
+	pthread_mutex_init(&ch->state, NULL);
+	pthread_mutex_init(&ch->calls[0], NULL);
+	pthread_mutex_init(&ch->calls[1], NULL);
 	ch->fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
 	if (ch->fd < 0) {
 		int err = errno;
 		char devices[4][32];
 		int n = hostlink_list(devices, 4);
-		free(ch);
+		hostlink_free(ch);
 		if (err == ENOENT)
 			return fail(NULL, ENODEV, "%s does not exist: is the board there and litepcie.ko loaded? "
 				    "(devices: %s%s)", path, n ? devices[0] : "none", n > 1 ? ", ..." : "");
@@ -261,9 +314,8 @@ int hostlink_open_path(struct hostlink_channel **out, const char *path, enum hos
 	*out = ch;
 	return 0;
 error:
-	snprintf(open_error, sizeof(open_error), "%s", ch->error);
 	close(ch->fd);   /* The driver releases the locks, polling and flow mode with the file. */
-	free(ch);
+	hostlink_free(ch);
 	return ret;
 }
 
@@ -284,14 +336,33 @@ static int engine(struct hostlink_channel *ch, int direction, int enable, int64_
 	return ret;
 }
 
+/* The DMA's and the program's counts of a direction, leaving it as it is. */
+static int dma_counts(struct hostlink_channel *ch, int direction, int64_t *hw, int64_t *sw)
+{
+	return engine(ch, direction, started(ch, direction) ? 1 : 0, hw, sw);
+}
+
+static size_t held(struct hostlink_channel *ch, int d)
+{
+	size_t n;
+	pthread_mutex_lock(&ch->state);
+	n = ch->held[d];
+	pthread_mutex_unlock(&ch->state);
+	return n;
+}
+
 /* Sleeps until a started direction of `directions` has a buffer for the program (woken by the DMA's
- * interrupt: driver_wait.py), `ms` milliseconds pass or a signal comes; returns 0 (the caller counts again)
- * or a negative errno. A driver without DMA_WAIT is polled every 200 µs. */
-static int wait_dma(struct hostlink_channel *ch, int directions, int64_t ms)
+ * interrupt: driver_wait.py), `ms` milliseconds pass, a signal's handler runs (-EINTR) or the call that
+ * began at cancel count `cancel` is cancelled (-ECANCELED); otherwise returns 0 (the caller counts again),
+ * or a failure's negative errno. `drain`: h2c only, wake when the DMA has sent every buffer written
+ * (hostlink_drain), not at the first free one. A driver without DMA_WAIT is polled every 200 µs. */
+static int wait_dma(struct hostlink_channel *ch, int directions, int64_t ms, uint32_t cancel, int drain)
 {
 	struct litepcie_ioctl_dma_wait w = {0};
 
-	directions &= ch->started;
+	if (cancel_count(ch) != cancel)
+		return -ECANCELED;
+	directions &= __atomic_load_n(&ch->started, __ATOMIC_SEQ_CST);
 	if (!directions || ch->no_wait) {
 		usleep(200);
 		return 0;
@@ -299,10 +370,14 @@ static int wait_dma(struct hostlink_channel *ch, int directions, int64_t ms)
 	w.timeout_ms = ms < 1 ? 1 : ms > INT32_MAX ? INT32_MAX : (uint32_t)ms;
 	w.writer = !!(directions & HOSTLINK_C2H);
 	w.reader = !!(directions & HOSTLINK_H2C);
-	w.writer_held = ch->held[1];
-	w.reader_held = ch->held[0];
-	if (ioctl(ch->fd, LITEPCIE_IOCTL_DMA_WAIT, &w) == 0 || errno == ETIMEDOUT || errno == EINTR)
+	w.writer_held = held(ch, 1);
+	/* The reader is ready when (sw + reader_held) - hw < count / 2: with count / 2 - 1, when hw >= sw. */
+	w.reader_held = drain ? ch->buffer_count / 2 - 1 : held(ch, 0);
+	w.cancel = cancel;
+	if (ioctl(ch->fd, LITEPCIE_IOCTL_DMA_WAIT, &w) == 0 || errno == ETIMEDOUT)
 		return 0;
+	if (errno == EINTR || errno == ECANCELED)
+		return -errno;
 	if (errno == ENOTTY) {
 		ch->no_wait = 1;
 		usleep(200);
@@ -314,11 +389,13 @@ static int wait_dma(struct hostlink_channel *ch, int directions, int64_t ms)
 static int start(struct hostlink_channel *ch, int direction)
 {
 	int ret = 0;
+	pthread_mutex_lock(&ch->state);
 	if (!(ch->started & direction)) {
 		ret = engine(ch, direction, 1, NULL, NULL);
 		if (ret == 0)
-			ch->started |= direction;
+			__atomic_or_fetch(&ch->started, direction, __ATOMIC_SEQ_CST);
 	}
+	pthread_mutex_unlock(&ch->state);
 	return ret;
 }
 
@@ -328,19 +405,69 @@ int hostlink_start(struct hostlink_channel *ch, int directions)
 	if (directions & ~ch->directions)
 		return fail(ch, EINVAL, "opened without %s", (directions & ~ch->directions) & HOSTLINK_H2C ?
 			    "HOSTLINK_H2C" : "HOSTLINK_C2H");
-	pthread_mutex_lock(&ch->lock);
 	if (directions & HOSTLINK_C2H)
 		ret = start(ch, HOSTLINK_C2H);
 	if (ret == 0 && (directions & HOSTLINK_H2C))
 		ret = start(ch, HOSTLINK_H2C);
-	pthread_mutex_unlock(&ch->lock);
 	return ret;
 }
 
-void hostlink_close(struct hostlink_channel *ch)
+int hostlink_cancel(struct hostlink_channel *ch)
 {
+	uint32_t count = __atomic_add_fetch(&ch->cancel, 1, __ATOMIC_SEQ_CST);
+	/* Wakes a call asleep in the driver; a driver without DMA_CANCEL: the calls see the count within their
+	 * 200 µs polls. */
+	if (ioctl(ch->fd, LITEPCIE_IOCTL_DMA_CANCEL, &count) < 0 && errno != ENOTTY)
+		return fail(ch, errno, "cancel: %s", advice(errno));
+	return 0;
+}
+
+static int drain(struct hostlink_channel *ch, int timeout_ms)
+{
+	uint32_t cancel = cancel_count(ch);
+	int64_t hw, sw, deadline = now_ms() + timeout_ms;
+	int ret;
+
+	if (!started(ch, HOSTLINK_H2C))
+		return 0;   /* Nothing written yet (the h2c DMA starts after the first buffers). */
+	for (;;) {
+		if ((ret = dma_counts(ch, HOSTLINK_H2C, &hw, &sw)) < 0)
+			return ret;
+		if (hw >= sw)
+			return 0;
+		if (now_ms() > deadline)
+			return fail(ch, ETIMEDOUT, "%" PRId64 " bytes written but not taken by the FPGA in %d ms (is "
+				    "the core taking data, its channel selected?)", (sw - hw) * (int64_t)ch->buffer_size,
+				    timeout_ms);
+		if ((ret = wait_dma(ch, HOSTLINK_H2C, deadline - now_ms(), cancel, 1)) < 0) {
+			if (ret == -EINTR || ret == -ECANCELED)
+				return fail(ch, -ret, "drain: %s with %" PRId64 " bytes not yet taken by the FPGA",
+					    ret == -EINTR ? "interrupted by a signal" : "cancelled (hostlink_cancel)",
+					    (sw - hw) * (int64_t)ch->buffer_size);
+			return ret;
+		}
+	}
+}
+
+int hostlink_drain(struct hostlink_channel *ch, int timeout_ms)
+{
+	int ret;
+	if (!(ch->directions & HOSTLINK_H2C))
+		return 0;
+	pthread_mutex_lock(&ch->calls[0]);
+	ret = drain(ch, timeout_ms < 0 ? ch->timeout_ms : timeout_ms);
+	pthread_mutex_unlock(&ch->calls[0]);
+	return ret;
+}
+
+int hostlink_close(struct hostlink_channel *ch)
+{
+	int ret = 0;
 	if (!ch)
-		return;
+		return 0;
+	/* What was written goes to the FPGA first (or the failure says how much did not). */
+	if (ch->directions & HOSTLINK_H2C)
+		ret = drain(ch, ch->timeout_ms);
 	if (ch->started & HOSTLINK_C2H)
 		engine(ch, HOSTLINK_C2H, 0, NULL, NULL);
 	if (ch->started & HOSTLINK_H2C)
@@ -349,15 +476,22 @@ void hostlink_close(struct hostlink_channel *ch)
 		if (ch->ring[i])
 			munmap(ch->ring[i], ch->buffer_size * ch->buffer_count);
 	close(ch->fd);
-	pthread_mutex_destroy(&ch->lock);
-	free(ch->scratch);
-	free(ch);
+	hostlink_free(ch);
+	return ret;
 }
 
-const char *hostlink_error(struct hostlink_channel *ch) { return ch ? ch->error : open_error; }
-const char *hostlink_open_error(void) { return open_error; }
+const char *hostlink_error(struct hostlink_channel *ch) { (void)ch; return error_text; }
+const char *hostlink_open_error(void) { return error_text; }
 size_t hostlink_buffer_size(struct hostlink_channel *ch) { return ch->buffer_size; }
 size_t hostlink_buffer_count(struct hostlink_channel *ch) { return ch->buffer_count; }
+
+void hostlink_moved(size_t *sent, size_t *received)
+{
+	if (sent)
+		*sent = moved_sent;
+	if (received)
+		*received = moved_received;
+}
 
 /* Data ------------------------------------------------------------------------------------------- */
 
@@ -369,17 +503,33 @@ static int whole(struct hostlink_channel *ch, size_t size, const char *what)
 	return 0;
 }
 
-static ssize_t transfer(struct hostlink_channel *ch, const void *in, size_t in_size, void *out, size_t out_size)
+static int holding(struct hostlink_channel *ch, int directions)
+{
+	int d = -1;
+	pthread_mutex_lock(&ch->state);
+	if ((directions & HOSTLINK_H2C) && ch->held[0])
+		d = 0;
+	else if ((directions & HOSTLINK_C2H) && ch->held[1])
+		d = 1;
+	pthread_mutex_unlock(&ch->state);
+	return d < 0 ? 0 : fail(ch, EBUSY, "hostlink_put_buffers() the zero-copy buffers of %s first", d ? "c2h" : "h2c");
+}
+
+/* Under the locks of the directions it moves (transfer_locked). Counts what it moved into `*sent` and
+ * `*got` as it goes, for the caller's hostlink_moved(). */
+static ssize_t transfer(struct hostlink_channel *ch, const void *in, size_t in_size, void *out, size_t out_size,
+			size_t *sent_out, size_t *got_out)
 {
 	const unsigned char *src = in;
 	unsigned char *dst = out;
 	size_t sent = 0, got = 0, batch = ch->buffer_size * (ch->buffer_count / 2);
+	uint32_t cancel = cancel_count(ch);
 	int64_t deadline;
 	int ret;
 
-	if (ch->held[0] || ch->held[1])
-		return fail(ch, EBUSY, "hostlink_put_buffers() the zero-copy buffers of %s first",
-			    ch->held[0] ? "h2c" : "c2h");
+	*sent_out = *got_out = 0;
+	if ((ret = holding(ch, (in_size ? HOSTLINK_H2C : 0) | (out_size ? HOSTLINK_C2H : 0))) < 0)
+		return ret;
 	if (in_size) {
 		if (!(ch->directions & HOSTLINK_H2C))
 			return fail(ch, EINVAL, "opened without HOSTLINK_H2C");
@@ -404,6 +554,7 @@ static ssize_t transfer(struct hostlink_channel *ch, const void *in, size_t in_s
 				return fail(ch, errno, "write: %s", advice(errno));
 			if (w > 0) {
 				sent += w;
+				*sent_out = sent;
 				moved = 1;
 			}
 			if ((ret = start(ch, HOSTLINK_H2C)) < 0)   /* After the first buffers: none is read stale. */
@@ -416,9 +567,12 @@ static ssize_t transfer(struct hostlink_channel *ch, const void *in, size_t in_s
 				return fail(ch, errno, "read: %s", advice(errno));
 			if (r > 0) {
 				got += r;
+				*got_out = got;
 				moved = 1;
 			}
 		}
+		if (sent == in_size && got == out_size)
+			break;
 		if (moved)
 			deadline = now_ms() + ch->timeout_ms;
 		else if (now_ms() > deadline)
@@ -426,28 +580,56 @@ static ssize_t transfer(struct hostlink_channel *ch, const void *in, size_t in_s
 				    "core taking and giving data, its channel selected?)", ch->timeout_ms,
 				    sent + got, in_size + out_size);
 		else if ((ret = wait_dma(ch, (sent < in_size ? HOSTLINK_H2C : 0) | (got < out_size ? HOSTLINK_C2H : 0),
-					 deadline - now_ms())) < 0)
-			return ret;
+					 deadline - now_ms(), cancel, 0)) < 0)
+			return ret == -EINTR || ret == -ECANCELED ?
+			       stopped(ch, -ret, "transfer", sent + got, in_size + out_size) : ret;
 	}
 	return out_size ? (ssize_t)out_size : (ssize_t)in_size;
 }
 
+static void lock_directions(struct hostlink_channel *ch, int directions)
+{
+	if (directions & HOSTLINK_H2C)
+		pthread_mutex_lock(&ch->calls[0]);
+	if (directions & HOSTLINK_C2H)
+		pthread_mutex_lock(&ch->calls[1]);
+}
+
+static void unlock_directions(struct hostlink_channel *ch, int directions)
+{
+	if (directions & HOSTLINK_C2H)
+		pthread_mutex_unlock(&ch->calls[1]);
+	if (directions & HOSTLINK_H2C)
+		pthread_mutex_unlock(&ch->calls[0]);
+}
+
 ssize_t hostlink_transfer(struct hostlink_channel *ch, const void *in, size_t in_size, void *out, size_t out_size)
 {
+	int directions = (in_size ? HOSTLINK_H2C : 0) | (out_size ? HOSTLINK_C2H : 0);
 	ssize_t ret;
-	pthread_mutex_lock(&ch->lock);
-	ret = transfer(ch, in, in_size, out, out_size);
-	pthread_mutex_unlock(&ch->lock);
+
+	moved_sent = moved_received = 0;
+	if (!directions)
+		return fail(ch, EINVAL, "transfer: nothing to send or receive (both sizes are 0)");
+	lock_directions(ch, directions);
+	ret = transfer(ch, in, in_size, out, out_size, &moved_sent, &moved_received);
+	unlock_directions(ch, directions);
 	return ret;
 }
 
 ssize_t hostlink_write(struct hostlink_channel *ch, const void *data, size_t size)
 {
+	if (size == 0)
+		return fail(ch, EINVAL, "writing moves whole %zu-byte buffers: 0 bytes is not a positive multiple",
+			    ch->buffer_size);
 	return hostlink_transfer(ch, data, size, NULL, 0);
 }
 
 ssize_t hostlink_read(struct hostlink_channel *ch, void *data, size_t size)
 {
+	if (size == 0)
+		return fail(ch, EINVAL, "reading moves whole %zu-byte buffers: 0 bytes is not a positive multiple",
+			    ch->buffer_size);
 	return hostlink_transfer(ch, NULL, 0, data, size);
 }
 
@@ -471,44 +653,59 @@ static int update(struct hostlink_channel *ch, int direction, int64_t sw_count)
 }
 
 /* Buffers ready for the program in a direction whose DMA has done `hw` and the program served `sw`, after
- * those it holds: c2h, filled and not yet got; h2c, free (the driver lets a program run half a ring ahead). */
-static int64_t buffers_ready(struct hostlink_channel *ch, int direction, int64_t hw, int64_t sw)
+ * the `held` it holds: c2h, filled and not yet got; h2c, free (the driver lets a program run half a ring
+ * ahead). */
+static int64_t buffers_ready(struct hostlink_channel *ch, int direction, int64_t hw, int64_t sw, size_t held)
 {
-	int64_t next = sw + (int64_t)ch->held[direction == HOSTLINK_C2H];
+	int64_t next = sw + (int64_t)held;
 	return direction == HOSTLINK_C2H ? hw - next : (int64_t)ch->buffer_count / 2 - (next - hw);
 }
 
+static int map_ring(struct hostlink_channel *ch, int d)
+{
+	int ret = 0;
+	pthread_mutex_lock(&ch->state);
+	if (!ch->ring[d]) {
+		void *ring = mmap(NULL, ch->buffer_size * ch->buffer_count, PROT_READ | PROT_WRITE, MAP_SHARED,
+				  ch->fd, ch->ring_offset[d]);
+		if (ring == MAP_FAILED)
+			ret = fail(ch, errno, "cannot map the %s ring: %s", d ? "c2h" : "h2c", advice(errno));
+		else
+			ch->ring[d] = ring;
+	}
+	pthread_mutex_unlock(&ch->state);
+	return ret;
+}
+
+/* Under the direction's lock: held[d] changes only here and in put_buffers. */
 static ssize_t get_buffers(struct hostlink_channel *ch, int direction, void **first, size_t max, int timeout_ms)
 {
 	int d = direction_index(ch, direction, "hostlink_get_buffers");
 	int64_t half = ch->buffer_count / 2, hw, sw, next, ready, deadline;
-	size_t slot;
+	uint32_t cancel = cancel_count(ch);
+	size_t slot, mine;
 	int ret;
 
 	if (d < 0)
 		return d;
 	if (max == 0)
 		return fail(ch, EINVAL, "hostlink_get_buffers: max is a positive number of buffers");
-	if (!ch->ring[d]) {
-		void *ring = mmap(NULL, ch->buffer_size * ch->buffer_count, PROT_READ | PROT_WRITE, MAP_SHARED,
-				  ch->fd, ch->ring_offset[d]);
-		if (ring == MAP_FAILED)
-			return fail(ch, errno, "cannot map the %s ring: %s", d ? "c2h" : "h2c", advice(errno));
-		ch->ring[d] = ring;
-	}
+	if ((ret = map_ring(ch, d)) < 0)
+		return ret;
 	if (direction == HOSTLINK_C2H && (ret = start(ch, HOSTLINK_C2H)) < 0)
 		return ret;
 	if (timeout_ms < 0)
 		timeout_ms = ch->timeout_ms;
 	deadline = now_ms() + timeout_ms;
 	for (;;) {
-		if ((ret = engine(ch, direction, ch->started & direction ? 1 : 0, &hw, &sw)) < 0)
+		if ((ret = dma_counts(ch, direction, &hw, &sw)) < 0)
 			return ret;
-		next = sw + (int64_t)ch->held[d];
-		ready = buffers_ready(ch, direction, hw, sw);
+		mine = held(ch, d);
+		next = sw + (int64_t)mine;
+		ready = buffers_ready(ch, direction, hw, sw, mine);
 		if (direction == HOSTLINK_C2H && ch->flow == HOSTLINK_FLOW_LOOP && hw - sw > half) {
 			/* (LitePCIe's read() counts these as lost.) Loop flow loses data: lossless or real-time do not. */
-			if (ch->held[d])
+			if (mine)
 				return fail(ch, EOVERFLOW, "the DMA is %" PRId64 " buffers ahead: those you hold may "
 					    "be written again (loop flow: use lossless or real-time)", hw - sw);
 			if ((ret = update(ch, direction, hw - half)) < 0)
@@ -523,15 +720,17 @@ static ssize_t get_buffers(struct hostlink_channel *ch, int direction, void **fi
 		if (now_ms() > deadline)
 			return fail(ch, ETIMEDOUT, "hostlink_get_buffers: no %s buffer for %d ms (is the core taking and "
 				    "giving data, its channel selected?)", d ? "c2h" : "h2c", timeout_ms);
-		if ((ret = wait_dma(ch, direction, deadline - now_ms())) < 0)
-			return ret;
+		if ((ret = wait_dma(ch, direction, deadline - now_ms(), cancel, 0)) < 0)
+			return ret == -EINTR || ret == -ECANCELED ? stopped(ch, -ret, "hostlink_get_buffers", 0, 0) : ret;
 	}
 	slot = (size_t)(next % (int64_t)ch->buffer_count);
 	if ((size_t)ready > ch->buffer_count - slot)
 		ready = ch->buffer_count - slot;   /* They follow each other in memory up to the ring's end. */
 	if ((size_t)ready > max)
 		ready = max;
+	pthread_mutex_lock(&ch->state);
 	ch->held[d] += ready;
+	pthread_mutex_unlock(&ch->state);
 	*first = ch->ring[d] + slot * ch->buffer_size;
 	return ready;
 }
@@ -545,16 +744,18 @@ static int ready_directions(struct hostlink_channel *ch, int directions)
 	for (int direction = HOSTLINK_H2C; direction <= HOSTLINK_C2H; direction <<= 1) {
 		if (!(directions & direction))
 			continue;
-		if ((ret = engine(ch, direction, ch->started & direction ? 1 : 0, &hw, &sw)) < 0)
+		if ((ret = dma_counts(ch, direction, &hw, &sw)) < 0)
 			return ret;
-		if (buffers_ready(ch, direction, hw, sw) > 0)
+		if (buffers_ready(ch, direction, hw, sw, held(ch, direction == HOSTLINK_C2H)) > 0)
 			ready |= direction;
 	}
 	return ready;
 }
 
+/* Takes no direction's lock: a thread may wait while others read and write. */
 int hostlink_wait(struct hostlink_channel *ch, int directions, int timeout_ms)
 {
+	uint32_t cancel = cancel_count(ch);
 	int64_t deadline;
 	int ret;
 
@@ -566,7 +767,6 @@ int hostlink_wait(struct hostlink_channel *ch, int directions, int timeout_ms)
 			    (directions & ~ch->directions) & HOSTLINK_H2C ? "HOSTLINK_H2C" : "HOSTLINK_C2H");
 	if (timeout_ms < 0)
 		timeout_ms = ch->timeout_ms;
-	pthread_mutex_lock(&ch->lock);
 	ret = directions & HOSTLINK_C2H ? start(ch, HOSTLINK_C2H) : 0;   /* Armed: it waits for data. */
 	deadline = now_ms() + timeout_ms;
 	while (ret == 0) {
@@ -578,39 +778,45 @@ int hostlink_wait(struct hostlink_channel *ch, int directions, int timeout_ms)
 				   directions == HOSTLINK_C2H ? "c2h" : "h2c or c2h", timeout_ms);
 			break;
 		}
-		ret = wait_dma(ch, directions, deadline - now_ms());
+		ret = wait_dma(ch, directions, deadline - now_ms(), cancel, 0);
+		if (ret == -EINTR || ret == -ECANCELED)
+			ret = stopped(ch, -ret, "hostlink_wait", 0, 0);
 	}
-	pthread_mutex_unlock(&ch->lock);
 	return ret;
 }
 
 ssize_t hostlink_get_buffers(struct hostlink_channel *ch, int direction, void **first, size_t max, int timeout_ms)
 {
 	ssize_t ret;
-	pthread_mutex_lock(&ch->lock);
+	if (direction != HOSTLINK_H2C && direction != HOSTLINK_C2H)
+		return direction_index(ch, direction, "hostlink_get_buffers");
+	lock_directions(ch, direction);
 	ret = get_buffers(ch, direction, first, max, timeout_ms);
-	pthread_mutex_unlock(&ch->lock);
+	unlock_directions(ch, direction);
 	return ret;
 }
 
 static int put_buffers(struct hostlink_channel *ch, int direction, size_t count)
 {
 	int d = direction_index(ch, direction, "hostlink_put_buffers");
+	size_t mine;
 	int64_t sw;
 	int ret;
 
 	if (d < 0)
 		return d;
-	if (count > ch->held[d])
-		return fail(ch, EINVAL, "hostlink_put_buffers: %zu buffers, of %zu got and not yet put", count,
-			    ch->held[d]);
+	mine = held(ch, d);
+	if (count > mine)
+		return fail(ch, EINVAL, "hostlink_put_buffers: %zu buffers, of %zu got and not yet put", count, mine);
 	if (count == 0)
 		return 0;
-	if ((ret = engine(ch, direction, ch->started & direction ? 1 : 0, NULL, &sw)) < 0)
+	if ((ret = dma_counts(ch, direction, NULL, &sw)) < 0)
 		return ret;
 	if ((ret = update(ch, direction, sw + (int64_t)count)) < 0)
 		return ret;
+	pthread_mutex_lock(&ch->state);
 	ch->held[d] -= count;
+	pthread_mutex_unlock(&ch->state);
 	if (direction == HOSTLINK_H2C)
 		return start(ch, HOSTLINK_H2C);   /* After the first buffers: none is read stale. */
 	return 0;
@@ -619,22 +825,26 @@ static int put_buffers(struct hostlink_channel *ch, int direction, size_t count)
 int hostlink_put_buffers(struct hostlink_channel *ch, int direction, size_t count)
 {
 	int ret;
-	pthread_mutex_lock(&ch->lock);
+	if (direction != HOSTLINK_H2C && direction != HOSTLINK_C2H)
+		return direction_index(ch, direction, "hostlink_put_buffers");
+	lock_directions(ch, direction);
 	ret = put_buffers(ch, direction, count);
-	pthread_mutex_unlock(&ch->lock);
+	unlock_directions(ch, direction);
 	return ret;
 }
 
+/* Under the c2h lock. */
 static ssize_t read_buffer(struct hostlink_channel *ch, void *data, size_t capacity,
 			   struct hostlink_buffer_info *info)
 {
 	const unsigned char *b = ch->scratch;
 	uint32_t magic, length, flags;
+	size_t sent, got;
 	ssize_t ret;
 
 	if (ch->flow != HOSTLINK_FLOW_REALTIME && ch->flow != HOSTLINK_FLOW_PACKETS)
 		return fail(ch, EINVAL, "buffers have headers in real-time and packets flows only");
-	ret = transfer(ch, NULL, 0, ch->scratch, ch->buffer_size);
+	ret = transfer(ch, NULL, 0, ch->scratch, ch->buffer_size, &sent, &got);
 	if (ret < 0)
 		return ret;
 	memcpy(&magic, b, 4);
@@ -658,21 +868,25 @@ ssize_t hostlink_read_buffer(struct hostlink_channel *ch, void *data, size_t cap
 			     struct hostlink_buffer_info *info)
 {
 	ssize_t ret;
-	pthread_mutex_lock(&ch->lock);
+	moved_sent = moved_received = 0;
+	lock_directions(ch, HOSTLINK_C2H);
 	ret = read_buffer(ch, data, capacity, info);
-	pthread_mutex_unlock(&ch->lock);
+	unlock_directions(ch, HOSTLINK_C2H);
+	if (ret > 0)
+		moved_received = ret;
 	return ret;
 }
 
 ssize_t hostlink_read_packet(struct hostlink_channel *ch, void *data, size_t capacity)
 {
-	struct hostlink_buffer_info info;
+	struct hostlink_buffer_info info = {0};
 	unsigned char *dst = data;
 	size_t length = 0;
 	int too_long = 0;
 	ssize_t ret = 0;
 
-	pthread_mutex_lock(&ch->lock);
+	moved_sent = moved_received = 0;
+	lock_directions(ch, HOSTLINK_C2H);
 	for (;;) {
 		size_t room = too_long ? 0 : capacity - length;
 		ret = read_buffer(ch, dst + length, room, &info);
@@ -690,6 +904,7 @@ ssize_t hostlink_read_packet(struct hostlink_channel *ch, void *data, size_t cap
 			break;
 		}
 		length += ret;
+		moved_received = length;
 		if (info.ended)
 			break;
 	}
@@ -697,7 +912,7 @@ ssize_t hostlink_read_packet(struct hostlink_channel *ch, void *data, size_t cap
 		ret = fail(ch, EMSGSIZE, "a packet longer than %zu bytes (consumed)", capacity);
 	else if (ret >= 0)
 		ret = length;
-	pthread_mutex_unlock(&ch->lock);
+	unlock_directions(ch, HOSTLINK_C2H);
 	return ret;
 }
 
@@ -720,9 +935,7 @@ static int register_access(struct hostlink_channel *ch, const char *name, int wo
 	m.addr = hostlink_registers[i].address + 4 * word;
 	m.val = write ? *value : 0;
 	m.is_write = write;
-	pthread_mutex_lock(&ch->lock);
 	ret = do_ioctl(ch, LITEPCIE_IOCTL_REG, &m, write ? "write a register" : "read a register");
-	pthread_mutex_unlock(&ch->lock);
 	if (ret == 0 && !write)
 		*value = m.val;
 	return ret;
@@ -747,9 +960,7 @@ int hostlink_cycles(struct hostlink_channel *ch, uint64_t *cycles)
 {
 	struct litepcie_ioctl_cycles m = {0};
 	int ret;
-	pthread_mutex_lock(&ch->lock);
 	ret = do_ioctl(ch, LITEPCIE_IOCTL_CYCLES, &m, "read the cycle counter");
-	pthread_mutex_unlock(&ch->lock);
 	*cycles = m.cycles;
 	return ret;
 }
@@ -775,9 +986,7 @@ int hostlink_stats(struct hostlink_channel *ch, struct hostlink_stats *stats)
 	struct litepcie_ioctl_stats m = {0};
 	int ret;
 	memset(stats, 0, sizeof(*stats));
-	pthread_mutex_lock(&ch->lock);
 	ret = do_ioctl(ch, LITEPCIE_IOCTL_STATS, &m, "read the channel's stats");
-	pthread_mutex_unlock(&ch->lock);
 	if (ret < 0)
 		return ret;
 	direction_stats(&stats->c2h, &m.writer);
@@ -791,11 +1000,9 @@ int hostlink_counts(struct hostlink_channel *ch, struct hostlink_counts *counts)
 {
 	int ret = 0;
 	memset(counts, 0, sizeof(*counts));
-	pthread_mutex_lock(&ch->lock);
 	if (ch->directions & HOSTLINK_H2C)
-		ret = engine(ch, HOSTLINK_H2C, !!(ch->started & HOSTLINK_H2C), &counts->h2c_done, &counts->h2c_served);
+		ret = dma_counts(ch, HOSTLINK_H2C, &counts->h2c_done, &counts->h2c_served);
 	if (ret == 0 && (ch->directions & HOSTLINK_C2H))
-		ret = engine(ch, HOSTLINK_C2H, !!(ch->started & HOSTLINK_C2H), &counts->c2h_done, &counts->c2h_served);
-	pthread_mutex_unlock(&ch->lock);
+		ret = dma_counts(ch, HOSTLINK_C2H, &counts->c2h_done, &counts->c2h_served);
 	return ret;
 }

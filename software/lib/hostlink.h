@@ -10,12 +10,17 @@
  *     if (ret < 0) { fprintf(stderr, "%s\n", hostlink_open_error()); return 1; }
  *     ret = hostlink_transfer(ch, samples, size, results, size);   // out and back, overlapped
  *     if (ret < 0) fprintf(stderr, "%s\n", hostlink_error(ch));
- *     hostlink_close(ch);
+ *     if (hostlink_close(ch) < 0) fprintf(stderr, "%s\n", hostlink_error(NULL));   // data not sent
  *
  * Every call returns 0 (or a count) on success and a negative errno on failure; hostlink_error() then
- * says what happened and what to do. Every blocking call gives up with -ETIMEDOUT after the channel's
- * timeout without progress. A channel may be used from several threads: its calls are serialized.
- * Sizes are whole buffers of the driver's ring (hostlink_buffer_size()).
+ * says what happened and what to do. A blocking call ends with -ETIMEDOUT after the channel's timeout
+ * without progress, -EINTR when a signal's handler runs during it (even one installed with SA_RESTART),
+ * -ECANCELED when another thread calls hostlink_cancel(); hostlink_moved() then says how much it moved.
+ *
+ * Threads: a channel may be used from several threads at once. A reader thread and a writer thread never
+ * wait on each other (each direction's calls are serialized apart; a call sleeps holding only its own
+ * direction's turn), hostlink_wait() takes neither, and error texts are per thread. Sizes are whole
+ * buffers of the driver's ring (hostlink_buffer_size()).
  */
 
 #ifndef HOSTLINK_H
@@ -30,7 +35,7 @@ extern "C" {
 #endif
 
 #define HOSTLINK_VERSION_MAJOR 0
-#define HOSTLINK_VERSION_MINOR 1
+#define HOSTLINK_VERSION_MINOR 2
 #define HOSTLINK_VERSION_PATCH 0
 
 /* Flow modes (doc/user_cores.md). REALTIME and PACKETS: FPGA to host only. */
@@ -72,12 +77,27 @@ int hostlink_open(struct hostlink_channel **ch, int channel, enum hostlink_flow 
 /* The same on a device node's path. */
 int hostlink_open_path(struct hostlink_channel **ch, const char *path, enum hostlink_flow flow,
 		       int directions, int timeout_ms);
-/* Stops what the channel started and releases it. */
-void hostlink_close(struct hostlink_channel *ch);
+/* Waits until everything written has been taken by the FPGA (the h2c DMA has read every buffer written),
+ * up to `timeout_ms` (-1: the channel's timeout). Returns 0, or -ETIMEDOUT saying how many bytes were
+ * written but not taken (-EINTR, -ECANCELED as every blocking call). */
+int hostlink_drain(struct hostlink_channel *ch, int timeout_ms);
+/* Drains (as hostlink_drain, with the channel's timeout), stops what the channel started and releases
+ * it, whatever the drain's outcome: 0, or the drain's failure (hostlink_error(NULL) says how many bytes
+ * were not sent). Do not use `ch` afterwards. */
+int hostlink_close(struct hostlink_channel *ch);
 
-/* The message of the last failure: of `ch`'s last failed call, or of the calling thread's last failed open. */
+/* Ends the blocking calls on `ch` that other threads are in (now, or asleep in the driver) with
+ * -ECANCELED; calls begun afterwards are not affected. Safe from any thread, not from a signal handler. */
+int hostlink_cancel(struct hostlink_channel *ch);
+
+/* The calling thread's last failure, with what to do (any channel: `ch` may be NULL or already closed). */
 const char *hostlink_error(struct hostlink_channel *ch);
 const char *hostlink_open_error(void);
+
+/* The bytes the calling thread's last hostlink_write, _read, _transfer, _read_buffer or _read_packet
+ * moved: sent host to FPGA (into the driver's ring) and received, also when it failed (a timeout, a
+ * signal, hostlink_cancel()). Either pointer may be NULL. */
+void hostlink_moved(size_t *sent, size_t *received);
 
 /* The channel's board: its PCI address ("" when the driver does not name it, as LitePCIe's own), and the
  * channel's number on that board, the N of its registers' names (pcie_dma<N>_...). Device nodes are numbered
