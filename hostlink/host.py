@@ -343,10 +343,29 @@ class Channel:
         """Receive `size` bytes (whole buffers) FPGA to host."""
         return self.transfer(None, results=size)
 
-    def transfer(self, data, results=None):
+    def read_into(self, buffer):
+        """Receive len(buffer) bytes (whole buffers) FPGA to host straight into `buffer` (a bytearray, a
+        numpy array: anything writable with the buffer protocol), without a copy beyond the driver's.
+        Returns `buffer`'s byte count. A failure part-way leaves what came in `buffer` (and in the error's
+        `data`)."""
+        view = memoryview(buffer).cast("B")
+        self.transfer(None, into=view)
+        return len(view)
+
+    def transfer(self, data, results=None, into=None):
         """Send `data` host to FPGA while receiving `results` bytes FPGA to host (default: as many as sent),
-        overlapped: what an accelerator does. Returns the bytes received."""
+        overlapped: what an accelerator does. Returns the bytes received; with `into` (a bytearray, a numpy
+        array, any writable buffer of `results` bytes, or of len(data) by default), they are received
+        straight into it (the driver copies from its ring into your memory, no other copy) and `into` is
+        returned."""
         data = memoryview(data).cast("B") if data is not None else memoryview(b"")
+        if into is not None:
+            into = memoryview(into).cast("B")
+            if into.readonly:
+                raise _error(errno.EINVAL, f"{self.path}: into= must be writable (a bytearray, a numpy array)")
+            if results is not None and results != len(into):
+                raise _error(errno.EINVAL, f"{self.path}: into= holds {len(into)} bytes, not the {results} asked for")
+            results = len(into)
         results = len(data) if results is None else results
         if len(data):
             self._need("h2c")
@@ -360,24 +379,30 @@ class Channel:
         for lock in locks:
             lock.acquire()
         try:
-            return self._transfer(data, results)
+            if into is not None:
+                self._transfer(data, results, into)
+                return into.obj if isinstance(into, memoryview) else into
+            return bytes(self._transfer(data, results))
         finally:
             for lock in reversed(locks):
                 lock.release()
 
-    def _transfer(self, data, results):
+    def _transfer(self, data, results, into=None):
+        """Under the turns of the directions it uses (transfer()). Receives into `into` (a writable byte
+        view of `results` bytes) when given, and returns None; else returns the bytes received."""
         self._not_holding("transfer", [d for d, used in (("h2c", len(data)), ("c2h", results)) if used])
         cancel = self._cancel
-        out = bytearray()
-        sent = 0
+        out = memoryview(bytearray(results)) if into is None else into
+        sent = got = 0
+        batch = self.buffer_size * (self.buffer_count // 2)
         if results:
             self._start("c2h")                       # Armed first: it waits for data.
         deadline = self._progress_deadline()
-        while sent < len(data) or len(out) < results:
+        while sent < len(data) or got < results:
             moved = False
             if sent < len(data):
                 try:
-                    n = os.write(self.fd, data[sent:sent + self.buffer_size * (self.buffer_count // 2)])
+                    n = os.write(self.fd, data[sent:sent + batch])
                 except BlockingIOError:
                     n = 0
                 except OSError as error:
@@ -385,23 +410,24 @@ class Channel:
                 sent += n
                 moved = moved or n > 0
                 self._start("h2c")                   # After the first buffers: none is read stale.
-            if len(out) < results:
+            if got < results:
                 try:
-                    chunk = os.read(self.fd, min(results - len(out), self.buffer_size * (self.buffer_count // 2)))
+                    # Straight into the caller's memory (the driver copies from its ring): no copy here.
+                    n = os.readv(self.fd, [out[got:got + min(results - got, batch)]])
                 except BlockingIOError:
-                    chunk = b""
+                    n = 0
                 except OSError as error:
                     raise _error(error.errno, f"{self.path}: read: {_advice(error.errno)}") from None
-                out += chunk
-                moved = moved or bool(chunk)
+                got += n
+                moved = moved or n > 0
             if moved:
                 deadline = self._progress_deadline()
             elif time.monotonic() > deadline:
-                raise self._timed_out("transfer", sent, out, len(data) + results)
-            elif not self._wait_dma([d for d, more in (("h2c", sent < len(data)), ("c2h", len(out) < results))
+                raise self._timed_out("transfer", sent, out[:got], len(data) + results)
+            elif not self._wait_dma([d for d, more in (("h2c", sent < len(data)), ("c2h", got < results))
                                      if more], deadline - time.monotonic(), cancel):
-                raise self._cancelled("transfer", sent, out, len(data) + results)
-        return bytes(out)
+                raise self._cancelled("transfer", sent, out[:got], len(data) + results)
+        return None if into is not None else out.obj
 
     def drain(self, timeout=None):
         """Wait until everything written has been taken by the FPGA (the h2c DMA has read every buffer
@@ -520,6 +546,15 @@ class Channel:
                     self._held[direction] -= count
                 if direction == "h2c":
                     self._start("h2c")          # After the first buffers: none is read stale.
+
+    def fileno(self):
+        """The channel's file descriptor, for select, selectors and asyncio (`loop.add_reader(channel,
+        ...)`; poll and level-triggered epoll): readable when a c2h buffer is filled for you, writable when
+        an h2c buffer is free, woken by the DMA's interrupt (start("c2h") first). Then read or write one
+        buffer: it does not wait. Not for edge-triggered epoll (EPOLLET)."""
+        if self.fd is None:
+            raise _error(errno.EBADF, f"{self.path}: the channel is closed")
+        return self.fd
 
     def _ring(self, direction):
         with self._state:

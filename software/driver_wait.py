@@ -27,6 +27,10 @@ backwards. What changes:
   caller saw when its call began (`cancel`) and ends at once with -ECANCELED while the file's differs, so
   that another thread of the program ends a blocking call (hostlink_cancel(), Channel.cancel()), whether
   it is asleep in the driver or about to be.
+- poll() (select, epoll, asyncio) on a polled direction (new; LitePCIe's counted only what its MSI
+  handler had last refreshed, which hostlink's polled directions never do): ready as DMA_WAIT counts it,
+  for the opener that holds the direction, from the DMA's own count; not ready, the direction's MSI is
+  armed before the count is read, and the next poll that finds it ready disarms it. Level-triggered.
 - A polled direction's descriptors each raise the DMA's interrupt at their buffer's end (LitePCIe's:
   every 32nd). Its MSI is enabled only while a program sleeps in DMA_WAIT, counted per direction under
   the device's spinlock: a program that keeps up never takes an interrupt, one that waits takes one.

@@ -147,6 +147,14 @@ def test_generated_driver_waits_by_interrupt(generated, tmp_path):
     # differs from the caller's; a signal whose handler runs ends it with EINTR, even under SA_RESTART.
     assert "if (READ_ONCE(chan_priv->cancel) != m->cancel) {\n\t\t*err = -ECANCELED;" in main_c
     assert "ret = -ERESTARTNOHAND;" in case and "ERESTARTSYS" not in case
+    # poll(): a polled direction is armed before its count is read, disarmed once ready; LitePCIe's own
+    # readiness kept for its directions.
+    poll = main_c[main_c.index("static unsigned int litepcie_poll("):]
+    poll = poll[:poll.index("\n}\n")]
+    for direction in ("writer", "reader"):
+        arm = f"hostlink_poll_arm(chan->litepcie_dev, chan, {'true' if direction == 'writer' else 'false'}, true);"
+        assert poll.index(arm) < poll.index(f"hostlink_{direction}_refresh(chan->litepcie_dev, chan)"), poll
+    assert "} else if ((chan->dma.writer_hw_count - chan->dma.writer_sw_count) > 2)" in poll
     cancel = ioctl_case(main_c, "LITEPCIE_IOCTL_DMA_CANCEL", "LITEPCIE_IOCTL_LOCK")
     assert "WRITE_ONCE(chan_priv->cancel, count);" in cancel and "wake_up_interruptible(&chan->wait_rd);" in cancel
     program = tmp_path / "cancel.c"
@@ -268,6 +276,7 @@ EXAMPLE = os.path.join(REPO, "examples", "accelerator_host.py")
 SLOW    = os.path.join(REPO, "software", "uml", "slow_reader.py")
 ERRORS  = os.path.join(REPO, "software", "uml", "library_errors.py")
 THREADS = os.path.join(REPO, "software", "uml", "library_threads.py")
+ASYNCIO = os.path.join(REPO, "examples", "asyncio_host.py")
 MEMBER  = os.path.join(REPO, "software", "uml", "as_member.py")
 
 
@@ -302,6 +311,7 @@ def test_the_accelerator_and_a_slow_reader_through_the_driver(tmp_path, board):
                f"python3 {SLOW} csr.json lossless 524288 32 3; python3 {SLOW} csr.json loop 524288 32 3; "
                # The channel back to the accelerator: threads, cancel, Ctrl-C, close (library_threads.py).
                f"python3 {EXAMPLE} --setup --registers csr.json; python3 {MEMBER} member -- threads_host --size 262144; "
+               f"python3 {MEMBER} member -- python3 {ASYNCIO} --size 131072; "
                f"python3 {MEMBER} member -- python3 {THREADS} 0; "
                f"python3 {MEMBER} member -- python3 {THREADS} 0 stuck")
     code, result = _run(tmp_path, board, "examples.accelerator:Accelerator", command)
@@ -353,12 +363,18 @@ def test_the_accelerator_and_a_slow_reader_through_the_driver(tmp_path, board):
     # The C example of a writer thread and a reader thread on one channel.
     assert re.search(r"^262144 bytes through the accelerator by a writer thread and a reader thread in [0-9.]+ s: "
                      r"262144 of 262144 bytes sent, 262144 received, 0 samples wrong", output, re.M), output[-3000:]
-    # Threads, cancel, signals, progress and close, from Python and from C (library_threads.py,
+    # The asyncio example: the channel as one more file of the event loop, woken by the DMA's interrupt,
+    # the loop's other task running meanwhile.
+    turns = re.search(r"^131072 bytes through the accelerator from asyncio in [0-9.]+ s, (\d+) turns of the loop's "
+                      r"other task meanwhile: 0 samples wrong", output, re.M)
+    assert turns and int(turns.group(1)) > 0, output[-3000:]
+    # Threads, cancel, signals, progress, close and poll(), from Python and from C (library_threads.py,
     # hostlink_threads.c).
     for check in ["a reader thread and a writer thread on one Channel", "cancel() ends another thread's read",
                   "a call begun after the cancel runs to its own end", "Ctrl-C ends a blocking read",
                   "a read that times out carries what it got", "close right after a write sends all of it",
-                  "directions='c2h' and timeout=None", "a register map that does not exist", "a timeout of 0",
+                  "directions='c2h' and timeout=None", "read_into() an array of the program's",
+                  "transfer(into=) a bytearray", "poll() on the channel", "a register map that does not exist", "a timeout of 0",
                   "a reader thread and a writer thread on one channel", "two threads that fail at once read their "
                   "own errors", "hostlink_cancel() ends another thread's read", "a signal ends a blocking read",
                   "a read that times out says what it got", "a close whose data the core cannot take fails after "

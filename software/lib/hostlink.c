@@ -482,6 +482,7 @@ int hostlink_close(struct hostlink_channel *ch)
 
 const char *hostlink_error(struct hostlink_channel *ch) { (void)ch; return error_text; }
 const char *hostlink_open_error(void) { return error_text; }
+int hostlink_fd(struct hostlink_channel *ch) { return ch->fd; }
 size_t hostlink_buffer_size(struct hostlink_channel *ch) { return ch->buffer_size; }
 size_t hostlink_buffer_count(struct hostlink_channel *ch) { return ch->buffer_count; }
 

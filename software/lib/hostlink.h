@@ -105,6 +105,12 @@ void hostlink_moved(size_t *sent, size_t *received);
 const char *hostlink_board(struct hostlink_channel *ch);
 int hostlink_channel_index(struct hostlink_channel *ch);
 
+/* The channel's file descriptor, for poll(), select() and epoll (level-triggered, not EPOLLET): POLLIN when
+ * a c2h buffer is filled for you, POLLOUT when an h2c buffer is free; the DMA's interrupt wakes the poller
+ * (start c2h first: hostlink_start). Then read or write one buffer: it does not wait. Do not read(),
+ * write() or close() it yourself. */
+int hostlink_fd(struct hostlink_channel *ch);
+
 /* The driver's ring: bytes per buffer, buffers. */
 size_t hostlink_buffer_size(struct hostlink_channel *ch);
 size_t hostlink_buffer_count(struct hostlink_channel *ch);

@@ -15,6 +15,7 @@
 
 #define _GNU_SOURCE
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -95,6 +96,12 @@ static void *writer(void *arg)
 	c->took = now_s() - c->began;
 	snprintf(c->error, sizeof(c->error), "%s", c->ret < 0 ? hostlink_error(c->ch) : "");
 	return NULL;
+}
+
+static void *delayed_writer(void *arg)
+{
+	usleep(300000);
+	return writer(arg);
 }
 
 /* The read begins first and sleeps for results; the write, 100 ms later, must not wait for the read's
@@ -331,6 +338,52 @@ static void close_stuck(int channel)
 	free(x);
 }
 
+/* poll() on the channel's file: POLLOUT at once for h2c's free ring; for c2h, nothing while nothing is
+ * sent, then POLLIN once a buffer sent (by a thread, 300 ms into the wait) comes back through the core. */
+static void events(int channel)
+{
+	struct hostlink_channel *in, *out;
+	struct pollfd room, data;
+	struct call w;
+	pthread_t wt;
+	uint16_t *x, *y;
+	size_t size;
+	int writable, quiet, woke;
+	double began, took;
+	ssize_t ret = -1;
+
+	if (hostlink_open(&in, channel, HOSTLINK_FLOW_LOSSLESS, HOSTLINK_C2H, 10000) < 0 ||
+	    hostlink_open(&out, channel, HOSTLINK_FLOW_LOSSLESS, HOSTLINK_H2C, 10000) < 0) {
+		check(0, "open: %s", hostlink_open_error());
+		return;
+	}
+	size = hostlink_buffer_size(out);
+	x = malloc(size);
+	y = calloc(1, size);
+	samples(x, size / 2, 5);
+	hostlink_start(in, HOSTLINK_C2H);
+	room = (struct pollfd){.fd = hostlink_fd(out), .events = POLLOUT};
+	writable = poll(&room, 1, 0);
+	data = (struct pollfd){.fd = hostlink_fd(in), .events = POLLIN};
+	quiet = poll(&data, 1, 300);
+	w = (struct call){.ch = out, .data = x, .size = size};
+	pthread_create(&wt, NULL, delayed_writer, &w);
+	began = now_s();
+	woke = poll(&data, 1, 10000);
+	took = now_s() - began;
+	pthread_join(wt, NULL);
+	if (woke == 1 && (data.revents & POLLIN))
+		ret = hostlink_read(in, y, size);
+	check(writable == 1 && (room.revents & POLLOUT) && quiet == 0 && woke == 1 && (data.revents & POLLIN) &&
+	      took < 5 && ret == (ssize_t)size && !wrong(x, y, size / 2), "poll() on the channel: h2c %d (0x%x), c2h "
+	      "with nothing sent %d, then woken by the DMA %d (0x%x) after %.1f s, %zu samples wrong", writable,
+	      room.revents, quiet, woke, data.revents, took, ret == (ssize_t)size ? wrong(x, y, size / 2) : size / 2);
+	hostlink_close(out);
+	hostlink_close(in);
+	free(x);
+	free(y);
+}
+
 int main(int argc, char **argv)
 {
 	int channel;
@@ -348,6 +401,7 @@ int main(int argc, char **argv)
 		cancel_and_signal(channel);
 		progress(channel);
 		close_sends_everything(channel);
+		events(channel);
 	}
 	return failed;
 }

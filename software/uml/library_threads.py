@@ -16,6 +16,9 @@ to the example accelerator (y = 3x + 0x1234 on 16-bit samples, accelerator_host.
 - cancel() ends another thread's read (HostlinkError ECANCELED, nothing received); a call begun after it
   runs to its own end; Ctrl-C (SIGINT) ends a blocking read with KeyboardInterrupt at once;
 - a read that times out carries the bytes it received (`error.data`), right;
+- read_into() and transfer(into=) receive straight into the program's own array;
+- poll() on the channel (as asyncio's add_reader): writable at once for h2c; for c2h, quiet while nothing
+  is sent, then woken by the DMA when results come;
 - close right after a write sends all of it (another opener reads every result);
 - the arguments a newcomer tries: timeout=None, directions="c2h", a register map that does not exist;
 - stuck: a close whose data the core cannot take (its results' direction started by another opener and
@@ -141,6 +144,50 @@ def close_sends_everything(channel):
               f"{wrong(x, results) if isinstance(results, bytes) else results!r} samples wrong")
 
 
+def read_into(channel):
+    """Results straight into the program's own array (array.array here; a numpy array the same), samples
+    from a memoryview: no copy beyond the driver's."""
+    import array
+    with Channel(channel, timeout=10) as ch:
+        size = 4 * ch.buffer_size
+        x = samples(size // 2, 4)
+        results = array.array("H", bytes(size))
+        ch.start()
+        ch.write(memoryview(x))
+        got = ch.read_into(results)
+        check(got == size and not wrong(x, results.tobytes()),
+              f"read_into() an array of the program's: {got} bytes, {wrong(x, results.tobytes())} samples wrong")
+        into = bytearray(size)
+        back = ch.transfer(memoryview(x), into=into)
+        check(back is into and not wrong(x, into), f"transfer(into=) a bytearray: {wrong(x, into)} samples wrong")
+
+
+def events(channel):
+    """poll() on a channel's file (what selectors and asyncio use): POLLOUT at once for h2c's free ring;
+    for c2h, nothing while nothing is sent (300 ms), then woken by the DMA when a buffer sent 300 ms into
+    the wait comes back through the core, its results right."""
+    import select
+    with Channel(channel, directions="c2h", timeout=10) as reader, \
+            Channel(channel, directions="h2c", timeout=10) as writer:
+        reader.start()
+        room = select.poll()
+        room.register(writer, select.POLLOUT)
+        writable = room.poll(0)
+        poller = select.poll()
+        poller.register(reader, select.POLLIN)
+        quiet = poller.poll(300)
+        x = samples(writer.buffer_size // 2, 5)
+        sender = threading.Timer(0.3, writer.write, [x])
+        sender.start()
+        woke, took = timed(poller.poll, 10000)
+        sender.join()
+        results = reader.read(reader.buffer_size) if woke else b""
+        check(writable == [(writer.fileno(), select.POLLOUT)] and quiet == [] and woke
+              and woke[0][1] & select.POLLIN and took < 5 and not wrong(x, results),
+              f"poll() on the channel: h2c {writable}, c2h with nothing sent {quiet}, then woken by the DMA "
+              f"{woke} after {took:.1f} s, {wrong(x, results)} samples wrong")
+
+
 def arguments(channel):
     with Channel(channel, directions="c2h", timeout=None) as ch:
         check(ch.directions == ("c2h",) and ch.timeout is None,
@@ -180,7 +227,8 @@ def main(argv):
         stuck(channel)
         c = subprocess.call(["hostlink_threads", str(channel), "stuck"])
     else:
-        for checks in (reader_and_writer, cancel_and_interrupt, progress, close_sends_everything, arguments):
+        for checks in (reader_and_writer, cancel_and_interrupt, progress, close_sends_everything, read_into,
+                       events, arguments):
             checks(channel)
         c = subprocess.call(["hostlink_threads", str(channel)])
     print(f"library threads{' (stuck)' if len(argv) == 2 else ''}: "
