@@ -357,7 +357,8 @@ def test_the_accelerator_and_a_slow_reader_through_the_driver(tmp_path, board):
                   "a wait with nothing coming: /dev/litepcie0: hostlink_wait: no c2h buffer for 300 ms",
                   "a wait on a direction not opened: /dev/litepcie0: hostlink_wait: opened without HOSTLINK_H2C",
                   "a register write: /dev/litepcie0: cannot write a register: register writes need CAP_SYS_RAWIO",
-                  "a register that does not exist: /dev/litepcie0: no register 'no_such_register'"]:
+                  "a register that does not exist: /dev/litepcie0: no register 'no_such_register'",
+                  "a handle used after close: not an open channel"]:
         assert re.search(r"^ok: " + re.escape(check.removesuffix(" (C)")) + r".*\(C\)$", output, re.M), \
             (check, output[-4000:])
     # The C example of a writer thread and a reader thread on one channel.
@@ -374,7 +375,7 @@ def test_the_accelerator_and_a_slow_reader_through_the_driver(tmp_path, board):
                   "a call begun after the cancel runs to its own end", "Ctrl-C ends a blocking read",
                   "a read that times out carries what it got", "close right after a write sends all of it",
                   "directions='c2h' and timeout=None", "read_into() an array of the program's",
-                  "transfer(into=) a bytearray", "poll() on the channel", "a register map that does not exist", "a timeout of 0",
+                  "transfer(into=) a bytearray", "poll() on the channel", "a register map that does not exist", "a channel used after close", "a timeout of 0",
                   "a reader thread and a writer thread on one channel", "two threads that fail at once read their "
                   "own errors", "hostlink_cancel() ends another thread's read", "a signal ends a blocking read",
                   "a read that times out says what it got", "a close whose data the core cannot take fails after "

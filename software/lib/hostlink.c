@@ -87,6 +87,59 @@ static int fail(struct hostlink_channel *ch, int err, const char *format, ...)
 	return -err;
 }
 
+/* The open handles: a call on one that was closed (or never opened) fails with EBADF rather than reading
+ * freed memory. Only the pointer is compared; a handle closed while another thread's call is in progress
+ * is the program's error (cancel, join, then close). */
+static pthread_mutex_t handles_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct hostlink_channel **handles;
+static size_t handles_count, handles_room;
+
+static int handle_add(struct hostlink_channel *ch)
+{
+	int ret = 0;
+	pthread_mutex_lock(&handles_lock);
+	if (handles_count == handles_room) {
+		size_t room = handles_room ? 2 * handles_room : 16;
+		struct hostlink_channel **more = realloc(handles, room * sizeof(*handles));
+		if (more) {
+			handles = more;
+			handles_room = room;
+		} else {
+			ret = -ENOMEM;
+		}
+	}
+	if (ret == 0)
+		handles[handles_count++] = ch;
+	pthread_mutex_unlock(&handles_lock);
+	return ret;
+}
+
+static void handle_remove(struct hostlink_channel *ch)
+{
+	pthread_mutex_lock(&handles_lock);
+	for (size_t i = 0; i < handles_count; i++)
+		if (handles[i] == ch) {
+			handles[i] = handles[--handles_count];
+			break;
+		}
+	pthread_mutex_unlock(&handles_lock);
+}
+
+static int is_open(struct hostlink_channel *ch)
+{
+	int found = 0;
+	pthread_mutex_lock(&handles_lock);
+	for (size_t i = 0; i < handles_count && !found; i++)
+		found = handles[i] == ch;
+	pthread_mutex_unlock(&handles_lock);
+	return found;
+}
+
+static int not_open(void)
+{
+	return fail(NULL, EBADF, "not an open channel: closed already, or never opened (hostlink_open)");
+}
+
 static uint32_t cancel_count(struct hostlink_channel *ch)
 {
 	return __atomic_load_n(&ch->cancel, __ATOMIC_SEQ_CST);
@@ -204,14 +257,17 @@ static void find_board(struct hostlink_channel *ch)
 	ch->index = below;
 }
 
+static int is_open(struct hostlink_channel *ch);
+static int not_open(void);
+
 const char *hostlink_board(struct hostlink_channel *ch)
 {
-	return ch->board;
+	return is_open(ch) ? ch->board : "";
 }
 
 int hostlink_channel_index(struct hostlink_channel *ch)
 {
-	return ch->index;
+	return is_open(ch) ? ch->index : not_open();
 }
 
 static void hostlink_free(struct hostlink_channel *ch)
@@ -307,7 +363,7 @@ int hostlink_open_path(struct hostlink_channel **out, const char *path, enum hos
 		goto error;
 	find_board(ch);
 	ch->scratch = malloc(ch->buffer_size);
-	if (!ch->scratch) {
+	if (!ch->scratch || handle_add(ch) < 0) {
 		ret = fail(ch, ENOMEM, "out of memory");
 		goto error;
 	}
@@ -401,6 +457,8 @@ static int start(struct hostlink_channel *ch, int direction)
 
 int hostlink_start(struct hostlink_channel *ch, int directions)
 {
+	if (!is_open(ch))
+		return not_open();
 	int ret = 0;
 	if (directions & ~ch->directions)
 		return fail(ch, EINVAL, "opened without %s", (directions & ~ch->directions) & HOSTLINK_H2C ?
@@ -414,6 +472,8 @@ int hostlink_start(struct hostlink_channel *ch, int directions)
 
 int hostlink_cancel(struct hostlink_channel *ch)
 {
+	if (!is_open(ch))
+		return not_open();
 	uint32_t count = __atomic_add_fetch(&ch->cancel, 1, __ATOMIC_SEQ_CST);
 	/* Wakes a call asleep in the driver; a driver without DMA_CANCEL: the calls see the count within their
 	 * 200 µs polls. */
@@ -451,6 +511,8 @@ static int drain(struct hostlink_channel *ch, int timeout_ms)
 
 int hostlink_drain(struct hostlink_channel *ch, int timeout_ms)
 {
+	if (!is_open(ch))
+		return not_open();
 	int ret;
 	if (!(ch->directions & HOSTLINK_H2C))
 		return 0;
@@ -465,6 +527,8 @@ int hostlink_close(struct hostlink_channel *ch)
 	int ret = 0;
 	if (!ch)
 		return 0;
+	if (!is_open(ch))
+		return not_open();
 	/* What was written goes to the FPGA first (or the failure says how much did not). */
 	if (ch->directions & HOSTLINK_H2C)
 		ret = drain(ch, ch->timeout_ms);
@@ -475,6 +539,7 @@ int hostlink_close(struct hostlink_channel *ch)
 	for (int i = 0; i < 2; i++)
 		if (ch->ring[i])
 			munmap(ch->ring[i], ch->buffer_size * ch->buffer_count);
+	handle_remove(ch);
 	close(ch->fd);
 	hostlink_free(ch);
 	return ret;
@@ -482,9 +547,9 @@ int hostlink_close(struct hostlink_channel *ch)
 
 const char *hostlink_error(struct hostlink_channel *ch) { (void)ch; return error_text; }
 const char *hostlink_open_error(void) { return error_text; }
-int hostlink_fd(struct hostlink_channel *ch) { return ch->fd; }
-size_t hostlink_buffer_size(struct hostlink_channel *ch) { return ch->buffer_size; }
-size_t hostlink_buffer_count(struct hostlink_channel *ch) { return ch->buffer_count; }
+int hostlink_fd(struct hostlink_channel *ch) { return is_open(ch) ? ch->fd : not_open(); }
+size_t hostlink_buffer_size(struct hostlink_channel *ch) { return is_open(ch) ? ch->buffer_size : 0; }
+size_t hostlink_buffer_count(struct hostlink_channel *ch) { return is_open(ch) ? ch->buffer_count : 0; }
 
 void hostlink_moved(size_t *sent, size_t *received)
 {
@@ -606,6 +671,8 @@ static void unlock_directions(struct hostlink_channel *ch, int directions)
 
 ssize_t hostlink_transfer(struct hostlink_channel *ch, const void *in, size_t in_size, void *out, size_t out_size)
 {
+	if (!is_open(ch))
+		return not_open();
 	int directions = (in_size ? HOSTLINK_H2C : 0) | (out_size ? HOSTLINK_C2H : 0);
 	ssize_t ret;
 
@@ -620,6 +687,8 @@ ssize_t hostlink_transfer(struct hostlink_channel *ch, const void *in, size_t in
 
 ssize_t hostlink_write(struct hostlink_channel *ch, const void *data, size_t size)
 {
+	if (!is_open(ch))
+		return not_open();
 	if (size == 0)
 		return fail(ch, EINVAL, "writing moves whole %zu-byte buffers: 0 bytes is not a positive multiple",
 			    ch->buffer_size);
@@ -628,6 +697,8 @@ ssize_t hostlink_write(struct hostlink_channel *ch, const void *data, size_t siz
 
 ssize_t hostlink_read(struct hostlink_channel *ch, void *data, size_t size)
 {
+	if (!is_open(ch))
+		return not_open();
 	if (size == 0)
 		return fail(ch, EINVAL, "reading moves whole %zu-byte buffers: 0 bytes is not a positive multiple",
 			    ch->buffer_size);
@@ -756,6 +827,8 @@ static int ready_directions(struct hostlink_channel *ch, int directions)
 /* Takes no direction's lock: a thread may wait while others read and write. */
 int hostlink_wait(struct hostlink_channel *ch, int directions, int timeout_ms)
 {
+	if (!is_open(ch))
+		return not_open();
 	uint32_t cancel = cancel_count(ch);
 	int64_t deadline;
 	int ret;
@@ -788,6 +861,8 @@ int hostlink_wait(struct hostlink_channel *ch, int directions, int timeout_ms)
 
 ssize_t hostlink_get_buffers(struct hostlink_channel *ch, int direction, void **first, size_t max, int timeout_ms)
 {
+	if (!is_open(ch))
+		return not_open();
 	ssize_t ret;
 	if (direction != HOSTLINK_H2C && direction != HOSTLINK_C2H)
 		return direction_index(ch, direction, "hostlink_get_buffers");
@@ -825,6 +900,8 @@ static int put_buffers(struct hostlink_channel *ch, int direction, size_t count)
 
 int hostlink_put_buffers(struct hostlink_channel *ch, int direction, size_t count)
 {
+	if (!is_open(ch))
+		return not_open();
 	int ret;
 	if (direction != HOSTLINK_H2C && direction != HOSTLINK_C2H)
 		return direction_index(ch, direction, "hostlink_put_buffers");
@@ -868,6 +945,8 @@ static ssize_t read_buffer(struct hostlink_channel *ch, void *data, size_t capac
 ssize_t hostlink_read_buffer(struct hostlink_channel *ch, void *data, size_t capacity,
 			     struct hostlink_buffer_info *info)
 {
+	if (!is_open(ch))
+		return not_open();
 	ssize_t ret;
 	moved_sent = moved_received = 0;
 	lock_directions(ch, HOSTLINK_C2H);
@@ -880,6 +959,8 @@ ssize_t hostlink_read_buffer(struct hostlink_channel *ch, void *data, size_t cap
 
 ssize_t hostlink_read_packet(struct hostlink_channel *ch, void *data, size_t capacity)
 {
+	if (!is_open(ch))
+		return not_open();
 	struct hostlink_buffer_info info = {0};
 	unsigned char *dst = data;
 	size_t length = 0;
@@ -925,6 +1006,8 @@ static int register_access(struct hostlink_channel *ch, const char *name, int wo
 	size_t i;
 	int ret;
 
+	if (!is_open(ch))
+		return not_open();
 	for (i = 0; i < sizeof(hostlink_registers) / sizeof(hostlink_registers[0]); i++)
 		if (strcmp(hostlink_registers[i].name, name) == 0)
 			break;
@@ -959,6 +1042,8 @@ int hostlink_register_word(struct hostlink_channel *ch, const char *name, int wo
 
 int hostlink_cycles(struct hostlink_channel *ch, uint64_t *cycles)
 {
+	if (!is_open(ch))
+		return not_open();
 	struct litepcie_ioctl_cycles m = {0};
 	int ret;
 	ret = do_ioctl(ch, LITEPCIE_IOCTL_CYCLES, &m, "read the cycle counter");
@@ -984,6 +1069,8 @@ static void direction_stats(struct hostlink_direction_stats *to, const struct li
 
 int hostlink_stats(struct hostlink_channel *ch, struct hostlink_stats *stats)
 {
+	if (!is_open(ch))
+		return not_open();
 	struct litepcie_ioctl_stats m = {0};
 	int ret;
 	memset(stats, 0, sizeof(*stats));
@@ -999,6 +1086,8 @@ int hostlink_stats(struct hostlink_channel *ch, struct hostlink_stats *stats)
 
 int hostlink_counts(struct hostlink_channel *ch, struct hostlink_counts *counts)
 {
+	if (!is_open(ch))
+		return not_open();
 	int ret = 0;
 	memset(counts, 0, sizeof(*counts));
 	if (ch->directions & HOSTLINK_H2C)

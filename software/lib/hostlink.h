@@ -90,6 +90,8 @@ int hostlink_close(struct hostlink_channel *ch);
  * -ECANCELED; calls begun afterwards are not affected. Safe from any thread, not from a signal handler. */
 int hostlink_cancel(struct hostlink_channel *ch);
 
+/* Every call on a handle already closed (or never opened) fails with -EBADF; the size calls return 0. */
+
 /* The calling thread's last failure, with what to do (any channel: `ch` may be NULL or already closed). */
 const char *hostlink_error(struct hostlink_channel *ch);
 const char *hostlink_open_error(void);

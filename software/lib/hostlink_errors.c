@@ -83,6 +83,8 @@ static void member(int channel)
 		expect("giving back more than was got", hostlink_put_buffers(other, HOSTLINK_H2C, 3), EINVAL,
 		       hostlink_error(other), "got and not yet put");
 		hostlink_close(other);   /* Never given back: the core is sent nothing. */
+		expect("a handle used after close", hostlink_read(other, data, 4096), EBADF, hostlink_error(NULL),
+		       "not an open channel");
 	}
 	expect("a read with nothing coming", hostlink_read(holder, data, hostlink_buffer_size(holder)), ETIMEDOUT,
 	       hostlink_error(holder), "no progress for 500 ms");

@@ -195,6 +195,10 @@ def arguments(channel):
     missing, _ = timed(Channel, channel, "lossless", "c2h", 1, "no_such_csr.json")
     check(isinstance(missing, HostlinkError) and missing.errno == errno.ENOENT and "no register map" in str(missing),
           f"a register map that does not exist: {missing!r}")
+    closed = Channel(channel, directions="c2h")
+    closed.close()
+    after, _ = timed(closed.read, closed.buffer_size)
+    check(isinstance(after, HostlinkError) and after.errno == errno.EBADF, f"a channel used after close: {after!r}")
     bad, _ = timed(Channel, channel, "lossless", "c2h", 0)
     check(isinstance(bad, ValueError) and "timeout" in str(bad), f"a timeout of 0: {bad!r}")
 
