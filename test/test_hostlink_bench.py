@@ -63,9 +63,9 @@ def test_generated_driver_polls_without_register_writes(generated):
     handler = main_c[main_c.index("static irqreturn_t litepcie_interrupt("):]
     handler = handler[:handler.index("\n}\n")]
     assert "lock" not in handler and "litepcie_enable_interrupt" not in handler
-    # (Eight: LitePCIe's, the refreshes', driver_removal.py's two, in release and remove, and driver_wait.py's
-    # MSI switch.)
-    assert "spin_lock_irqsave" not in main_c and main_c.count("spin_lock(&") == 8
+    # (Nine: LitePCIe's, the refreshes', driver_removal.py's two, in release and remove, and driver_wait.py's
+    # MSI switch for DMA_WAIT and its arming by poll(), both in process context.)
+    assert "spin_lock_irqsave" not in main_c and main_c.count("spin_lock(&") == 9
     # The hardening still holds: register writes through REG need CAP_SYS_RAWIO.
     assert "if (m.is_write && !capable(CAP_SYS_RAWIO))" in main_c
     # The tool is generated next to LitePCIe's and built by their Makefile.
