@@ -50,6 +50,15 @@ static void check(int ok, const char *format, ...)
 	failed |= !ok;
 }
 
+/* Opens the channel in lossless flow; a failure is a failed check. */
+static int opened(struct hostlink_channel **ch, int channel, int directions, int timeout_ms)
+{
+	if (hostlink_open(ch, channel, HOSTLINK_FLOW_LOSSLESS, directions, timeout_ms) == 0)
+		return 0;
+	check(0, "open: %s", hostlink_open_error());
+	return -1;
+}
+
 static void samples(uint16_t *x, size_t count, unsigned seed)
 {
 	for (size_t i = 0; i < count; i++)
@@ -114,10 +123,8 @@ static void reader_and_writer(int channel)
 	size_t size, count;
 	uint16_t *x, *y;
 
-	if (hostlink_open(&ch, channel, HOSTLINK_FLOW_LOSSLESS, HOSTLINK_H2C | HOSTLINK_C2H, 10000) < 0) {
-		check(0, "open: %s", hostlink_open_error());
+	if (opened(&ch, channel, HOSTLINK_H2C | HOSTLINK_C2H, 10000) < 0)
 		return;
-	}
 	size = 16 * hostlink_buffer_size(ch);
 	count = size / 2;
 	x = malloc(size);
@@ -174,10 +181,8 @@ static void errors_per_thread(int channel)
 	struct failing a, b;
 	pthread_t at, bt;
 
-	if (hostlink_open(&ch, channel, HOSTLINK_FLOW_LOSSLESS, HOSTLINK_H2C, 1000) < 0) {
-		check(0, "open: %s", hostlink_open_error());
+	if (opened(&ch, channel, HOSTLINK_H2C, 1000) < 0)
 		return;
-	}
 	pthread_barrier_init(&barrier, NULL, 2);
 	a = (struct failing){.ch = ch, .barrier = &barrier, .kind = 0};
 	b = (struct failing){.ch = ch, .barrier = &barrier, .kind = 1};
@@ -209,10 +214,8 @@ static void cancel_and_signal(int channel)
 	ssize_t ret;
 	double began;
 
-	if (hostlink_open(&ch, channel, HOSTLINK_FLOW_LOSSLESS, HOSTLINK_C2H, 10000) < 0) {
-		check(0, "open: %s", hostlink_open_error());
+	if (opened(&ch, channel, HOSTLINK_C2H, 10000) < 0)
 		return;
-	}
 	/* A read with nothing coming, cancelled by another thread 300 ms later. */
 	r = (struct call){.ch = ch, .data = y, .size = hostlink_buffer_size(ch)};
 	pthread_create(&rt, NULL, reader, &r);
@@ -248,10 +251,8 @@ static void progress(int channel)
 	uint16_t *x, *y;
 	ssize_t ret;
 
-	if (hostlink_open(&ch, channel, HOSTLINK_FLOW_LOSSLESS, HOSTLINK_H2C | HOSTLINK_C2H, 1000) < 0) {
-		check(0, "open: %s", hostlink_open_error());
+	if (opened(&ch, channel, HOSTLINK_H2C | HOSTLINK_C2H, 1000) < 0)
 		return;
-	}
 	size = 2 * hostlink_buffer_size(ch);
 	x = malloc(size);
 	y = calloc(1, 2 * size);
@@ -280,11 +281,8 @@ static void close_sends_everything(int channel)
 	ssize_t ret;
 	int closed;
 
-	if (hostlink_open(&in, channel, HOSTLINK_FLOW_LOSSLESS, HOSTLINK_C2H, 10000) < 0 ||
-	    hostlink_open(&out, channel, HOSTLINK_FLOW_LOSSLESS, HOSTLINK_H2C, 10000) < 0) {
-		check(0, "open: %s", hostlink_open_error());
+	if (opened(&in, channel, HOSTLINK_C2H, 10000) < 0 || opened(&out, channel, HOSTLINK_H2C, 10000) < 0)
 		return;
-	}
 	size = 32 * hostlink_buffer_size(out);
 	count = size / 2;
 	x = malloc(size);
@@ -316,11 +314,8 @@ static void close_stuck(int channel)
 	int closed;
 	double began;
 
-	if (hostlink_open(&results, channel, HOSTLINK_FLOW_LOSSLESS, HOSTLINK_C2H, 500) < 0 ||
-	    hostlink_open(&ch, channel, HOSTLINK_FLOW_LOSSLESS, HOSTLINK_H2C, 500) < 0) {
-		check(0, "open: %s", hostlink_open_error());
+	if (opened(&results, channel, HOSTLINK_C2H, 500) < 0 || opened(&ch, channel, HOSTLINK_H2C, 500) < 0)
 		return;
-	}
 	hostlink_start(results, HOSTLINK_C2H);
 	size = hostlink_buffer_count(ch) * hostlink_buffer_size(ch);
 	x = calloc(1, size);
@@ -352,11 +347,8 @@ static void events(int channel)
 	double began, took;
 	ssize_t ret = -1;
 
-	if (hostlink_open(&in, channel, HOSTLINK_FLOW_LOSSLESS, HOSTLINK_C2H, 10000) < 0 ||
-	    hostlink_open(&out, channel, HOSTLINK_FLOW_LOSSLESS, HOSTLINK_H2C, 10000) < 0) {
-		check(0, "open: %s", hostlink_open_error());
+	if (opened(&in, channel, HOSTLINK_C2H, 10000) < 0 || opened(&out, channel, HOSTLINK_H2C, 10000) < 0)
 		return;
-	}
 	size = hostlink_buffer_size(out);
 	x = malloc(size);
 	y = calloc(1, size);
