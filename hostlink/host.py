@@ -48,45 +48,35 @@ import struct
 import threading
 import time
 
+from hostlink.protocol import FLOW_MODES as FLOWS, FRAMED_FLOWS as FRAMED, HEADER, HEADER_BYTES, \
+    HEADER_FLAG_END, HEADER_MAGIC, IOCTLS, STATS_DIRECTION_FIELDS as _STATS_DIRECTION
+
 __all__ = ["Channel", "HostlinkError", "Buffer", "list_devices", "list_boards", "board_of", "FLOWS", "HEADER_BYTES", "HEADER_MAGIC"]
 
-FLOWS = {"loop": 0, "lossless": 1, "realtime": 2, "packets": 3}
-FRAMED = ("realtime", "packets")   # FPGA to host only; each buffer has a header.
-HEADER_BYTES = 32            # A framed buffer's header (hostlink.cores.pcie.user_port.BufferFramer).
-HEADER_MAGIC = 0x314b4c48    # "HLK1"
-HEADER_FLAG_END = 1          # The header's flags: a `last` from the core ended the buffer's data.
-HEADER = struct.Struct("<IIQQII")
+# The driver's ioctls (hostlink.protocol: LitePCIe's, with hostlink's from software/patches/) ---------
 
-# LitePCIe's ioctls (litepcie.h, with hostlink's: driver_polling.py, driver_flow.py) ------------------
-
-def _ioc(direction, number, size):
-    return (direction << 30) | (size << 16) | (ord("S") << 8) | number
-
-_W, _R, _RW = 1, 2, 3
-_REG       = struct.Struct("<IIB3x")          # litepcie_ioctl_reg
-_DMA_COUNT = struct.Struct("<B7xqq")          # litepcie_ioctl_dma_writer / _reader
-_LOCK      = struct.Struct("<6B")             # litepcie_ioctl_lock
-_INFO      = struct.Struct("<6Q")             # litepcie_ioctl_mmap_dma_info
-_UPDATE    = struct.Struct("<q")              # litepcie_ioctl_mmap_dma_update
-_TWO       = struct.Struct("<2B")             # litepcie_ioctl_dma_poll / _dma_flow
-_WAIT      = struct.Struct("<4I4B")           # litepcie_ioctl_dma_wait (driver_wait.py)
-_CANCEL    = struct.Struct("<I")              # LITEPCIE_IOCTL_DMA_CANCEL's count
-_STATS_DIRECTION = ("hw_count", "sw_count", "lost", "lost_events", "level", "level_max", "flow", "enabled",
-                    "fpga_given", "fpga_started", "fpga_done", "fpga_waits")
-_STATS     = struct.Struct("<" + "qqQQ8I" * 2 + "2I")   # litepcie_ioctl_stats: writer, reader, ring
-IOCTL_REG         = _ioc(_RW, 0,  _REG.size)
-IOCTL_DMA_WRITER  = _ioc(_RW, 21, _DMA_COUNT.size)
-IOCTL_DMA_READER  = _ioc(_RW, 22, _DMA_COUNT.size)
-IOCTL_DMA_INFO    = _ioc(_R,  24, _INFO.size)
-IOCTL_LOCK        = _ioc(_RW, 25, _LOCK.size)
-IOCTL_MMAP_WRITER_UPDATE = _ioc(_W, 26, _UPDATE.size)
-IOCTL_MMAP_READER_UPDATE = _ioc(_W, 27, _UPDATE.size)
-IOCTL_DMA_POLL    = _ioc(_W,  40, _TWO.size)
-IOCTL_CYCLES      = _ioc(_R,  41, 8)
-IOCTL_DMA_FLOW    = _ioc(_W,  42, _TWO.size)
-IOCTL_STATS       = _ioc(_R,  43, _STATS.size)
-IOCTL_DMA_WAIT    = _ioc(_RW, 44, _WAIT.size)
-IOCTL_DMA_CANCEL  = _ioc(_W,  45, _CANCEL.size)
+_REG       = IOCTLS["REG"].layout
+_DMA_COUNT = IOCTLS["DMA_WRITER"].layout      # and DMA_READER's
+_LOCK      = IOCTLS["LOCK"].layout
+_INFO      = IOCTLS["MMAP_DMA_INFO"].layout
+_UPDATE    = IOCTLS["MMAP_DMA_WRITER_UPDATE"].layout
+_TWO       = IOCTLS["DMA_POLL"].layout        # and DMA_FLOW's: writer, reader
+_WAIT      = IOCTLS["DMA_WAIT"].layout
+_CANCEL    = IOCTLS["DMA_CANCEL"].layout
+_STATS     = IOCTLS["STATS"].layout           # writer's fields, reader's, ring
+IOCTL_REG         = IOCTLS["REG"].request
+IOCTL_DMA_WRITER  = IOCTLS["DMA_WRITER"].request
+IOCTL_DMA_READER  = IOCTLS["DMA_READER"].request
+IOCTL_DMA_INFO    = IOCTLS["MMAP_DMA_INFO"].request
+IOCTL_LOCK        = IOCTLS["LOCK"].request
+IOCTL_MMAP_WRITER_UPDATE = IOCTLS["MMAP_DMA_WRITER_UPDATE"].request
+IOCTL_MMAP_READER_UPDATE = IOCTLS["MMAP_DMA_READER_UPDATE"].request
+IOCTL_DMA_POLL    = IOCTLS["DMA_POLL"].request
+IOCTL_CYCLES      = IOCTLS["CYCLES"].request
+IOCTL_DMA_FLOW    = IOCTLS["DMA_FLOW"].request
+IOCTL_STATS       = IOCTLS["STATS"].request
+IOCTL_DMA_WAIT    = IOCTLS["DMA_WAIT"].request
+IOCTL_DMA_CANCEL  = IOCTLS["DMA_CANCEL"].request
 
 
 class HostlinkError(OSError):

@@ -12,7 +12,7 @@ import json
 import sys
 
 from hostlink.cores.pcie.config import DMA_DESCRIPTOR_MAX_BYTES, check_dma_channels, check_dma_length
-from hostlink.cores.pcie.flow import FLOW_MODES, FRAMED_MODES
+from hostlink.protocol import FLOW_MODES, FRAMED_FLOWS
 from hostlink.sim.pcie import latency_sweep
 from hostlink.sim.pcie.host import host_profile
 from hostlink.sim.pcie.soc import BOARDS, DEFAULT_BOARD, get_board
@@ -264,7 +264,7 @@ def make_stream_jobs(sizes, directions, flow, ring, buffer_size, granularity, us
     check_dma_length(buffer_size, granularity=granularity)
     if not 1 <= ring <= TABLE_DEPTH:
         raise ValueError(f"a ring has 1 to {TABLE_DEPTH} buffers (the descriptor table's depth), not {ring}")
-    if flow in FRAMED_MODES and (user_core is None or user_core["model"]):
+    if flow in FRAMED_FLOWS and (user_core is None or user_core["model"]):
         raise ValueError(f"--flow {flow} streams FPGA to host from a --user-core that produces data "
                          "(e.g. examples.stream_source:CountingSource)")
     jobs = []

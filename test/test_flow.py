@@ -17,7 +17,8 @@ from migen import *
 from litex.soc.interconnect import stream
 from litepcie.frontend.dma import descriptor_layout
 
-from hostlink.cores.pcie.flow import DMAFlow, FLOW_LOOP, FLOW_LOSSLESS, HEADER_BYTES, HEADER_FLAG_END, HEADER_MAGIC
+from hostlink.cores.pcie.flow import DMAFlow
+from hostlink.protocol import FLOW_LOOP, FLOW_LOSSLESS, HEADER_BYTES, HEADER_FLAG_END, HEADER_MAGIC
 from hostlink.cores.pcie.splitter import DescriptorSplitter
 from hostlink.cores.pcie.user_port import BufferFramer
 from hostlink.sim.pcie.stream_jobs import parse_framed

@@ -18,7 +18,6 @@ import json
 import os
 import re
 import shutil
-import struct
 import subprocess
 import threading
 
@@ -27,6 +26,7 @@ import pytest
 from helpers import check_missing_anchor_is_refused, check_patched, generate_zc706_driver, ioctl_case, read
 
 from hostlink import REPO
+from hostlink.protocol import HEADER, HEADER_MAGIC
 from hostlink.sim.uml.kernel import UML_KERNEL
 from hostlink.sim.uml.run import sim_dma_ring
 from hostlink.software import driver_flow, driver_removal, driver_stats, driver_wait
@@ -227,14 +227,14 @@ def test_errors_say_what_to_do():
         Channel(0, flow="packets")
     with pytest.raises(HostlinkError, match="without hostlink's header"):
         Buffer(bytes(64))
-    header = struct.pack("<IIQQII", 0x314b4c48, 7, 1234, 64, 32, 0) + bytes(range(32))
+    header = HEADER.pack(HEADER_MAGIC, 7, 1234, 64, 32, 0) + bytes(range(32))
     buffer = Buffer(header)
     assert (buffer.sequence, buffer.time, buffer.dropped, buffer.data, buffer.ended) == \
         (7, 1234, 64, bytes(range(32)), False)
 
 
 def _framed(sequence, data, ended, dropped=0, size=128):
-    raw = struct.pack("<IIQQII", 0x314b4c48, sequence, 0, dropped, len(data), int(ended)) + data
+    raw = HEADER.pack(HEADER_MAGIC, sequence, 0, dropped, len(data), int(ended)) + data
     return raw + bytes(size - len(raw))
 
 
@@ -541,21 +541,3 @@ def test_sim_driver_refuses_a_bad_user_core_with_one_line(argv, message, capsys)
         driver_main(["--board", "zc706", *argv, "--", "true"])
     assert exit.value.code == 2
     assert message in capsys.readouterr().err.strip().splitlines()[-1]
-
-
-def test_python_and_c_agree_with_the_gateware_on_flows_and_the_header():
-    """hostlink.host (which imports without the project) and hostlink.h (C) write the flow numbers and the
-    header's layout again: they must be the gateware's (hostlink.cores.pcie.flow)."""
-    from hostlink import host
-    from hostlink.cores.pcie import flow
-    assert host.FLOWS == flow.FLOW_MODES
-    assert set(host.FRAMED) == set(flow.FRAMED_MODES)
-    assert (host.HEADER_BYTES, host.HEADER_MAGIC, host.HEADER_FLAG_END) == \
-        (flow.HEADER_BYTES, flow.HEADER_MAGIC, flow.HEADER_FLAG_END)
-    header = read(os.path.join(REPO, "software", "lib", "hostlink.h"))
-    defined = {m.group(1): int(m.group(2), 0)
-               for m in re.finditer(r"(HOSTLINK_\w+)\s+=?\s*(0x[0-9a-f]+|\d+)u?\b", header)}
-    for name, number in flow.FLOW_MODES.items():
-        assert defined[f"HOSTLINK_FLOW_{name.upper()}"] == number
-    assert (defined["HOSTLINK_HEADER_BYTES"], defined["HOSTLINK_HEADER_MAGIC"], defined["HOSTLINK_HEADER_FLAG_END"]) == \
-        (flow.HEADER_BYTES, flow.HEADER_MAGIC, flow.HEADER_FLAG_END)

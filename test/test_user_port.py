@@ -15,7 +15,7 @@ import pytest
 
 from migen import *
 
-from hostlink.cores.pcie.flow import HEADER_FLAG_END, HEADER_MAGIC
+from hostlink.protocol import HEADER_FLAG_END, HEADER_MAGIC
 from hostlink.cores.pcie.user_port import UserPort
 from helpers import assemble_framed as assemble
 

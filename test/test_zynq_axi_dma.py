@@ -20,7 +20,8 @@ from migen import *
 from litex.gen import LiteXModule
 from litex.soc.interconnect.axi import AXIInterface
 
-from hostlink.cores.zynq.axi_dma import (AXIDMA, REGISTERS, DMACR_RS, DMACR_RESET, DMACR_IOC_IRQ_EN,
+from hostlink.cores.zynq.axi_dma import AXIDMA
+from hostlink.protocol import (AXI_DMA_REGISTERS as REGISTERS, DMACR_RS, DMACR_RESET, DMACR_IOC_IRQ_EN,
     DMACR_ERR_IRQ_EN, DMASR_HALTED, DMASR_IDLE, DMASR_INT_ERR, DMASR_SLV_ERR, DMASR_IOC_IRQ, DMASR_ERR_IRQ)
 
 from benches.migen_streams import MAX_CYCLES, stuck

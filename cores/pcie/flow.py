@@ -45,17 +45,8 @@ from litex.gen import *
 
 from litex.soc.interconnect.csr import *
 
-FLOW_LOOP     = 0
-FLOW_LOSSLESS = 1
-FLOW_REALTIME = 2
-FLOW_PACKETS  = 3
-FLOW_MODES    = {"loop": FLOW_LOOP, "lossless": FLOW_LOSSLESS, "realtime": FLOW_REALTIME, "packets": FLOW_PACKETS}
-FRAMED_MODES  = ["realtime", "packets"]   # Writers only, through a user port: each buffer has a header.
-
-# Header of a framed buffer (user_port.py's BufferFramer), in bytes: what the host parses.
-HEADER_BYTES = 32
-HEADER_MAGIC = 0x314b4c48   # "HLK1", little-endian bytes 'H' 'L' 'K' '1'.
-HEADER_FLAG_END = 1         # Flags bit 0: a `last` from the core ended the buffer's data.
+# The flow modes (the `mode` CSR's values) are the host's too: defined in hostlink.protocol.
+from hostlink.protocol import FLOW_LOOP, FLOW_PACKETS, FLOW_REALTIME
 
 # DMA Flow -----------------------------------------------------------------------------------------
 

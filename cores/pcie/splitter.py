@@ -47,7 +47,7 @@ from litex.soc.interconnect import stream
 import litepcie.frontend.dma as litepcie_dma
 from litepcie.frontend.dma import descriptor_layout
 
-from hostlink.cores.pcie.flow import HEADER_BYTES
+from hostlink.protocol import HEADER_BYTES
 
 
 class DescriptorSplitter(LiteXModule):

@@ -25,6 +25,8 @@ user port (1) or to them (0, the reset state, so that LitePCIe's `dma_test` work
 not selected receives nothing and back-pressures its core.
 """
 
+import struct
+
 from migen import *
 from migen.genlib.cdc import MultiReg, PulseSynchronizer, GrayDecoder
 
@@ -33,7 +35,7 @@ from litex.gen import *
 from litex.soc.interconnect import stream
 from litex.soc.interconnect.csr import *
 
-from hostlink.cores.pcie.flow import HEADER_BYTES, HEADER_MAGIC
+from hostlink.protocol import HEADER_BYTES, HEADER_FIELDS, HEADER_MAGIC
 
 # Parameters ---------------------------------------------------------------------------------------
 
@@ -135,6 +137,20 @@ class CrossedEventCounter(LiteXModule):
 
 # Buffer framer ------------------------------------------------------------------------------------
 
+def header_fields(**fields):
+    """The framed buffer's header as one Cat's parts, in hostlink.protocol's field order: each field given
+    as the signals that make it (LSB first), checked to fill the field's width exactly."""
+    if set(fields) != {name for name, _, _ in HEADER_FIELDS}:
+        raise ValueError(f"the header's fields are {[name for name, _, _ in HEADER_FIELDS]}, not {sorted(fields)}")
+    parts = []
+    for name, _, code in HEADER_FIELDS:
+        width = sum(len(part) for part in fields[name])
+        if width != 8*struct.calcsize("<" + code):
+            raise ValueError(f"header field {name} is {8*struct.calcsize('<' + code)} bits, given {width}")
+        parts += fields[name]
+    return parts
+
+
 class BufferFramer(LiteXModule):
     """FPGA-to-host data in the framed flows (flow.py): a header in every buffer; `last` ends a buffer.
 
@@ -161,10 +177,10 @@ class BufferFramer(LiteXModule):
     writer's splitter in framed mode (splitter.py) writes the data from byte 32 and then the header at byte
     0, so that a buffer the host sees done has its header.
 
-    Header (HEADER_BYTES = 32 bytes, little-endian, at the buffer's start):
+    Header (HEADER_BYTES = 32 bytes, little-endian, at the buffer's start; hostlink.protocol.HEADER_FIELDS):
 
         offset  size  field
-             0     4  magic, HEADER_MAGIC (0x314b4c48, "HLK1")
+             0     4  magic, HEADER_MAGIC ("HLK1")
              4     4  sequence: buffers begun since the table's reset, from 0
              8     8  time: the SoC's cycle counter (CycleCounter) when the buffer began
             16     8  dropped: bytes dropped between the previous buffer's data and this one's (for the
@@ -271,9 +287,9 @@ class BufferFramer(LiteXModule):
             ),
         )
         fsm.act("HEADER_LOAD",
-            NextValue(header, Cat(
-                Constant(HEADER_MAGIC, 32), sequence, begun_time, begun_dropped,
-                data_bytes, Constant(0, 8), ended, Constant(0, 31))),
+            NextValue(header, Cat(*header_fields(
+                magic=[Constant(HEADER_MAGIC, 32)], sequence=[sequence], time=[begun_time],
+                dropped=[begun_dropped], length=[data_bytes, Constant(0, 8)], flags=[ended, Constant(0, 31)]))),
             NextValue(sequence, sequence + 1),
             NextValue(index, 0),
             NextState("HEADER"),

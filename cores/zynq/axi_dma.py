@@ -43,18 +43,18 @@ from litex.gen import *
 from litex.soc.interconnect import stream
 from litex.soc.interconnect.axi import AXILiteInterface
 
-__all__ = ["AXIDMA", "REGISTERS", "LENGTH_BITS"]
+# The register map and its bits are the driver's too (PG021; software/zynq/dma_user_test.c): defined in
+# hostlink.protocol.
+from hostlink.protocol import AXI_DMA_CHANNEL, AXI_DMA_LENGTH_BITS as LENGTH_BITS, AXI_DMA_MM2S, AXI_DMA_S2MM, \
+    DMACR_ERR_IRQ_EN, DMACR_IOC_IRQ_EN, DMACR_RESET, DMACR_RS, DMASR_ERR_IRQ, DMASR_IOC_IRQ
 
-LENGTH_BITS = 26
-# Register offsets (bytes), PG021 table 2-5.
-REGISTERS = {
-    "MM2S_DMACR": 0x00, "MM2S_DMASR": 0x04, "MM2S_SA": 0x18, "MM2S_SA_MSB": 0x1C, "MM2S_LENGTH": 0x28,
-    "S2MM_DMACR": 0x30, "S2MM_DMASR": 0x34, "S2MM_DA": 0x48, "S2MM_DA_MSB": 0x4C, "S2MM_LENGTH": 0x58,
-}
-DMACR_RS, DMACR_RESET, DMACR_IOC_IRQ_EN, DMACR_ERR_IRQ_EN = 1 << 0, 1 << 2, 1 << 12, 1 << 14
-DMASR_HALTED, DMASR_IDLE, DMASR_INT_ERR, DMASR_SLV_ERR, DMASR_DEC_ERR = 1 << 0, 1 << 1, 1 << 4, 1 << 5, 1 << 6
-DMASR_IOC_IRQ, DMASR_ERR_IRQ = 1 << 12, 1 << 14
+__all__ = ["AXIDMA"]
+
 RESP_SLVERR, RESP_DECERR = 0b10, 0b11
+
+
+def _bit(mask):
+    return mask.bit_length() - 1
 
 
 class _Channel(LiteXModule):
@@ -150,19 +150,20 @@ class AXIDMA(LiteXModule):
             If(ctrl.ar.valid & ~r_valid, r_valid.eq(1)).Elif(ctrl.r.ready, r_valid.eq(0)),
         ]
         read_cases = {}
-        for channel, base, reset_bit in [(rd, 0x00, resetting), (wr, 0x30, resetting)]:
-            read_cases[base + 0x00] = r_data.eq(channel.control() | (reset_bit << 2))
-            read_cases[base + 0x04] = r_data.eq(channel.status())
-            read_cases[base + 0x18] = r_data.eq(channel.address)
-            read_cases[base + 0x1C] = r_data.eq(channel.address_msb)
-            read_cases[base + 0x28] = r_data.eq(channel.length)
+        R = AXI_DMA_CHANNEL
+        for channel, base in [(rd, AXI_DMA_MM2S), (wr, AXI_DMA_S2MM)]:
+            read_cases[base + R["DMACR"]]       = r_data.eq(channel.control() | (resetting << _bit(DMACR_RESET)))
+            read_cases[base + R["DMASR"]]       = r_data.eq(channel.status())
+            read_cases[base + R["ADDRESS"]]     = r_data.eq(channel.address)
+            read_cases[base + R["ADDRESS_MSB"]] = r_data.eq(channel.address_msb)
+            read_cases[base + R["LENGTH"]]      = r_data.eq(channel.length)
         read_cases["default"] = r_data.eq(0)
         self.sync += If(ctrl.ar.valid & ~r_valid, Case(raddr, read_cases))
-        for channel, base, start in [(rd, 0x00, start_rd), (wr, 0x30, start_wr)]:
+        for channel, base, start in [(rd, AXI_DMA_MM2S, start_rd), (wr, AXI_DMA_S2MM, start_wr)]:
             # A running channel's LENGTH write starts a transfer; one of 0 bytes, at an address not aligned to
             # the bus, or while a transfer runs is refused as DMAIntErr (and stops the channel, at once or at
             # the end of the running transfer, which then ends with Err_Irq).
-            length_write = write & (waddr == base + 0x28) & channel.rs & ~resetting
+            length_write = write & (waddr == base + R["LENGTH"]) & channel.rs & ~resetting
             self.comb += [
                 channel.misuse.eq(length_write & (channel.busy | (wdata[:LENGTH_BITS] == 0) |
                                                   (channel.address[:shift] != 0))),
@@ -176,21 +177,22 @@ class AXIDMA(LiteXModule):
                 ),
             )
             self.sync += If(write,
-                If(waddr == base + 0x00,
-                    channel.rs.eq(wdata[0]),
-                    channel.ioc_en.eq(wdata[12]),
-                    channel.err_en.eq(wdata[14]),
+                If(waddr == base + R["DMACR"],
+                    channel.rs.eq(wdata[_bit(DMACR_RS)]),
+                    channel.ioc_en.eq(wdata[_bit(DMACR_IOC_IRQ_EN)]),
+                    channel.err_en.eq(wdata[_bit(DMACR_ERR_IRQ_EN)]),
                 ),
-                If(waddr == base + 0x04,
-                    If(wdata[12], channel.ioc_irq.eq(0)),
-                    If(wdata[14], channel.err_irq.eq(0)),
+                If(waddr == base + R["DMASR"],
+                    If(wdata[_bit(DMASR_IOC_IRQ)], channel.ioc_irq.eq(0)),
+                    If(wdata[_bit(DMASR_ERR_IRQ)], channel.err_irq.eq(0)),
                 ),
-                If(waddr == base + 0x18, channel.address.eq(wdata)),
-                If(waddr == base + 0x1C, channel.address_msb.eq(wdata)),
-                If(waddr == base + 0x28, channel.length.eq(wdata[:LENGTH_BITS])),
+                If(waddr == base + R["ADDRESS"],     channel.address.eq(wdata)),
+                If(waddr == base + R["ADDRESS_MSB"], channel.address_msb.eq(wdata)),
+                If(waddr == base + R["LENGTH"],      channel.length.eq(wdata[:LENGTH_BITS])),
             )
         self.sync += [
-            If(write & ((waddr == 0x00) | (waddr == 0x30)) & wdata[2], resetting.eq(1)),
+            If(write & ((waddr == AXI_DMA_MM2S + R["DMACR"]) | (waddr == AXI_DMA_S2MM + R["DMACR"])) &
+               wdata[_bit(DMACR_RESET)], resetting.eq(1)),
             If(clear, resetting.eq(0)),
         ]
         self.comb += clear.eq(resetting & quiet)

@@ -35,7 +35,8 @@ from litex.soc.interconnect.csr import CSRField, CSRStorage
 
 from hostlink.cores.pcie.cycle_counter import CycleCounter
 from hostlink.cores.pcie.dma_pattern import DMAPatternChecker, DMAPatternGenerator
-from hostlink.cores.zynq.axi_dma import AXIDMA, LENGTH_BITS
+from hostlink.cores.zynq.axi_dma import AXIDMA
+from hostlink.protocol import AXI_DMA_LENGTH_BITS as LENGTH_BITS, AXI_DMA_MM2S, AXI_DMA_S2MM
 
 __all__ = ["ZynqDMASoC", "ZynqBuilder", "DMAStreams", "device_tree", "dma_node", "DMA_BASE", "DMA_SIZE"]
 
@@ -154,7 +155,7 @@ def dma_node(base, data_width, mm2s_interrupt, s2mm_interrupt, clocks, interrupt
         f"\txlnx,addrwidth = <0x20>;",
         f"\txlnx,sg-length-width = <{LENGTH_BITS}>;",
     ]
-    for offset, kind, interrupt in [(0, "mm2s", mm2s_interrupt), (0x30, "s2mm", s2mm_interrupt)]:
+    for offset, kind, interrupt in [(AXI_DMA_MM2S, "mm2s", mm2s_interrupt), (AXI_DMA_S2MM, "s2mm", s2mm_interrupt)]:
         lines += [
             f"\tdma-channel@{base + offset:x} {{",
             f"\t\tcompatible = \"xlnx,axi-dma-{kind}-channel\";",

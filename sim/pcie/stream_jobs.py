@@ -33,7 +33,7 @@ import struct
 
 from hostlink.sim.pcie.triggers import Timer, get_sim_time
 
-from hostlink.cores.pcie.flow import FLOW_MODES, FRAMED_MODES, HEADER_BYTES, HEADER_FLAG_END, HEADER_MAGIC
+from hostlink.protocol import FLOW_MODES, FRAMED_FLOWS, HEADER, HEADER_BYTES, HEADER_FLAG_END, HEADER_MAGIC
 from hostlink.cores.pcie.config import check_dma_length
 from hostlink.sim.pcie.driver import DMA_IRQ_DISABLE
 
@@ -75,7 +75,7 @@ async def program_ring(drv, channel, ring, flow):
         await drv.write(f"{prefix}_table_value", address & 0xffffffff, word=1)
         await drv.write(f"{prefix}_table_we", address >> 32)
     await drv.write(f"{prefix}_table_loop_prog_n", 1)
-    await drv.write(f"{prefix}_flow_mode", FLOW_MODES[flow] if flow not in FRAMED_MODES or ring.engine == "writer"
+    await drv.write(f"{prefix}_flow_mode", FLOW_MODES[flow] if flow not in FRAMED_FLOWS or ring.engine == "writer"
                     else FLOW_MODES["lossless"])
     if ring.engine == "writer":
         await drv.write(f"{prefix}_flow_buffer_bytes", ring.buffer_bytes)
@@ -90,9 +90,9 @@ def check_stream_job(job, word_bytes):
         raise ValueError(f"a ring has 1 to 256 buffers (the descriptor table's depth), not {buffers!r}")
     if size <= 0 or size % buffer_bytes:
         raise ValueError(f"a stream moves a whole number of {buffer_bytes}-byte buffers, not {size} bytes")
-    if job["flow"] in FRAMED_MODES and (job["target"] != "user" or job["directions"] != ["c2h"]):
+    if job["flow"] in FRAMED_FLOWS and (job["target"] != "user" or job["directions"] != ["c2h"]):
         raise ValueError(f"{job['flow']} flow is FPGA-to-host through a user core that produces data")
-    if job["flow"] in FRAMED_MODES and (buffer_bytes <= HEADER_BYTES or buffer_bytes % 512):
+    if job["flow"] in FRAMED_FLOWS and (buffer_bytes <= HEADER_BYTES or buffer_bytes % 512):
         raise ValueError(f"a {job['flow']} buffer holds its {HEADER_BYTES}-byte header and data and is aligned "
                          f"to the largest request (512 bytes at most here): a multiple of 512 bytes, not "
                          f"{buffer_bytes}")
@@ -108,7 +108,7 @@ def parse_framed(buffers, lanes_start=0):
     errors, dropped, events, times, packets = 0, 0, [], [], []
     expected, packet, data_bytes = lanes_start, 0, 0
     for k, buffer in enumerate(buffers):
-        magic, sequence, time, gap, length, flags = struct.unpack_from("<IIQQII", buffer)
+        magic, sequence, time, gap, length, flags = HEADER.unpack_from(buffer)
         ended = flags & HEADER_FLAG_END
         if (magic, sequence, flags & ~HEADER_FLAG_END) != (HEADER_MAGIC, k & 0xffffffff, 0) or \
                 length > len(buffer) - HEADER_BYTES or (not ended and length != len(buffer) - HEADER_BYTES) or \
@@ -200,7 +200,7 @@ async def run_stream_job(bench, job):
     stalls   = 0
     deadline = get_sim_time("ns") + job.get("timeout_ns", 2_000_000 + size * 40 + count * stall_ns * 2)
     bench.job_bytes = lambda: len(received) if "c2h" in rings else rings["h2c"].done * buffer_bytes
-    moved = lambda: len(received) if flow in FRAMED_MODES else size
+    moved = lambda: len(received) if flow in FRAMED_FLOWS else size
     def finished():
         return all(ring.done >= count for ring in rings.values())
     while not finished() and get_sim_time("ns") < deadline:
@@ -209,7 +209,7 @@ async def run_stream_job(bench, job):
             new = (done - ring.done) & 0xffffffff
             for k in range(ring.done, ring.done + min(new, count - ring.done)):
                 lo, hi = ring.slot(k)
-                if d == "c2h" and flow in FRAMED_MODES:
+                if d == "c2h" and flow in FRAMED_FLOWS:
                     buffer = bytes(ring.region[lo:hi])
                     length = struct.unpack_from("<I", buffer, 24)[0]
                     framed.append(buffer[:HEADER_BYTES + min(length, buffer_bytes - HEADER_BYTES)])
@@ -249,7 +249,7 @@ async def run_stream_job(bench, job):
             expected = data
         elif model is not None and "h2c" in rings:
             expected = model(data, settings)
-        elif flow not in FRAMED_MODES:
+        elif flow not in FRAMED_FLOWS:
             expected = count_pattern(size)   # A source of counts (examples/stream_source.py), nothing lost.
         if expected is not None:
             got = bytes(received[:size])

@@ -32,7 +32,8 @@ from hostlink.sim.build_lock import held
 from hostlink.sim.pcie.run import REPO, BUILD_ROOT, bench_config, build_model, copy_memory_inits, run_bench, \
     run_fast_bench
 from hostlink.sim.pcie.soc import get_board
-from hostlink.sim.uml.kernel import UML_DIR, UML_KERNEL, UML_TREE, BUILD_TIME, KernelError, ensure_kernel, preflight
+from hostlink.sim.uml.kernel import UML_DIR, UML_KERNEL, UML_TREE, BUILD_TIME, POWER_OFF, KernelError, ensure_kernel, \
+    preflight
 from hostlink.software.driver_mmap import use_remapped_buffers
 from hostlink.targets import boards as registry
 from hostlink.toolchain import verilator_env
@@ -251,7 +252,7 @@ def init_script(shared, driver_dir, commands, command_timeout_s):
         "dmesg > dmesg.txt",
         "sync",
         # Power off: reboot(LINUX_REBOOT_CMD_POWER_OFF); the host's own poweroff wants systemd.
-        "python3 -c 'import ctypes; ctypes.CDLL(None).reboot(0x4321fedc)'",
+        POWER_OFF,
     ]
     return "\n".join(lines) + "\n"
 

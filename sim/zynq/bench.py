@@ -25,8 +25,8 @@ from cocotb.utils import get_sim_time
 
 from cocotbext.axi import AxiLiteBus, AxiLiteMaster
 
-from hostlink.cores.zynq.axi_dma import (REGISTERS, DMACR_RS, DMACR_IOC_IRQ_EN, DMACR_ERR_IRQ_EN, DMASR_IOC_IRQ,
-    DMASR_ERR_IRQ)
+from hostlink.protocol import (AXI_DMA_REGISTERS as REGISTERS, DMACR_RS, DMACR_IOC_IRQ_EN, DMACR_ERR_IRQ_EN,
+    DMASR_IOC_IRQ, DMASR_ERR_IRQ)
 from hostlink.sim.zynq.memory import PSMemory
 from hostlink.sim.zynq.top import pattern
 

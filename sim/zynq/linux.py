@@ -25,7 +25,7 @@ from hostlink.cores.zynq.integration import dma_node
 from hostlink.sim.build_lock import held
 from hostlink import package_path
 from hostlink.sim.pcie.run import BUILD_ROOT, run_bench
-from hostlink.sim.uml.kernel import UML_KERNEL, UML_TREE, BUILD_TIME, KernelError, ensure_kernel, preflight
+from hostlink.sim.uml.kernel import UML_KERNEL, UML_TREE, BUILD_TIME, POWER_OFF, KernelError, ensure_kernel, preflight
 from hostlink.sim.uml.run import DriverSimError, KERNEL_STUCK_S, end_kernel, mounts_and_steps, read_steps
 from hostlink.sim.zynq.uml_bench import DMA_OFFSET
 from hostlink.toolchain import verilator_env
@@ -177,7 +177,7 @@ def init_script(shared, commands, command_timeout_s):
         "cat /proc/interrupts > interrupts.txt",
         "dmesg > dmesg.txt",
         "sync",
-        "python3 -c 'import ctypes; ctypes.CDLL(None).reboot(0x4321fedc)'",
+        POWER_OFF,
     ]
     return "\n".join(lines) + "\n"
 

@@ -43,7 +43,7 @@ from cocotb.utils import get_sim_time
 
 from cocotbext.axi import AxiLiteBus, AxiLiteMaster
 
-from hostlink.cores.zynq.axi_dma import REGISTERS
+from hostlink.protocol import AXI_DMA_REGISTERS as REGISTERS
 from hostlink.sim.uml.bench import kernel_backtrace, mconsole, process_line
 from hostlink.sim.uml.pcidev import MSG, OP_INT, OP_MMIO_READ, OP_MMIO_WRITE, OP_NAMES, HostActivity, QueueServer
 from hostlink.sim.uml.vhost_user import VhostUserBackend

@@ -925,12 +925,12 @@ static ssize_t read_buffer(struct hostlink_channel *ch, void *data, size_t capac
 	ret = transfer(ch, NULL, 0, ch->scratch, ch->buffer_size, &sent, &got);
 	if (ret < 0)
 		return ret;
-	memcpy(&magic, b, 4);
-	memcpy(&info->sequence, b + 4, 4);
-	memcpy(&info->time, b + 8, 8);
-	memcpy(&info->dropped, b + 16, 8);
-	memcpy(&length, b + 24, 4);
-	memcpy(&flags, b + 28, 4);
+	memcpy(&magic, b + HOSTLINK_HEADER_MAGIC_OFFSET, 4);
+	memcpy(&info->sequence, b + HOSTLINK_HEADER_SEQUENCE_OFFSET, 4);
+	memcpy(&info->time, b + HOSTLINK_HEADER_TIME_OFFSET, 8);
+	memcpy(&info->dropped, b + HOSTLINK_HEADER_DROPPED_OFFSET, 8);
+	memcpy(&length, b + HOSTLINK_HEADER_LENGTH_OFFSET, 4);
+	memcpy(&flags, b + HOSTLINK_HEADER_FLAGS_OFFSET, 4);
 	if (magic != HOSTLINK_HEADER_MAGIC || length > ch->buffer_size - HOSTLINK_HEADER_BYTES)
 		return fail(ch, EPROTO, "a buffer without hostlink's header: is the channel's writer in real-time "
 			    "or packets flow, through a user port?");

@@ -50,10 +50,17 @@ enum hostlink_flow {
 #define HOSTLINK_H2C 1   /* host to FPGA: the channel's DMA reader */
 #define HOSTLINK_C2H 2   /* FPGA to host: the channel's DMA writer */
 
-/* A framed buffer's header (real-time and packets flows), 32 bytes at the buffer's start. */
-#define HOSTLINK_HEADER_BYTES    32
-#define HOSTLINK_HEADER_MAGIC    0x314b4c48u   /* "HLK1" */
-#define HOSTLINK_HEADER_FLAG_END 1u            /* a `last` from the core ended the buffer's data */
+/* A framed buffer's header (real-time and packets flows), 32 bytes at the buffer's start, little-endian:
+ * each field's byte offset (hostlink.protocol's HEADER_FIELDS; test/test_protocol.py compares the two). */
+#define HOSTLINK_HEADER_BYTES           32
+#define HOSTLINK_HEADER_MAGIC           0x314b4c48u   /* "HLK1" */
+#define HOSTLINK_HEADER_FLAG_END        1u            /* a `last` from the core ended the buffer's data */
+#define HOSTLINK_HEADER_MAGIC_OFFSET    0             /* uint32_t: HOSTLINK_HEADER_MAGIC */
+#define HOSTLINK_HEADER_SEQUENCE_OFFSET 4             /* uint32_t */
+#define HOSTLINK_HEADER_TIME_OFFSET     8             /* uint64_t */
+#define HOSTLINK_HEADER_DROPPED_OFFSET  16            /* uint64_t */
+#define HOSTLINK_HEADER_LENGTH_OFFSET   24            /* uint32_t */
+#define HOSTLINK_HEADER_FLAGS_OFFSET    28            /* uint32_t: HOSTLINK_HEADER_FLAG_END */
 
 struct hostlink_buffer_info {
 	uint32_t sequence;   /* buffers begun since the writer's start, from 0 */

@@ -19,15 +19,16 @@ import array
 import fcntl
 import json
 import os
-import struct
 import subprocess
 import sys
 import time
 
-# struct litepcie_ioctl_reg {uint32_t addr; uint32_t val; uint8_t is_write;} (12 bytes with padding),
-# LITEPCIE_IOCTL_REG = _IOWR('S', 0, struct litepcie_ioctl_reg).
-REG = struct.Struct("<IIB3x")
-LITEPCIE_IOCTL_REG = (3 << 30) | (REG.size << 16) | (ord("S") << 8) | 0
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+from hostlink.protocol import IOCTLS   # noqa: E402
+
+# struct litepcie_ioctl_reg {uint32_t addr; uint32_t val; uint8_t is_write;}: LITEPCIE_IOCTL_REG.
+REG = IOCTLS["REG"].layout
+LITEPCIE_IOCTL_REG = IOCTLS["REG"].request
 
 
 class Registers:

@@ -1,0 +1,143 @@
+# This file is part of hostlink.
+# Copyright (c) 2026 hostlink developers
+# SPDX-License-Identifier: BSD-2-Clause
+
+"""hostlink.protocol: every number the gateware, the driver and the host side must agree on, defined once.
+
+    from hostlink.protocol import FLOW_MODES, HEADER, IOCTLS, AXI_DMA_REGISTERS
+
+- the PCIe DMA's flow modes (the flow gate's `mode` CSR, the driver's DMA_FLOW ioctl, libhostlink's
+  `enum hostlink_flow`);
+- the header of a framed buffer (real-time and packets flows): each field's offset and size, as the
+  gateware writes it (cores/pcie/user_port.py, BufferFramer) and the host parses it;
+- the generated driver's ioctls that hostlink uses: number, direction and argument layout (LitePCIe's own
+  and hostlink's, software/patches/*.patch);
+- the AXI DMA's registers and bits (Xilinx PG021, direct register mode: cores/zynq/axi_dma.py).
+
+Python takes these from here (cores/, hostlink.host, the benches). The C side keeps its own spelling
+(software/lib/hostlink.h, the driver's litepcie.h, software/zynq/dma_user_test.c), and
+test/test_protocol.py compiles it and compares every value, offset and size with this module, so that a
+one-field change on either side fails the quick tier. Standard library only: hostlink.host imports it on
+machines without the project's dependencies.
+"""
+
+import struct
+
+__all__ = ["FLOW_MODES", "FLOW_LOOP", "FLOW_LOSSLESS", "FLOW_REALTIME", "FLOW_PACKETS", "FRAMED_FLOWS",
+           "HEADER", "HEADER_FIELDS", "HEADER_BYTES", "HEADER_MAGIC", "HEADER_FLAG_END",
+           "Ioctl", "IOCTLS", "AXI_DMA_CHANNEL", "AXI_DMA_MM2S", "AXI_DMA_S2MM", "AXI_DMA_REGISTERS",
+           "AXI_DMA_LENGTH_BITS"]
+
+# Flow modes ---------------------------------------------------------------------------------------
+
+FLOW_LOOP     = 0   # LitePCIe's loop mode: the DMA runs round the ring whatever the program does.
+FLOW_LOSSLESS = 1   # The DMA moves only buffers the program has written or read.
+FLOW_REALTIME = 2   # FPGA to host: drops between buffers, each buffer headed by what was dropped.
+FLOW_PACKETS  = 3   # FPGA to host, lossless: the core's `last` ends a buffer, its length in the header.
+FLOW_MODES    = {"loop": FLOW_LOOP, "lossless": FLOW_LOSSLESS, "realtime": FLOW_REALTIME, "packets": FLOW_PACKETS}
+FRAMED_FLOWS  = ("realtime", "packets")   # FPGA to host only: each buffer starts with the header below.
+
+# Framed buffer header -----------------------------------------------------------------------------
+
+# (field, offset in bytes, struct format), little-endian, at the buffer's start.
+HEADER_FIELDS = (
+    ("magic",     0, "I"),   # HEADER_MAGIC
+    ("sequence",  4, "I"),   # buffers begun since the table's reset, from 0
+    ("time",      8, "Q"),   # the SoC's cycle counter when the buffer began
+    ("dropped",  16, "Q"),   # bytes dropped just before this buffer's data (0 in packets flow)
+    ("length",   24, "I"),   # data bytes after the header
+    ("flags",    28, "I"),   # HEADER_FLAG_END
+)
+HEADER          = struct.Struct("<" + "".join(code for _, _, code in HEADER_FIELDS))
+HEADER_BYTES    = 32
+HEADER_MAGIC    = 0x314b4c48   # "HLK1": little-endian bytes 'H' 'L' 'K' '1'
+HEADER_FLAG_END = 1            # flags bit 0: a `last` from the core ended the buffer's data
+
+
+def _check_header():
+    offset = 0
+    for name, at, code in HEADER_FIELDS:
+        assert at == offset, f"header field {name} at {at}, packed at {offset}"
+        offset += struct.calcsize("<" + code)
+    assert offset == HEADER.size == HEADER_BYTES
+
+
+_check_header()
+
+# The driver's ioctls ------------------------------------------------------------------------------
+
+IOC_WRITE, IOC_READ = 1, 2   # Linux's _IOC direction bits: the caller writes / reads the argument.
+IOCTL_TYPE = ord("S")        # LITEPCIE_IOCTL
+
+
+class Ioctl:
+    """One ioctl of the generated driver (litepcie.h): `name` (LITEPCIE_IOCTL_<name>), `number`,
+    `direction` (IOC_WRITE | IOC_READ) and its argument's fields [(name, struct format)] laid out as C does
+    (each field aligned to its size, the whole to its largest); `struct` is C's name for the argument
+    (None: a bare integer). Gives `layout` (a struct.Struct with C's padding), `offsets` ({field: byte})
+    and `request` (the number ioctl() takes)."""
+    def __init__(self, name, number, direction, struct_name, fields):
+        self.name, self.number, self.direction, self.struct_name = name, number, direction, struct_name
+        self.fields = tuple(fields)
+        self.offsets, code, offset, widest = {}, "<", 0, 1
+        for field, field_code in self.fields:
+            size = struct.calcsize("<" + field_code)
+            padding = -offset % size
+            code += f"{padding}x" * bool(padding) + field_code
+            self.offsets[field] = offset + padding
+            offset += padding + size
+            widest = max(widest, size)
+        code += f"{-offset % widest}x" * bool(offset % widest)
+        self.layout  = struct.Struct(code)
+        self.request = (direction << 30) | (self.layout.size << 16) | (IOCTL_TYPE << 8) | number
+
+    def __repr__(self):
+        return f"Ioctl({self.name}, {self.number}, size {self.layout.size})"
+
+
+_RW = IOC_WRITE | IOC_READ
+_COUNTS = [("enable", "B"), ("hw_count", "q"), ("sw_count", "q")]
+_STATS_DIRECTION = [("hw_count", "q"), ("sw_count", "q"), ("lost", "Q"), ("lost_events", "Q"), ("level", "I"),
+                    ("level_max", "I"), ("flow", "I"), ("enabled", "I"), ("fpga_given", "I"),
+                    ("fpga_started", "I"), ("fpga_done", "I"), ("fpga_waits", "I")]
+_UPDATE = [("sw_count", "q")]
+
+IOCTLS = {ioctl.name: ioctl for ioctl in [
+    # LitePCIe's own.
+    Ioctl("REG",                     0, _RW,       "reg",             [("addr", "I"), ("val", "I"), ("is_write", "B")]),
+    Ioctl("DMA_WRITER",             21, _RW,       "dma_writer",      _COUNTS),
+    Ioctl("DMA_READER",             22, _RW,       "dma_reader",      _COUNTS),
+    Ioctl("MMAP_DMA_INFO",          24, IOC_READ,  "mmap_dma_info",
+          [(f"dma_{d}_buf_{f}", "Q") for d in ("tx", "rx") for f in ("offset", "size", "count")]),
+    Ioctl("LOCK",                   25, _RW,       "lock",
+          [(f"dma_{d}_{what}", "B") for what in ("request", "release", "status") for d in ("reader", "writer")]),
+    Ioctl("MMAP_DMA_WRITER_UPDATE", 26, IOC_WRITE, "mmap_dma_update", _UPDATE),
+    Ioctl("MMAP_DMA_READER_UPDATE", 27, IOC_WRITE, "mmap_dma_update", _UPDATE),
+    # hostlink's (software/patches/: polling, flow, stats, wait).
+    Ioctl("DMA_POLL",               40, IOC_WRITE, "dma_poll",        [("writer", "B"), ("reader", "B")]),
+    Ioctl("CYCLES",                 41, IOC_READ,  "cycles",          [("cycles", "Q")]),
+    Ioctl("DMA_FLOW",               42, IOC_WRITE, "dma_flow",        [("writer", "B"), ("reader", "B")]),
+    Ioctl("STATS",                  43, IOC_READ,  "stats",
+          [(f"{d}.{f}", code) for d in ("writer", "reader") for f, code in _STATS_DIRECTION] +
+          [("buffer_count", "I"), ("buffer_size", "I")]),
+    Ioctl("DMA_WAIT",               44, _RW,       "dma_wait",
+          [("timeout_ms", "I"), ("writer_held", "I"), ("reader_held", "I"), ("cancel", "I"),
+           ("writer", "B"), ("reader", "B"), ("writer_ready", "B"), ("reader_ready", "B")]),
+    Ioctl("DMA_CANCEL",             45, IOC_WRITE, None,              [("count", "I")]),
+]}
+STATS_DIRECTION_FIELDS = tuple(f for f, _ in _STATS_DIRECTION)
+
+# AXI DMA (PG021, direct register mode) -----------------------------------------------------------
+
+AXI_DMA_LENGTH_BITS = 26   # LENGTH's width (xlnx,sg-length-width): transfers of 1 to 2**26 - 1 bytes.
+# Register offsets (bytes) within a channel, PG021 table 2-5 (SA / DA: the transfer's address).
+AXI_DMA_CHANNEL = {"DMACR": 0x00, "DMASR": 0x04, "ADDRESS": 0x18, "ADDRESS_MSB": 0x1C, "LENGTH": 0x28}
+AXI_DMA_MM2S, AXI_DMA_S2MM = 0x00, 0x30   # Each channel's registers begin here.
+AXI_DMA_REGISTERS = {   # {"MM2S_DMACR": 0x00, ..., "S2MM_DA": 0x48, ...}
+    f"{channel}_{name.replace('ADDRESS', address)}": base + offset
+    for channel, base, address in (("MM2S", AXI_DMA_MM2S, "SA"), ("S2MM", AXI_DMA_S2MM, "DA"))
+    for name, offset in AXI_DMA_CHANNEL.items()}
+# DMACR and DMASR bits.
+DMACR_RS, DMACR_RESET, DMACR_IOC_IRQ_EN, DMACR_ERR_IRQ_EN = 1 << 0, 1 << 2, 1 << 12, 1 << 14
+DMASR_HALTED, DMASR_IDLE, DMASR_INT_ERR, DMASR_SLV_ERR, DMASR_DEC_ERR = 1 << 0, 1 << 1, 1 << 4, 1 << 5, 1 << 6
+DMASR_IOC_IRQ, DMASR_ERR_IRQ = 1 << 12, 1 << 14
