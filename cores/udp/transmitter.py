@@ -47,6 +47,10 @@ class UDPTransmitter(LiteXModule):
 
     A request longer than `max_payload` is refused: its beats are consumed up to `last`, nothing
     is sent, `refused` pulses, and the core takes the next request.
+
+    The header comes from a LUT of its static bytes (`_add_static_bytes`) and one adder for its
+    three length-dependent fields (`_add_dynamic_fields`); an FSM (`_add_fsm`) sequences the
+    header and the payload.
     """
     def __init__(self, fpga_mac, fpga_ip, host_mac, host_ip, fpga_port, host_port, max_payload=1472):
         fpga_mac  = mac_to_int(fpga_mac, "fpga_mac")
@@ -75,6 +79,7 @@ class UDPTransmitter(LiteXModule):
 
         # Data-Path.
         # ----------
+        # Signals shared by the builders below (the FSM latches length, empty and no_borrow).
         length      = Signal(max=max(max_payload + 1, 2))
         count       = Signal(max=max(HEADER_LEN, max_payload + 1))
         index       = Signal(bits_for(HEADER_LEN - 1))
@@ -83,28 +88,47 @@ class UDPTransmitter(LiteXModule):
         header_byte = Signal(8)
         last_byte   = Signal()
         empty       = Signal()
+        no_borrow   = Signal() # Latched with the length: Total Length <= base.
         self.comb += index.eq(count)
 
-        # The static bytes are a constant LUT indexed by the byte counter (0 at the dynamic fields).
+        self._add_static_bytes(header, index, static_byte)
+        self._add_dynamic_fields(checksum_base, length, no_borrow, index, static_byte, field,
+                                 header_byte)
+        # In the payload the counter restarts at 1, so the last byte is where it equals length.
+        self.comb += last_byte.eq(count == length)
+
+        # LiteEth's FCS inserter finds the end of the frame from last_be (one byte per beat here).
+        self.comb += source.last_be.eq(source.last)
+
+        # Control-Path (FSM).
+        # -------------------
+        self._add_fsm(checksum_base, length, empty, no_borrow, count, index, header_byte, last_byte)
+
+    def _add_static_bytes(self, header, index, static_byte):
+        """The static bytes, a LUT of constants indexed by the counter (0 at the dynamic fields)."""
         cases = {i: static_byte.eq(0 if i in DYNAMIC_OFFSETS else v) for i, v in enumerate(header)}
         cases["default"] = static_byte.eq(0)
         self.comb += Case(index, cases)
 
-        # The three dynamic fields are each a constant plus or minus the length: small adders
-        # whose constant is picked by the field the counter is in:
-        #   Total Length = length + 28,  UDP Length = length + 8,
-        #   checksum     = base - Total Length - borrow (one's-complement subtraction)
-        #                = K + ~length + (1 - borrow), K = base - 28, borrow = Total Length > base,
-        # the borrow being a comparison of the length against a constant.
-        # Lengths stay below 2**w, so only the low w bits need an adder: above them the lengths
-        # are 0 and the checksum is K's high bits, minus 1 unless the low part carried.
-        # One adder serves the three fields: its operand is the length, inverted for the checksum
-        # (an XOR per bit), its constant and carry-in are picked by the field.
-        w         = bits_for(max_payload + IPV4_HEADER_LEN + UDP_HEADER_LEN)
-        k         = (checksum_base - IPV4_HEADER_LEN - UDP_HEADER_LEN) & 0xffff
-        k_low     = k & (2**w - 1)
-        k_high    = k >> w
-        no_borrow = Signal() # Latched with the length: Total Length <= base.
+    def _add_dynamic_fields(self, checksum_base, length, no_borrow, index, static_byte, field,
+                            header_byte):
+        """Total Length, checksum and UDP Length from one adder; the header byte that carries them.
+
+        The three dynamic fields are each a constant plus or minus the length: small adders whose
+        constant is picked by the field the counter is in:
+          Total Length = length + 28,  UDP Length = length + 8,
+          checksum     = base - Total Length - borrow (one's-complement subtraction)
+                       = K + ~length + (1 - borrow), K = base - 28, borrow = Total Length > base,
+        the borrow being a comparison of the length against a constant (latched in `no_borrow`).
+        Lengths stay below 2**w, so only the low w bits need an adder: above them the lengths are 0
+        and the checksum is K's high bits, minus 1 unless the low part carried.
+        One adder serves the three fields: its operand is the length, inverted for the checksum
+        (an XOR per bit), its constant and carry-in are picked by the field.
+        """
+        w          = bits_for(self.max_payload + IPV4_HEADER_LEN + UDP_HEADER_LEN)
+        k          = (checksum_base - IPV4_HEADER_LEN - UDP_HEADER_LEN) & 0xffff
+        k_low      = k & (2**w - 1)
+        k_high     = k >> w
         in_tl      = Signal()
         in_cs      = Signal()
         in_dynamic = Signal()
@@ -147,15 +171,12 @@ class UDPTransmitter(LiteXModule):
             ).Else(
                 header_byte.eq(static_byte)
             ),
-            # In the payload the counter restarts at 1, so the last byte is where it equals length.
-            last_byte.eq(count == length),
         ]
 
-        # LiteEth's FCS inserter finds the end of the frame from last_be (one byte per beat here).
-        self.comb += source.last_be.eq(source.last)
-
-        # Control-Path (FSM).
-        # -------------------
+    def _add_fsm(self, checksum_base, length, empty, no_borrow, count, index, header_byte,
+                 last_byte):
+        """Accepts a request, sends the header then the payload, or discards a refused request."""
+        sink, source = self.sink, self.source
         self.fsm = fsm = FSM(reset_state="IDLE")
         fsm.act("IDLE",
             NextValue(count, 0),
@@ -164,7 +185,7 @@ class UDPTransmitter(LiteXModule):
                 NextValue(empty,  sink.length == 0),
                 NextValue(no_borrow, ~greater_than(sink.length[:len(length)], checksum_base - IPV4_HEADER_LEN - UDP_HEADER_LEN)
                     if checksum_base >= IPV4_HEADER_LEN + UDP_HEADER_LEN else 0),
-                If(greater_than(sink.length, max_payload),
+                If(greater_than(sink.length, self.max_payload),
                     self.refused.eq(1),
                     NextState("DISCARD")
                 ).Else(
