@@ -228,8 +228,10 @@ class V7Gen3PCIEPHY(LiteXModule):
     UltraScale adapters between TLPs and the block's descriptors (`_add_adapters`), hostlink's fixes on the
     requester side (`_add_requester_fixes`: write hand-off, 4096-byte read dword count) and on completions
     (`_add_completion_error_rewrite`), MSIs (`_add_msi`), configuration status (`_add_config_status`), the
-    Extended Tag watch (`_add_extended_tag_watch`), then the block's port map (`pcie_phy_params`, in the
-    constructor; the block is instantiated in `do_finalize`).
+    Extended Tag watch (`_add_extended_tag_watch`), then the block's port map (`pcie_phy_params`, merged in
+    the constructor from the `_*_ports` functions after the class: link and PIPE clocks, the four AXI4-Stream
+    interfaces, configuration status, management, unused ports and control, interrupts; the block is
+    instantiated in `do_finalize`).
     """
     endianness    = "little"
     qword_aligned = False
@@ -253,8 +255,10 @@ class V7Gen3PCIEPHY(LiteXModule):
 
         # One method per concern. Migen names a signal after the variables it passes through on its way up
         # the call stack, so that the generated Verilog keeps the names it had when this was one block: each
-        # method's results are unpacked into names here (never stored whole), and the block's port map,
-        # whose unconnected outputs have no name of their own, is built in this frame.
+        # method's results are unpacked into names here (never stored whole). The block's port map is merged
+        # here from parts built by functions (`_*_ports`, after the class), not methods: its unconnected
+        # outputs (`Open`) have no name of their own and take a level of name from each method they are
+        # created under, so building them in a method would rename every one of them.
         self.cd_pcie = ClockDomain()
         pcie_refclk, pcie_rst_n, pipe = self._add_clocking(platform, pads, nlanes)
         s_axis_cc, s_axis_rq, m_axis_cq, m_axis_rc, cfg_msi = self._add_datapaths(data_width, pcie_data_width,
@@ -274,173 +278,14 @@ class V7Gen3PCIEPHY(LiteXModule):
 
         # Hard IP ----------------------------------------------------------------------------------
         self.pcie_phy_params = dict(
-            # PCI Express interface.
-            i_sys_clk                       = pcie_refclk,
-            i_sys_reset                     = ~pcie_rst_n,
-            o_pci_exp_txp                   = pads.tx_p,
-            o_pci_exp_txn                   = pads.tx_n,
-            i_pci_exp_rxp                   = pads.rx_p,
-            i_pci_exp_rxn                   = pads.rx_n,
-
-            # PIPE clocks (PG023: "PIPE clock module in example design").
-            i_pipe_pclk_in                  = pipe.pclk,
-            i_pipe_rxusrclk_in              = pipe.pclk,
-            i_pipe_rxoutclk_in              = 0,
-            i_pipe_dclk_in                  = pipe.dclk,
-            i_pipe_userclk1_in              = pipe.userclk1,
-            i_pipe_userclk2_in              = pipe.userclk2,
-            i_pipe_oobclk_in                = pipe.pclk,
-            i_pipe_mmcm_lock_in             = pipe.locked,
-            o_pipe_txoutclk_out             = pipe.txoutclk,
-            o_pipe_rxoutclk_out             = Open(nlanes),
-            o_pipe_pclk_sel_out             = pipe.pclk_sel,
-            o_pipe_gen3_out                 = Open(),
-            i_pipe_mmcm_rst_n               = 1,
-            o_mmcm_lock                     = Open(),
-
-            # Common.
-            o_user_clk                      = ClockSignal("pcie"),
-            o_user_reset                    = ResetSignal("pcie"),
-            o_user_lnk_up                   = self._resync(self.link_up),
-            o_user_app_rdy                  = Open(),
-
-            # Requester request (FPGA -> host).
-            i_s_axis_rq_tdata               = rq_tdata,
-            i_s_axis_rq_tkeep               = a["s_axis_rq_tkeep"],
-            i_s_axis_rq_tlast               = a["s_axis_rq_tlast"],
-            o_s_axis_rq_tready              = a["s_axis_rq_tready"],
-            i_s_axis_rq_tuser               = rq_tuser,
-            i_s_axis_rq_tvalid              = a["s_axis_rq_tvalid"],
-            o_pcie_rq_seq_num               = rq_seq_num,
-            o_pcie_rq_seq_num_vld           = rq_seq_num_vld,
-            o_pcie_rq_tag                   = Open(6),
-            o_pcie_rq_tag_vld               = Open(),
-            o_pcie_tfc_nph_av               = Open(2),
-            o_pcie_tfc_npd_av               = Open(2),
-
-            # Requester completion (host -> FPGA).
-            o_m_axis_rc_tdata               = a["m_axis_rc_tdata"],
-            o_m_axis_rc_tkeep               = a["m_axis_rc_tkeep"],
-            o_m_axis_rc_tlast               = a["m_axis_rc_tlast"],
-            i_m_axis_rc_tready              = Replicate(a["m_axis_rc_tready"][0], 22),
-            o_m_axis_rc_tuser               = a["m_axis_rc_tuser"],
-            o_m_axis_rc_tvalid              = a["m_axis_rc_tvalid"],
-
-            # Completer request (host -> FPGA).
-            o_m_axis_cq_tdata               = a["m_axis_cq_tdata"],
-            o_m_axis_cq_tkeep               = a["m_axis_cq_tkeep"],
-            o_m_axis_cq_tlast               = a["m_axis_cq_tlast"],
-            i_m_axis_cq_tready              = Replicate(a["m_axis_cq_tready"][0], 22),
-            o_m_axis_cq_tuser               = a["m_axis_cq_tuser"],
-            o_m_axis_cq_tvalid              = a["m_axis_cq_tvalid"],
-            i_pcie_cq_np_req                = 1,
-            o_pcie_cq_np_req_count          = Open(6),
-
-            # Completer completion (FPGA -> host).
-            i_s_axis_cc_tdata               = a["s_axis_cc_tdata"],
-            i_s_axis_cc_tkeep               = a["s_axis_cc_tkeep"],
-            i_s_axis_cc_tlast               = a["s_axis_cc_tlast"],
-            o_s_axis_cc_tready              = a["s_axis_cc_tready"],
-            i_s_axis_cc_tuser               = a["s_axis_cc_tuser"],
-            i_s_axis_cc_tvalid              = a["s_axis_cc_tvalid"],
-
-            # Configuration status.
-            o_cfg_phy_link_down             = self._resync(self.phy_down),
-            o_cfg_phy_link_status           = self._resync(self.phy_status),
-            o_cfg_negotiated_width          = self._resync(self.link_width),
-            o_cfg_current_speed             = self._resync(self.link_rate),
-            o_cfg_max_payload               = self._resync(cfg_max_payload),
-            o_cfg_max_read_req              = self._resync(cfg_max_read_req),
-            o_cfg_function_status           = self._resync(cfg_function_status_sys),
-            o_cfg_ltssm_state               = self._resync(self.ltssm),
-            o_cfg_function_power_state      = Open(6),
-            o_cfg_vf_status                 = Open(12),
-            o_cfg_vf_power_state            = Open(18),
-            o_cfg_link_power_state          = Open(2),
-            o_cfg_err_cor_out               = Open(),
-            o_cfg_err_nonfatal_out          = Open(),
-            o_cfg_err_fatal_out             = Open(),
-            o_cfg_ltr_enable                = Open(),
-            o_cfg_rcb_status                = Open(2),
-            o_cfg_dpa_substate_change       = Open(2),
-            o_cfg_obff_enable               = Open(2),
-            o_cfg_pl_status_change          = Open(),
-            o_cfg_tph_requester_enable      = Open(2),
-            o_cfg_tph_st_mode               = Open(6),
-            o_cfg_vf_tph_requester_enable   = Open(6),
-            o_cfg_vf_tph_st_mode            = Open(18),
-
-            # Configuration management: reads of Device Control (ExtendedTagWatch), no writes.
-            i_cfg_mgmt_addr                 = cfg_mgmt_addr,
-            i_cfg_mgmt_write                = cfg_mgmt_write,
-            i_cfg_mgmt_write_data           = cfg_mgmt_write_data,
-            i_cfg_mgmt_byte_enable          = cfg_mgmt_byte_enable,
-            i_cfg_mgmt_read                 = cfg_mgmt_read,
-            o_cfg_mgmt_read_data            = cfg_mgmt_read_data,
-            o_cfg_mgmt_read_write_done      = cfg_mgmt_read_write_done,
-            i_cfg_mgmt_type1_cfg_reg_access = 0,
-
-            # Messages, flow control, per-function status: unused.
-            o_cfg_msg_received              = Open(),
-            o_cfg_msg_received_data         = Open(8),
-            o_cfg_msg_received_type         = Open(5),
-            i_cfg_msg_transmit              = 0,
-            i_cfg_msg_transmit_type         = 0,
-            i_cfg_msg_transmit_data         = 0,
-            o_cfg_msg_transmit_done         = Open(),
-            o_cfg_fc_ph                     = Open(8),
-            o_cfg_fc_pd                     = Open(12),
-            o_cfg_fc_nph                    = Open(8),
-            o_cfg_fc_npd                    = Open(12),
-            o_cfg_fc_cplh                   = Open(8),
-            o_cfg_fc_cpld                   = Open(12),
-            i_cfg_fc_sel                    = 0,
-            i_cfg_per_func_status_control   = 0,
-            o_cfg_per_func_status_data      = Open(16),
-            i_cfg_per_function_number       = 0,
-            i_cfg_per_function_output_request = 0,
-            o_cfg_per_function_update_done  = Open(),
-
-            # Configuration control.
-            i_cfg_dsn                       = 0,
-            i_cfg_power_state_change_ack    = 1,
-            o_cfg_power_state_change_interrupt = Open(),
-            i_cfg_err_cor_in                = 0,
-            i_cfg_err_uncor_in              = self.err_uncor,
-            o_cfg_flr_in_process            = Open(2),
-            i_cfg_flr_done                  = 0,
-            o_cfg_vf_flr_in_process         = Open(6),
-            i_cfg_vf_flr_done               = 0,
-            i_cfg_link_training_enable      = 1,
-            o_cfg_hot_reset_out             = Open(),
-            i_cfg_config_space_enable       = 1,
-            i_cfg_req_pm_transition_l23_ready = 0,
-            i_cfg_hot_reset_in              = 0,
-            i_cfg_ds_port_number            = 0,
-            i_cfg_ds_bus_number             = 0,
-            i_cfg_ds_device_number          = 0,
-            i_cfg_ds_function_number        = 0,
-            i_cfg_subsys_vend_id            = XILINX_VENDOR_ID,
-
-            # Interrupts: MSI only.
-            i_cfg_interrupt_int             = 0,
-            i_cfg_interrupt_pending         = 0,
-            o_cfg_interrupt_sent            = Open(),
-            o_cfg_interrupt_msi_enable      = msi_enable,
-            o_cfg_interrupt_msi_vf_enable   = Open(6),
-            o_cfg_interrupt_msi_mmenable    = msi_mmenable,
-            o_cfg_interrupt_msi_mask_update = Open(),
-            o_cfg_interrupt_msi_data        = Open(32),
-            i_cfg_interrupt_msi_select      = 0,
-            i_cfg_interrupt_msi_int         = msi_int,
-            i_cfg_interrupt_msi_pending_status = 0,
-            o_cfg_interrupt_msi_sent        = msi_sent,
-            o_cfg_interrupt_msi_fail        = msi_fail,
-            i_cfg_interrupt_msi_attr        = 0,
-            i_cfg_interrupt_msi_tph_present = 0,
-            i_cfg_interrupt_msi_tph_type    = 0,
-            i_cfg_interrupt_msi_tph_st_tag  = 0,
-            i_cfg_interrupt_msi_function_number = 0,
+            **_pcie_ports(self, pads, pcie_refclk, pcie_rst_n, pipe, nlanes),
+            **_axis_ports(a, rq_tdata, rq_tuser, rq_seq_num, rq_seq_num_vld),
+            **_config_status_ports(self, cfg_max_payload, cfg_max_read_req, cfg_function_status_sys),
+            **_config_mgmt_ports(cfg_mgmt_addr, cfg_mgmt_write, cfg_mgmt_write_data, cfg_mgmt_byte_enable,
+                cfg_mgmt_read, cfg_mgmt_read_data, cfg_mgmt_read_write_done),
+            **_config_unused_ports(),
+            **_config_control_ports(self),
+            **_interrupt_ports(msi_enable, msi_mmenable, msi_int, msi_sent, msi_fail),
         )
         self.specials += MultiReg(msi_enable, msi_enable_sys, "sys")
 
@@ -944,6 +789,205 @@ class V7Gen3PCIEPHY(LiteXModule):
     def do_finalize(self):
         self.add_sources(self.platform)
         self.specials += Instance("pcie3_7x_0", **self.pcie_phy_params)
+
+# Hard IP port map ---------------------------------------------------------------------------------
+# The parts of V7Gen3PCIEPHY's `pcie_phy_params`, functions rather than methods (its constructor says why).
+# The constructor merges them in this order, which is the order in which the unconnected outputs and the
+# resynchronized status signals are created, and so the order that numbers their names: keep it.
+
+def _pcie_ports(phy, pads, pcie_refclk, pcie_rst_n, pipe, nlanes):
+    """The link, the PIPE clocks (PG023: "PIPE clock module in example design") and the user clock."""
+    return dict(
+        # PCI Express interface.
+        i_sys_clk                       = pcie_refclk,
+        i_sys_reset                     = ~pcie_rst_n,
+        o_pci_exp_txp                   = pads.tx_p,
+        o_pci_exp_txn                   = pads.tx_n,
+        i_pci_exp_rxp                   = pads.rx_p,
+        i_pci_exp_rxn                   = pads.rx_n,
+
+        # PIPE clocks.
+        i_pipe_pclk_in                  = pipe.pclk,
+        i_pipe_rxusrclk_in              = pipe.pclk,
+        i_pipe_rxoutclk_in              = 0,
+        i_pipe_dclk_in                  = pipe.dclk,
+        i_pipe_userclk1_in              = pipe.userclk1,
+        i_pipe_userclk2_in              = pipe.userclk2,
+        i_pipe_oobclk_in                = pipe.pclk,
+        i_pipe_mmcm_lock_in             = pipe.locked,
+        o_pipe_txoutclk_out             = pipe.txoutclk,
+        o_pipe_rxoutclk_out             = Open(nlanes),
+        o_pipe_pclk_sel_out             = pipe.pclk_sel,
+        o_pipe_gen3_out                 = Open(),
+        i_pipe_mmcm_rst_n               = 1,
+        o_mmcm_lock                     = Open(),
+
+        # Common.
+        o_user_clk                      = ClockSignal("pcie"),
+        o_user_reset                    = ResetSignal("pcie"),
+        o_user_lnk_up                   = phy._resync(phy.link_up),
+        o_user_app_rdy                  = Open(),
+    )
+
+def _axis_ports(a, rq_tdata, rq_tuser, rq_seq_num, rq_seq_num_vld):
+    """The four AXI4-Stream interfaces, on the adapters' side (`a`) but for RQ's reworked tdata and tuser
+    (`_add_requester_fixes`)."""
+    return dict(
+        # Requester request (FPGA -> host).
+        i_s_axis_rq_tdata               = rq_tdata,
+        i_s_axis_rq_tkeep               = a["s_axis_rq_tkeep"],
+        i_s_axis_rq_tlast               = a["s_axis_rq_tlast"],
+        o_s_axis_rq_tready              = a["s_axis_rq_tready"],
+        i_s_axis_rq_tuser               = rq_tuser,
+        i_s_axis_rq_tvalid              = a["s_axis_rq_tvalid"],
+        o_pcie_rq_seq_num               = rq_seq_num,
+        o_pcie_rq_seq_num_vld           = rq_seq_num_vld,
+        o_pcie_rq_tag                   = Open(6),
+        o_pcie_rq_tag_vld               = Open(),
+        o_pcie_tfc_nph_av               = Open(2),
+        o_pcie_tfc_npd_av               = Open(2),
+
+        # Requester completion (host -> FPGA).
+        o_m_axis_rc_tdata               = a["m_axis_rc_tdata"],
+        o_m_axis_rc_tkeep               = a["m_axis_rc_tkeep"],
+        o_m_axis_rc_tlast               = a["m_axis_rc_tlast"],
+        i_m_axis_rc_tready              = Replicate(a["m_axis_rc_tready"][0], 22),
+        o_m_axis_rc_tuser               = a["m_axis_rc_tuser"],
+        o_m_axis_rc_tvalid              = a["m_axis_rc_tvalid"],
+
+        # Completer request (host -> FPGA).
+        o_m_axis_cq_tdata               = a["m_axis_cq_tdata"],
+        o_m_axis_cq_tkeep               = a["m_axis_cq_tkeep"],
+        o_m_axis_cq_tlast               = a["m_axis_cq_tlast"],
+        i_m_axis_cq_tready              = Replicate(a["m_axis_cq_tready"][0], 22),
+        o_m_axis_cq_tuser               = a["m_axis_cq_tuser"],
+        o_m_axis_cq_tvalid              = a["m_axis_cq_tvalid"],
+        i_pcie_cq_np_req                = 1,
+        o_pcie_cq_np_req_count          = Open(6),
+
+        # Completer completion (FPGA -> host).
+        i_s_axis_cc_tdata               = a["s_axis_cc_tdata"],
+        i_s_axis_cc_tkeep               = a["s_axis_cc_tkeep"],
+        i_s_axis_cc_tlast               = a["s_axis_cc_tlast"],
+        o_s_axis_cc_tready              = a["s_axis_cc_tready"],
+        i_s_axis_cc_tuser               = a["s_axis_cc_tuser"],
+        i_s_axis_cc_tvalid              = a["s_axis_cc_tvalid"],
+    )
+
+def _config_status_ports(phy, cfg_max_payload, cfg_max_read_req, cfg_function_status_sys):
+    """Configuration status: the link's and the sizes and function status `_add_config_status` decodes,
+    resynchronized into the sys domain; the rest unused."""
+    return dict(
+        o_cfg_phy_link_down             = phy._resync(phy.phy_down),
+        o_cfg_phy_link_status           = phy._resync(phy.phy_status),
+        o_cfg_negotiated_width          = phy._resync(phy.link_width),
+        o_cfg_current_speed             = phy._resync(phy.link_rate),
+        o_cfg_max_payload               = phy._resync(cfg_max_payload),
+        o_cfg_max_read_req              = phy._resync(cfg_max_read_req),
+        o_cfg_function_status           = phy._resync(cfg_function_status_sys),
+        o_cfg_ltssm_state               = phy._resync(phy.ltssm),
+        o_cfg_function_power_state      = Open(6),
+        o_cfg_vf_status                 = Open(12),
+        o_cfg_vf_power_state            = Open(18),
+        o_cfg_link_power_state          = Open(2),
+        o_cfg_err_cor_out               = Open(),
+        o_cfg_err_nonfatal_out          = Open(),
+        o_cfg_err_fatal_out             = Open(),
+        o_cfg_ltr_enable                = Open(),
+        o_cfg_rcb_status                = Open(2),
+        o_cfg_dpa_substate_change       = Open(2),
+        o_cfg_obff_enable               = Open(2),
+        o_cfg_pl_status_change          = Open(),
+        o_cfg_tph_requester_enable      = Open(2),
+        o_cfg_tph_st_mode               = Open(6),
+        o_cfg_vf_tph_requester_enable   = Open(6),
+        o_cfg_vf_tph_st_mode            = Open(18),
+    )
+
+def _config_mgmt_ports(addr, write, write_data, byte_enable, read, read_data, read_write_done):
+    """Configuration management: reads of Device Control (`_add_extended_tag_watch`), no writes."""
+    return dict(
+        i_cfg_mgmt_addr                 = addr,
+        i_cfg_mgmt_write                = write,
+        i_cfg_mgmt_write_data           = write_data,
+        i_cfg_mgmt_byte_enable          = byte_enable,
+        i_cfg_mgmt_read                 = read,
+        o_cfg_mgmt_read_data            = read_data,
+        o_cfg_mgmt_read_write_done      = read_write_done,
+        i_cfg_mgmt_type1_cfg_reg_access = 0,
+    )
+
+def _config_unused_ports():
+    """Messages, flow control, per-function status: unused."""
+    return dict(
+        o_cfg_msg_received              = Open(),
+        o_cfg_msg_received_data         = Open(8),
+        o_cfg_msg_received_type         = Open(5),
+        i_cfg_msg_transmit              = 0,
+        i_cfg_msg_transmit_type         = 0,
+        i_cfg_msg_transmit_data         = 0,
+        o_cfg_msg_transmit_done         = Open(),
+        o_cfg_fc_ph                     = Open(8),
+        o_cfg_fc_pd                     = Open(12),
+        o_cfg_fc_nph                    = Open(8),
+        o_cfg_fc_npd                    = Open(12),
+        o_cfg_fc_cplh                   = Open(8),
+        o_cfg_fc_cpld                   = Open(12),
+        i_cfg_fc_sel                    = 0,
+        i_cfg_per_func_status_control   = 0,
+        o_cfg_per_func_status_data      = Open(16),
+        i_cfg_per_function_number       = 0,
+        i_cfg_per_function_output_request = 0,
+        o_cfg_per_function_update_done  = Open(),
+    )
+
+def _config_control_ports(phy):
+    """Configuration control: link training and the configuration space always enabled, power state
+    changes acknowledged, the user logic's uncorrectable errors reported (`err_uncor`)."""
+    return dict(
+        i_cfg_dsn                       = 0,
+        i_cfg_power_state_change_ack    = 1,
+        o_cfg_power_state_change_interrupt = Open(),
+        i_cfg_err_cor_in                = 0,
+        i_cfg_err_uncor_in              = phy.err_uncor,
+        o_cfg_flr_in_process            = Open(2),
+        i_cfg_flr_done                  = 0,
+        o_cfg_vf_flr_in_process         = Open(6),
+        i_cfg_vf_flr_done               = 0,
+        i_cfg_link_training_enable      = 1,
+        o_cfg_hot_reset_out             = Open(),
+        i_cfg_config_space_enable       = 1,
+        i_cfg_req_pm_transition_l23_ready = 0,
+        i_cfg_hot_reset_in              = 0,
+        i_cfg_ds_port_number            = 0,
+        i_cfg_ds_bus_number             = 0,
+        i_cfg_ds_device_number          = 0,
+        i_cfg_ds_function_number        = 0,
+        i_cfg_subsys_vend_id            = XILINX_VENDOR_ID,
+    )
+
+def _interrupt_ports(msi_enable, msi_mmenable, msi_int, msi_sent, msi_fail):
+    """Interrupts: MSI only (`_add_msi`)."""
+    return dict(
+        i_cfg_interrupt_int             = 0,
+        i_cfg_interrupt_pending         = 0,
+        o_cfg_interrupt_sent            = Open(),
+        o_cfg_interrupt_msi_enable      = msi_enable,
+        o_cfg_interrupt_msi_vf_enable   = Open(6),
+        o_cfg_interrupt_msi_mmenable    = msi_mmenable,
+        o_cfg_interrupt_msi_mask_update = Open(),
+        o_cfg_interrupt_msi_data        = Open(32),
+        i_cfg_interrupt_msi_select      = 0,
+        i_cfg_interrupt_msi_int         = msi_int,
+        i_cfg_interrupt_msi_pending_status = 0,
+        o_cfg_interrupt_msi_sent        = msi_sent,
+        o_cfg_interrupt_msi_fail        = msi_fail,
+        i_cfg_interrupt_msi_attr        = 0,
+        i_cfg_interrupt_msi_tph_present = 0,
+        i_cfg_interrupt_msi_tph_type    = 0,
+        i_cfg_interrupt_msi_tph_st_tag  = 0,
+        i_cfg_interrupt_msi_function_number = 0,
+    )
 
 # PIPE clocking ------------------------------------------------------------------------------------
 
