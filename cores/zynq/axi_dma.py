@@ -35,6 +35,7 @@ the channel (RS cleared, Halted once idle), until a reset; after it, the next tr
 """
 
 from functools import reduce
+from operator import and_
 
 from migen import *
 
@@ -55,6 +56,18 @@ RESP_SLVERR, RESP_DECERR = 0b10, 0b11
 
 def _bit(mask):
     return mask.bit_length() - 1
+
+
+def _beats_to_4k(address, shift):
+    """Beats from `address` to the next 4 KiB boundary, which no AXI burst may cross."""
+    return (4096 - address[:12]) >> shift
+
+
+def _smallest(*values):
+    result = values[0]
+    for value in values[1:]:
+        result = Mux(value < result, value, result)
+    return result
 
 
 class _Channel(LiteXModule):
@@ -85,8 +98,36 @@ class _Channel(LiteXModule):
 
 
 class AXIDMA(LiteXModule):
-    """PG021's AXI DMA in direct register mode on the AXI master `bus`: `ctrl` (AXI-Lite registers at PG021's
-    offsets), `mm2s` (memory to stream), `s2mm` (stream to memory) and their level interrupts."""
+    """PG021's AXI DMA in direct register mode on the AXI master `bus` (the module docstring says how).
+
+    Parameters:
+        bus          the AXI master port the engines read and write memory through (LiteX AXIInterface).
+        burst_beats  longest burst: a power of two from 1 to the bus's limit (16 on AXI3).
+        max_bursts   bursts in flight each way, 1 to 64.
+        fifo_beats   each engine's FIFO, in beats: at least one burst.
+
+    Interface:
+        ctrl          AXI-Lite slave: the registers, at PG021's offsets (hostlink.protocol).
+        mm2s          stream source: memory to stream (data, keep; last ends a transfer).
+        s2mm          stream sink: stream to memory (data, keep; last ends a packet).
+        mm2s_irq (o)  MM2S interrupt, level: IOC_Irq or Err_Irq, as DMACR enables them.
+        s2mm_irq (o)  S2MM interrupt, level.
+        rd, wr        the MM2S and S2MM channels' registers and state (_Channel).
+        bus           the master port given.
+
+    Inside, one method per concern, called in this order by the constructor:
+
+        ctrl ──> registers (_add_registers): DMACR, DMASR, SA/DA and LENGTH of rd and wr;
+                 a LENGTH write starts its channel's transfer (or is refused: DMAIntErr),
+                 DMACR.Reset starts the soft reset
+                   │ start pulses, the LENGTH written
+                   v
+        MM2S (_add_mm2s):  bus.ar/r ──> FIFO (room reserved before each burst) ──> mm2s
+        S2MM (_add_s2mm):  s2mm ──> FIFO ──> bursts on bus.aw/w/b, each once its data is in
+                   │ quiet (no burst asked for or in flight), the state a reset clears
+                   v
+        soft reset (the constructor): once both engines are quiet, every register and FIFO cleared
+    """
 
     def __init__(self, bus, burst_beats=16, max_bursts=4, fifo_beats=64):
         data_width = len(bus.w.data)
@@ -100,30 +141,68 @@ class AXIDMA(LiteXModule):
             raise ValueError(f"max_bursts (bursts in flight each way) must be 1 to 64, not {max_bursts!r}")
         if not (isinstance(fifo_beats, int) and fifo_beats >= burst_beats):
             raise ValueError(f"fifo_beats must hold at least one burst ({burst_beats} beats), not {fifo_beats!r}")
-        self.bus  = bus
-        self.ctrl = AXILiteInterface(data_width=32, address_width=32)
-        self.mm2s = stream.Endpoint([("data", data_width), ("keep", beat_bytes)])
-        self.s2mm = stream.Endpoint([("data", data_width), ("keep", beat_bytes)])
-        self.mm2s_irq = Signal()
-        self.s2mm_irq = Signal()
+        self.bus = bus
+        self._add_interface(data_width)  # ctrl, mm2s, s2mm, mm2s_irq, s2mm_irq (the class docstring).
 
         # # #
 
         self.rd = rd = _Channel()
         self.wr = wr = _Channel()
         self.comb += [self.mm2s_irq.eq(rd.irq), self.s2mm_irq.eq(wr.irq)]
-        beats_bits = LENGTH_BITS - shift + 1
+        sizes = dict(data_width=data_width, burst_beats=burst_beats, max_bursts=max_bursts, fifo_beats=fifo_beats)
 
         # Soft reset: no new bursts; the ones in flight finish (read data dropped, write data sent), then
         # every register and FIFO is cleared.
         resetting = Signal()
-        clear     = Signal()
-        quiet     = Signal()
+        clear     = Signal()   # Both engines quiet: clear everything.
+        quiet     = Signal()   # No burst asked for or in flight, either way.
+
+        # One method per concern, each called from here (never from another method) and its results unpacked
+        # into several names: migen then names their signals as it did when this constructor was one block,
+        # and the generated Verilog is unchanged. The ports are made by a method too (_add_interface), first,
+        # for the same reason: `ctrl` shares names with the registers' signals (b_valid, r_valid), and a
+        # conversion of the DMA alone lists its ports in the order they were made.
 
         # Registers (AXI-Lite) -------------------------------------------------------------------------
+        start_rd, start_wr, length = self._add_registers(resetting, clear, shift)
+        self.comb += clear.eq(resetting & quiet)
+
+        # MM2S: memory to stream -----------------------------------------------------------------------
+        rd_quiet, rd_state = self._add_mm2s(start_rd, length, resetting, clear, **sizes)
+
+        # S2MM: stream to memory -----------------------------------------------------------------------
+        wr_quiet, wr_state = self._add_s2mm(start_wr, length, resetting, clear, **sizes)
+
+        # Reset ---------------------------------------------------------------------------------------
+        self.comb += quiet.eq(reduce(and_, rd_quiet + wr_quiet))
+        self.sync += If(clear,
+            *[s.eq(0) for channel in (rd, wr) for s in (channel.rs, channel.ioc_en, channel.err_en, channel.ioc_irq,
+                channel.err_irq, channel.int_err, channel.slv_err, channel.dec_err, channel.address,
+                channel.address_msb, channel.length, channel.busy)],
+            *[s.eq(0) for s in rd_state + wr_state],
+        )
+
+    # Interface and concerns, in the order the constructor calls them -----------------------------
+    # The engines return what the soft reset waits for (`quiet`: terms that must all be true) and the state
+    # it clears.
+
+    def _add_interface(self, data_width):
+        """The ports, as the class docstring lists them."""
+        beat_bytes = data_width//8
+        self.ctrl = AXILiteInterface(data_width=32, address_width=32)
+        self.mm2s = stream.Endpoint([("data", data_width), ("keep", beat_bytes)])  # o
+        self.s2mm = stream.Endpoint([("data", data_width), ("keep", beat_bytes)])  # i
+        self.mm2s_irq = Signal()  # o
+        self.s2mm_irq = Signal()  # o
+
+    def _add_registers(self, resetting, clear, shift):
+        """The AXI-Lite slave `ctrl` over both channels' registers; a running channel's LENGTH write starts
+        a transfer or is refused (DMAIntErr); DMACR.Reset raises `resetting` until `clear`. Returns the start
+        pulses and the LENGTH written (the new transfer's, in the cycle of a start)."""
+        ctrl     = self.ctrl
+        rd, wr   = self.rd, self.wr
         start_rd = Signal()
         start_wr = Signal()
-        ctrl     = self.ctrl
         b_valid  = Signal()
         r_valid  = Signal()
         r_data   = Signal(32)
@@ -131,6 +210,9 @@ class AXIDMA(LiteXModule):
         raddr    = Signal(8)
         wdata    = Signal(32)
         write    = Signal()
+
+        # Data-Path: a write is taken once its address and data are both there and the last response has
+        # gone; one read at a time.
         self.comb += [
             ctrl.aw.ready.eq(ctrl.aw.valid & ctrl.w.valid & ~b_valid),
             ctrl.w.ready.eq(ctrl.aw.valid & ctrl.w.valid & ~b_valid),
@@ -159,6 +241,8 @@ class AXIDMA(LiteXModule):
             read_cases[base + R["LENGTH"]]      = r_data.eq(channel.length)
         read_cases["default"] = r_data.eq(0)
         self.sync += If(ctrl.ar.valid & ~r_valid, Case(raddr, read_cases))
+
+        # Control-Path: register writes, starts and refusals.
         for channel, base, start in [(rd, AXI_DMA_MM2S, start_rd), (wr, AXI_DMA_S2MM, start_wr)]:
             # A running channel's LENGTH write starts a transfer; one of 0 bytes, at an address not aligned to
             # the bus, or while a transfer runs is refused as DMAIntErr (and stops the channel, at once or at
@@ -190,23 +274,24 @@ class AXIDMA(LiteXModule):
                 If(waddr == base + R["ADDRESS_MSB"], channel.address_msb.eq(wdata)),
                 If(waddr == base + R["LENGTH"],      channel.length.eq(wdata[:LENGTH_BITS])),
             )
+        # DMACR.Reset, written to either channel, resets both.
         self.sync += [
             If(write & ((waddr == AXI_DMA_MM2S + R["DMACR"]) | (waddr == AXI_DMA_S2MM + R["DMACR"])) &
                wdata[_bit(DMACR_RESET)], resetting.eq(1)),
             If(clear, resetting.eq(0)),
         ]
-        self.comb += clear.eq(resetting & quiet)
+        return start_rd, start_wr, wdata[:LENGTH_BITS]
 
-        def beats_to_4k(address):
-            return (4096 - address[:12]) >> shift
+    def _add_mm2s(self, start, length, resetting, clear, data_width, burst_beats, max_bursts, fifo_beats):
+        """MM2S, memory to stream: reads the transfer in bursts from `bus` into a FIFO (room reserved before
+        each burst is asked for, so read data is always taken at once) and hands its bytes to `mm2s`.
+        Returns the soft reset's quiet terms and the state it clears."""
+        rd         = self.rd
+        beat_bytes = data_width//8
+        shift      = log2_int(beat_bytes)
+        beats_bits = LENGTH_BITS - shift + 1
 
-        def smallest(*values):
-            result = values[0]
-            for value in values[1:]:
-                result = Mux(value < result, value, result)
-            return result
-
-        # MM2S: memory to stream -----------------------------------------------------------------------
+        # Data-Path.
         self.rd_fifo = rd_fifo = ResetInserter()(stream.SyncFIFO([("data", data_width)], fifo_beats, buffered=True))
         rd_address    = Signal(32)
         rd_request    = Signal(beats_bits)          # Beats still to ask for.
@@ -217,9 +302,9 @@ class AXIDMA(LiteXModule):
         rd_burst      = Signal(max=burst_beats + 1)
         rd_ar_valid   = Signal()
         rd_errors     = Signal()
-        ar, r = bus.ar, bus.r
+        ar, r = self.bus.ar, self.bus.r
         self.comb += [
-            rd_burst.eq(smallest(C(burst_beats), beats_to_4k(rd_address), rd_request)),
+            rd_burst.eq(_smallest(C(burst_beats), _beats_to_4k(rd_address, shift), rd_request)),
             ar.valid.eq(rd_ar_valid),
             ar.burst.eq(0b01),        # INCR.
             ar.size.eq(shift),
@@ -239,18 +324,19 @@ class AXIDMA(LiteXModule):
             rd_fifo.source.ready.eq(self.mm2s.ready),
             rd_popped.eq(rd_fifo.source.valid & rd_fifo.source.ready),
         ]
+
+        # Control-Path.
         rd_ask = Signal()
         self.comb += rd_ask.eq(rd.busy & ~resetting & ~rd_ar_valid & (rd_request != 0) & (rd_in_flight < max_bursts) &
                                (rd_reserved + rd_burst <= fifo_beats))
-        new_length   = wdata[:LENGTH_BITS]             # The LENGTH written, which starts the transfer.
-        length_beats = (new_length + beat_bytes - 1) >> shift
+        length_beats = (length + beat_bytes - 1) >> shift
         self.sync += [
-            If(start_rd,
+            If(start,
                 rd.busy.eq(1),
                 rd_address.eq(rd.address),
                 rd_request.eq(length_beats),
                 rd_deliver.eq(length_beats),
-                rd_last_keep.eq(Mux(new_length[:shift] == 0, 2**beat_bytes - 1, (1 << new_length[:shift]) - 1)),
+                rd_last_keep.eq(Mux(length[:shift] == 0, 2**beat_bytes - 1, (1 << length[:shift]) - 1)),
                 rd_errors.eq(0),
             ),
             If(rd_ask,
@@ -281,8 +367,19 @@ class AXIDMA(LiteXModule):
             ),
         ]
         # Reserved room is only given back by the stream: a reset drops it with the FIFO.
+        return [~rd_ar_valid, rd_in_flight == 0], [rd_request, rd_deliver, rd_reserved]
 
-        # S2MM: stream to memory -----------------------------------------------------------------------
+    def _add_s2mm(self, start, length, resetting, clear, data_width, burst_beats, max_bursts, fifo_beats):
+        """S2MM, stream to memory: takes the packet from `s2mm` into a FIFO up to the buffer's size, counting
+        its bytes from `keep` (a longer packet's excess is dropped up to its `last`: DMAIntErr); asks for a
+        burst once the stream has given its data, so write data always follows at once; once the packet has
+        ended and its last response is in, ends the transfer (LENGTH: the packet's bytes)."""
+        wr         = self.wr
+        beat_bytes = data_width//8
+        shift      = log2_int(beat_bytes)
+        beats_bits = LENGTH_BITS - shift + 1
+
+        # Data-Path.
         self.wr_fifo = wr_fifo = ResetInserter()(stream.SyncFIFO([("data", data_width), ("strb", beat_bytes)],
                                                                 fifo_beats, buffered=True))
         self.wr_bursts = wr_bursts = ResetInserter()(stream.SyncFIFO([("beats", bits_for(burst_beats))],
@@ -301,7 +398,7 @@ class AXIDMA(LiteXModule):
         wr_aw_valid  = Signal()
         wr_beat      = Signal(max=burst_beats)
         wr_errors    = Signal()
-        aw, w, b = bus.aw, bus.w, bus.b
+        aw, w, b = self.bus.aw, self.bus.w, self.bus.b
         sink = self.s2mm
         keep_bytes = Signal(max=beat_bytes + 1)
         self.comb += keep_bytes.eq(reduce(lambda x, y: x + y, [sink.keep[i] for i in range(beat_bytes)]))
@@ -317,8 +414,8 @@ class AXIDMA(LiteXModule):
             wr_fifo.reset.eq(clear),
             wr_bursts.reset.eq(clear),
             wr_pending.eq(wr_received - wr_assigned),
-            wr_full.eq(smallest(C(burst_beats), beats_to_4k(wr_address))),
-            wr_burst.eq(smallest(wr_full, wr_pending)),
+            wr_full.eq(_smallest(C(burst_beats), _beats_to_4k(wr_address, shift))),
+            wr_burst.eq(_smallest(wr_full, wr_pending)),
             aw.valid.eq(wr_aw_valid),
             aw.burst.eq(0b01),
             aw.size.eq(shift),
@@ -336,6 +433,8 @@ class AXIDMA(LiteXModule):
         ]
         if hasattr(w, "id"):
             self.comb += w.id.eq(0)
+
+        # Control-Path.
         wr_ask = Signal()
         self.comb += wr_ask.eq(wr.busy & ~resetting & ~wr_aw_valid & (wr_pending != 0) &
                                ((wr_pending >= wr_full) | wr_ended) & (wr_in_flight < max_bursts) &
@@ -343,8 +442,9 @@ class AXIDMA(LiteXModule):
         wr_done = Signal()
         self.comb += wr_done.eq(wr.busy & wr_ended & (wr_pending == 0) & ~wr_aw_valid & ~wr_bursts.source.valid &
                                 (wr_in_flight == 0))
+        length_beats = (length + beat_bytes - 1) >> shift
         self.sync += [
-            If(start_wr,
+            If(start,
                 wr.busy.eq(1),
                 wr_address.eq(wr.address),
                 wr_room.eq(length_beats),
@@ -393,14 +493,5 @@ class AXIDMA(LiteXModule):
                 ),
             ),
         ]
-
-        # Reset ---------------------------------------------------------------------------------------
-        self.comb += quiet.eq(~rd_ar_valid & (rd_in_flight == 0) & ~wr_aw_valid & (wr_in_flight == 0) &
-                              ~wr_bursts.source.valid)
-        self.sync += If(clear,
-            *[s.eq(0) for channel in (rd, wr) for s in (channel.rs, channel.ioc_en, channel.err_en, channel.ioc_irq,
-                channel.err_irq, channel.int_err, channel.slv_err, channel.dec_err, channel.address,
-                channel.address_msb, channel.length, channel.busy)],
-            rd_request.eq(0), rd_deliver.eq(0), rd_reserved.eq(0),
-            wr_received.eq(0), wr_assigned.eq(0), wr_ended.eq(0), wr_dropping.eq(0), wr_beat.eq(0),
-        )
+        return ([~wr_aw_valid, wr_in_flight == 0, ~wr_bursts.source.valid],
+                [wr_received, wr_assigned, wr_ended, wr_dropping, wr_beat])
