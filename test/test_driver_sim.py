@@ -22,7 +22,8 @@ import time
 
 import pytest
 
-from hostlink.sim.driver import parse_dma_test, parse_status, kernel_problems, evaluate, main as driver_main
+from hostlink.sim.driver import parse_dma_test, parse_status, evaluate, main as driver_main
+from hostlink.sim.uml.report import kernel_problems
 from hostlink.sim.uml.run import SIM_DMA_RING, SIM_DMA_TEST_SKIP_LOOPS, SIM_REMAPPED_BUFFERS, UML_KERNEL, \
     set_dma_ring, sim_dma_ring, set_dma_test_skip, DriverSimError
 from hostlink.sim.uml.vhost_user import GuestMemory, VirtQueue, VRING_DESC_F_NEXT, VRING_DESC_F_WRITE

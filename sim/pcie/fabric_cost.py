@@ -97,7 +97,8 @@ def measure(board_name, count=4096, direction="c2h", profile=None):
     reads (h2c) between a bare device and the host model, on the board's link and host profile."""
     from hostlink.sim.dma import board_profile_defaults
     from hostlink.sim.pcie.host import host_profile
-    from hostlink.sim.pcie.run import BUILD_ROOT, compile_model, run_bench
+    from hostlink.sim.pcie.run import BUILD_ROOT, run_bench
+    from hostlink.sim.verilator import compile_model
     from hostlink.sim.pcie.soc import get_board
     from hostlink.sim.build_lock import held
     board   = get_board(board_name)

@@ -21,6 +21,7 @@ import tempfile
 
 from hostlink.sim.dma import parse_size
 from hostlink.sim.watchdog import OneLineArgumentParser, output_file
+from hostlink.sim.zynq.ps_model import PS_MODEL
 
 __all__ = ["main", "parse_args", "run", "run_limit", "plot", "LOG_ROOTS", "DEFAULT_SIZES", "PAPER_TABLE_I"]
 
@@ -61,15 +62,20 @@ def build_parser():
     p.add_argument("--sizes", type=parse_sizes, default=DEFAULT_SIZES,
         help="Transfer sizes, e.g. 8,4K,6M (default 8 B to 6 MB).")
     p.add_argument("--modes", type=parse_modes, default=MODES, help="mm2s, s2mm, loopback (default all).")
-    p.add_argument("--clock-mhz", type=float, default=150.0, help="The logic's clock, FCLK0 (default 150).")
-    p.add_argument("--read-latency-ns", type=float, default=200.0,
-        help="The DDR's read latency behind HP0, address to first beat (default 200 ns).")
-    p.add_argument("--write-latency-ns", type=float, default=100.0,
-        help="Last write beat to its response (default 100 ns).")
-    p.add_argument("--max-reads", type=int, default=8, help="Read bursts HP0 takes in flight (default 8).")
-    p.add_argument("--max-writes", type=int, default=8, help="Write bursts HP0 takes in flight (default 8).")
-    p.add_argument("--rate-mbytes", type=float, default=1200.0,
-        help="The port's rate each way, MB/s (default 1200, UG585's figure for one HP port).")
+    ps = PS_MODEL
+    p.add_argument("--clock-mhz", type=float, default=ps["clock_hz"]/1e6,
+        help=f"The logic's clock, FCLK0 (default {ps['clock_hz']/1e6:g}).")
+    p.add_argument("--read-latency-ns", type=float, default=ps["read_latency_ns"],
+        help=f"The DDR's read latency behind HP0, address to first beat (default {ps['read_latency_ns']:g} ns).")
+    p.add_argument("--write-latency-ns", type=float, default=ps["write_latency_ns"],
+        help=f"Last write beat to its response (default {ps['write_latency_ns']:g} ns).")
+    p.add_argument("--max-reads", type=int, default=ps["max_reads"],
+        help=f"Read bursts HP0 takes in flight (default {ps['max_reads']}).")
+    p.add_argument("--max-writes", type=int, default=ps["max_writes"],
+        help=f"Write bursts HP0 takes in flight (default {ps['max_writes']}).")
+    p.add_argument("--rate-mbytes", type=float, default=ps["rate_bytes_per_s"]/1e6,
+        help=f"The port's rate each way, MB/s (default {ps['rate_bytes_per_s']/1e6:g}, UG585's figure for one HP "
+             "port).")
     p.add_argument("--json", metavar="PATH", type=output_file, help="Write the results as JSON to PATH.")
     p.add_argument("--plot", metavar="PNG", type=output_file, help="Plot MB/s against the transfer's size into PNG, with the port's "
                    "rate and the paper's Table I (software included) beside.")
@@ -101,9 +107,11 @@ def run_limit(args):
     return RUN_BASE_SECONDS + RUN_SECONDS_PER_MIB * len(args.modes) * sum(args.sizes) / (1 << 20)
 
 
-def run(sizes, modes, clock_hz=150e6, read_latency_ns=200.0, write_latency_ns=100.0, max_reads=8, max_writes=8,
-        rate_bytes_per_s=1200e6, verbose=False):
-    """Runs every (mode, size) job; returns the bench's results (sim/zynq/bench.py)."""
+def run(sizes, modes, clock_hz=PS_MODEL["clock_hz"], read_latency_ns=PS_MODEL["read_latency_ns"],
+        write_latency_ns=PS_MODEL["write_latency_ns"], max_reads=PS_MODEL["max_reads"],
+        max_writes=PS_MODEL["max_writes"], rate_bytes_per_s=PS_MODEL["rate_bytes_per_s"], verbose=False):
+    """Runs every (mode, size) job with the PS model's figures (sim/zynq/ps_model.py's unless given); returns the
+    bench's results (sim/zynq/bench.py)."""
     check_sizes(sizes, modes)
     from hostlink.sim.pcie.run import BUILD_ROOT, run_bench
     from hostlink.sim.zynq.top import build_model

@@ -27,6 +27,8 @@ from hostlink import package_path
 from hostlink.sim.pcie.run import BUILD_ROOT, run_bench
 from hostlink.sim.uml.kernel import UML_KERNEL, UML_TREE, BUILD_TIME, POWER_OFF, KernelError, ensure_kernel, preflight
 from hostlink.sim.uml.run import DriverSimError, KERNEL_STUCK_S, end_kernel, mounts_and_steps, read_steps
+from hostlink.sim.uml.report import kernel_problems, report_the_end
+from hostlink.sim.zynq.ps_model import PS_MODEL
 from hostlink.sim.zynq.uml_bench import DMA_OFFSET
 from hostlink.toolchain import verilator_env
 
@@ -38,10 +40,6 @@ SOFTWARE      = package_path("software", "zynq")
 # Built for the machine (build_software): the dmaengine client, the user-level driver's kernel part and its program.
 SOURCES       = [os.path.join(SOFTWARE, n) for n in ("hostlink_dma_client.c", "hostlink_dma_client.h",
                  "hostlink_dma_user.c", "hostlink_dma_user.h", "dma_user_test.c")]
-# The PS model, as ./sim.py zynq's defaults: 150 MHz logic, 200 ns to a read's first beat, 8 bursts in flight
-# each way, 1,200 MB/s each way.
-PS_MODEL = {"clock_hz": 150e6, "read_latency_ns": 200.0, "write_latency_ns": 100.0, "max_reads": 8,
-            "max_writes": 8, "rate_bytes_per_s": 1200e6}
 
 
 def device_tree_source(socket_path, clock_hz=PS_MODEL["clock_hz"], data_width=64):
@@ -281,7 +279,6 @@ def step_counts(bench):
 
 def evaluate(result):
     """Per step: passed or not (exit 0, no "FAIL:" line). Returns (rows, ok, problems)."""
-    from hostlink.sim.driver import kernel_problems
     bench = result["bench"]
     ok = not bench["timed_out"] and not bench["outside_accesses"] and result["dmesg"] is not None
     rows = []
@@ -295,7 +292,6 @@ def evaluate(result):
 
 def main(args, command):
     """./sim.py driver --ps7 (sim/driver.py's parser and arguments)."""
-    from hostlink.sim.driver import report_the_end
     try:
         result = run_zynq_linux([command] if command else None, args.command_timeout, args.timeout,
                                 verbose=args.verbose)

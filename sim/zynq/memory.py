@@ -26,14 +26,17 @@ from cocotb.triggers import RisingEdge, Timer
 from cocotb.utils import get_sim_time
 
 from cocotbext.axi import AxiBus
+from hostlink.sim.zynq.ps_model import PS_MODEL
+
 from cocotbext.axi.axi_channels import AxiARSink, AxiAWSink, AxiBSource, AxiBTransaction, AxiRSource, AxiRTransaction, AxiWSink
 
 __all__ = ["PSMemory"]
 
 
 class PSMemory:
-    def __init__(self, dut, prefix, clock, reset, size, clock_hz, read_latency_ns=200, write_latency_ns=100,
-            max_reads=8, max_writes=8, rate_bytes_per_s=1200e6):
+    def __init__(self, dut, prefix, clock, reset, size, clock_hz, read_latency_ns=PS_MODEL["read_latency_ns"],
+            write_latency_ns=PS_MODEL["write_latency_ns"], max_reads=PS_MODEL["max_reads"],
+            max_writes=PS_MODEL["max_writes"], rate_bytes_per_s=PS_MODEL["rate_bytes_per_s"]):
         bus = AxiBus.from_prefix(dut, prefix)
         self.clock, self.period_ns = clock, 1e9/clock_hz
         self.ar = AxiARSink(bus.read.ar, clock, reset)

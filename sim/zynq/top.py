@@ -114,7 +114,7 @@ class SimTop(LiteXModule):
 def build_model(build_root):
     """The Verilator model of SimTop in `build_root`/sim/zynq, built once per version of the sources;
     returns {"verilog", "model_dir"} for sim/pcie/run.py's run_bench."""
-    from hostlink.sim.pcie.run import compile_model
+    from hostlink.sim.verilator import compile_model
     from hostlink.toolchain import verilator_env
     here = os.path.dirname(os.path.abspath(__file__))
     digest = hashlib.sha256()

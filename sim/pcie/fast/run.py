@@ -93,7 +93,7 @@ def fast_top_header(verilog, prefix):
 
 def build_fast_model(model, say=lambda message: None):
     """The model's fast library (compiled once per design and hard-block C++); returns its path."""
-    from hostlink.sim.pcie.run import verilog_design_text
+    from hostlink.sim.verilator import verilog_design_text
     board = model["board"]
     if board.device not in DEVICES:
         raise ValueError(f"the fast path models the pcie_7x and pcie3_7x blocks, not {board.name}'s: "
@@ -116,7 +116,7 @@ def build_fast_model(model, say=lambda message: None):
 
 
 def _build_fast_library(model, sources, digest, model_dir, say):
-    from hostlink.sim.pcie.run import compile_jobs
+    from hostlink.sim.verilator import compile_jobs
     from hostlink.toolchain import verilator_env
     board = model["board"]
     library = os.path.join(model_dir, LIBRARY)
