@@ -5,6 +5,8 @@
 """Minimal UDP/IPv4 receiver: fixed 42-byte header checked byte by byte as it arrives, payload
 stored until the end of the frame proves it whole, then forwarded with its length."""
 
+from types import SimpleNamespace
+
 from migen import *
 
 from litex.gen import *
@@ -19,6 +21,10 @@ from hostlink.cores.udp.common import *
 # fetch-to-`source` latency (two cycles in the block RAM, two in the FIFO), so a byte leaves every cycle.
 PREFETCH_DEPTH = 8
 
+# A drop reason as held in the receiver's registers: 0 while no check has failed, else the reason's
+# place in RX_DROP_REASONS plus one.
+REASON_CODE = {name: i + 1 for i, (name, _) in enumerate(RX_DROP_REASONS)}
+
 class UDPReceiver(LiteXModule):
     """Checks destination MAC, EtherType IPv4, version/IHL 4/5, no fragment, protocol UDP,
     destination IP and port, the IPv4 header checksum, the two lengths, the frame's length and the
@@ -30,6 +36,40 @@ class UDPReceiver(LiteXModule):
     nothing of a dropped frame ever reaches `source`. The default buffer holds two maximum
     payloads, so one can arrive while the previous drains (echo at wire rate). The sink never
     back-pressures the MAC except for one cycle at the end of each header and of each good frame.
+
+    Parameters:
+        fpga_mac, fpga_ip, fpga_port  the destination MAC, IPv4 address and UDP port accepted.
+        max_payload                   largest payload accepted (0 to 1472 bytes); a longer one is
+                                      dropped as `oversize`.
+        buffer_depth                  the payload buffer, in bytes: a power of 2, at least
+                                      `max_payload`; a payload it has no room for is dropped
+                                      as `overflow`.
+        max_packets                   committed payloads that can wait for `source` (2 or more);
+                                      one more is dropped as `overflow`.
+
+    Interface:
+        sink      frames from LiteEth's MAC (`eth_raw_layout()`), one byte per beat.
+        source    payloads (`udp_payload_layout`), one byte per beat, `length` on every beat.
+        received  (o) one cycle per payload committed.
+        drop      (o) one-hot, one cycle per frame dropped, one bit per entry of `RX_DROP_REASONS`.
+        fsm, lengths, prefetch  the control FSM, the committed payloads' lengths and the bytes read
+                                ahead of `source` (submodules).
+
+    Inside, one method each, in the order the constructor builds them:
+
+        header checks    header bytes against their expected values; the lengths; the IPv4 checksum
+        buffer           the payload ring (block RAM) and the FIFO of committed lengths (`lengths`)
+        drop accounting  `drop` and `received`
+        header states    FSM: HEADER takes the header, RUNT drops a frame that ends inside it
+        verdict          the frame's first failing check, registered for CHECK
+        payload states   FSM: CHECK acts on the verdict, PAYLOAD writes the ring, TRAILER takes
+                         the padding, COMMIT queues the length, DRAIN takes a dropped frame's rest
+        read side        committed bytes read ahead from the ring (`prefetch`) to `source`
+
+        sink ──> HEADER ──> CHECK ──> PAYLOAD ──> TRAILER ──> COMMIT ──> lengths ───┐
+                   │          │          │                                          v
+                   v          v          └─────────> ring ──> prefetch ──────> source
+                  RUNT      DRAIN        (every path leads back to HEADER)
     """
     def __init__(self, fpga_mac, fpga_ip, fpga_port, max_payload=1472, buffer_depth=4096, max_packets=16):
         fpga_mac  = mac_to_int(fpga_mac, "fpga_mac")
@@ -43,17 +83,38 @@ class UDPReceiver(LiteXModule):
         if not isinstance(max_packets, int) or max_packets < 2:
             raise ValueError(f"max_packets must be an integer >= 2, not {max_packets!r}")
 
-        self.sink     = sink   = stream.Endpoint(eth_raw_layout())
-        self.source   = source = stream.Endpoint(udp_payload_layout)
-        self.received = Signal()                     # o: one cycle per payload committed.
-        self.drop     = Signal(len(RX_DROP_REASONS)) # o: one-hot, one cycle per frame dropped.
+        self._add_interface()
 
         # # #
 
-        reason_code = {name: i + 1 for i, (name, _) in enumerate(RX_DROP_REASONS)}
+        # The parts share their signals through `w`, each adding what later parts take. Their order
+        # is the order in which signals and statements are created, which the generated Verilog
+        # follows (resets, memories, numbered names): moving a part changes the Verilog.
+        w = SimpleNamespace()
+        self._add_header_checks(w, fpga_mac, fpga_ip, fpga_port)
+        self._add_buffer(w, max_payload, buffer_depth, max_packets)
+        self._add_drop_accounting(w)
+        self._add_header_states(w)
+        self._add_verdict(w, max_payload, buffer_depth)
+        self._add_payload_states(w)
+        self._add_read_side(w)
 
-        # Header checks.
-        # --------------
+    # Parts of the constructor, in the order it calls them -----------------------------------------
+
+    def _add_interface(self):
+        """The ports the class docstring lists, built one call deep as the logic is. Migen names a
+        signal from the calls that created it: created at the depth of the FIFOs' own `sink` and
+        `source`, these keep their Verilog names (`sink_sink_*`, `source_source_*`)."""
+        self.sink     = stream.Endpoint(eth_raw_layout())
+        self.source   = stream.Endpoint(udp_payload_layout)
+        self.received = Signal()                     # o: one cycle per payload committed.
+        self.drop     = Signal(len(RX_DROP_REASONS)) # o: one-hot, one cycle per frame dropped.
+
+    def _add_header_checks(self, w, fpga_mac, fpga_ip, fpga_port):
+        """Each header byte against its expected value, the two lengths captured, the IPv4 header
+        checksum summed, and the payload length derived."""
+        sink = self.sink
+
         count      = Signal(max=HEADER_LEN)
         fsm_header = Signal() # The FSM is in HEADER.
         reason     = Signal(max=len(RX_DROP_REASONS) + 1) # 0: no check failed so far.
@@ -63,15 +124,15 @@ class UDPReceiver(LiteXModule):
         ended      = Signal()
 
         def expect(offset, values, name):
-            return {offset + i: If(sink.data != v, byte_fail.eq(reason_code[name])) for i, v in enumerate(values)}
+            return {offset + i: If(sink.data != v, byte_fail.eq(REASON_CODE[name])) for i, v in enumerate(values)}
 
         checks = {}
         checks.update(expect(0,  list(fpga_mac.to_bytes(6, "big")), "mac"))
         checks.update(expect(ETH_TYPE_OFFSET, list(ETHERTYPE_IPV4.to_bytes(2, "big")), "ethertype"))
         checks.update(expect(14, [IPV4_VERSION_IHL], "ihl"))
         # Don't Fragment may be set; reserved, More Fragments and the offset must be clear.
-        checks[20] = If(sink.data & 0xbf, byte_fail.eq(reason_code["fragment"]))
-        checks[21] = If(sink.data != 0,   byte_fail.eq(reason_code["fragment"]))
+        checks[20] = If(sink.data & 0xbf, byte_fail.eq(REASON_CODE["fragment"]))
+        checks[21] = If(sink.data != 0,   byte_fail.eq(REASON_CODE["fragment"]))
         checks.update(expect(23, [IP_PROTO_UDP], "protocol"))
         checks.update(expect(30, list(fpga_ip.to_bytes(4, "big")), "ip"))
         checks.update(expect(36, list(fpga_port.to_bytes(2, "big")), "port"))
@@ -115,8 +176,14 @@ class UDPReceiver(LiteXModule):
         self.comb += payload_length.eq(udp_length - UDP_HEADER_LEN)
         self.sync += payload_penultimate.eq(udp_length - UDP_HEADER_LEN - 2)
 
-        # Payload buffer.
-        # ---------------
+        vars(w).update(count=count, fsm_header=fsm_header, reason=reason, byte_fail=byte_fail,
+            ip_length=ip_length, udp_length=udp_length, ended=ended, checks=checks,
+            csum_bad=csum_bad, payload_length=payload_length,
+            payload_penultimate=payload_penultimate, at_last=at_last)
+
+    def _add_buffer(self, w, max_payload, buffer_depth, max_packets):
+        """The payload ring in block RAM, its write, commit and read pointers, and the FIFO of the
+        committed payloads' lengths."""
         aw        = log2_int(buffer_depth)
         wr        = Signal(aw + 1) # Next byte to write.
         wr_commit = Signal(aw + 1) # End of the last committed payload.
@@ -132,7 +199,13 @@ class UDPReceiver(LiteXModule):
 
         self.lengths = lengths = stream.SyncFIFO([("length", 16)], max_packets)
 
-        # Drop accounting: one pulse per frame, on the reason latched first.
+        vars(w).update(aw=aw, wr=wr, wr_commit=wr_commit, rd=rd, pcount=pcount, wport=wport,
+            rport=rport, lengths=lengths)
+
+    def _add_drop_accounting(self, w):
+        """One `drop` pulse per frame, on the reason latched first, and the `received` pulse."""
+        reason = w.reason
+
         # The reason is registered before it is decoded, and the outputs after: the header checks
         # that choose the reason and the counters downstream stay on separate timing paths.
         drop_now      = Signal()
@@ -150,6 +223,15 @@ class UDPReceiver(LiteXModule):
             self.drop.eq(drop),
             self.received.eq(received),
         ]
+
+        vars(w).update(drop_now=drop_now, drop_reason=drop_reason, received=received)
+
+    def _add_header_states(self, w):
+        """The FSM and its header states: HEADER takes the header bytes and folds their checks into
+        `reason`, RUNT drops a frame that ends inside the header."""
+        sink, count, fsm_header, reason, byte_fail, ended = (
+            self.sink, w.count, w.fsm_header, w.reason, w.byte_fail, w.ended)
+        drop_now, drop_reason = w.drop_now, w.drop_reason
 
         frame_error = Signal()
         self.comb += frame_error.eq(sink.valid & sink.last & (sink.error != 0))
@@ -173,7 +255,7 @@ class UDPReceiver(LiteXModule):
                 If(count == HEADER_LEN - 1,
                     NextValue(ended, sink.last),
                     If(frame_error & (reason == 0) & (byte_fail_r == 0),
-                        NextValue(reason, reason_code["error"])
+                        NextValue(reason, REASON_CODE["error"])
                     ),
                     NextState("CHECK")
                 ).Elif(sink.last,
@@ -188,12 +270,23 @@ class UDPReceiver(LiteXModule):
             ).Elif(byte_fail_r != 0,
                 drop_reason.eq(byte_fail_r)
             ).Else(
-                drop_reason.eq(reason_code["truncated"])
+                drop_reason.eq(REASON_CODE["truncated"])
             ),
             NextValue(count, 0),
             NextValue(reason, 0),
             NextState("HEADER")
         )
+
+        vars(w).update(frame_error=frame_error, fsm=fsm)
+
+    def _add_verdict(self, w, max_payload, buffer_depth):
+        """The frame's verdict (`check_reason`), registered before CHECK acts on it: the first
+        failing check, or 0 to take the payload."""
+        sink, checks, reason, frame_error, csum_bad = (
+            self.sink, w.checks, w.reason, w.frame_error, w.csum_bad)
+        ip_length, udp_length, payload_length = w.ip_length, w.udp_length, w.payload_length
+        aw, wr_commit, rd, lengths = w.aw, w.wr_commit, w.rd, w.lengths
+
         # The length and room checks are registered from the captured fields, so the CHECK cycle
         # only selects among flags (this keeps the receiver at 125 MHz on ECP5). Byte 39 is the
         # last field they use: the flags are settled by the CHECK cycle, two cycles later.
@@ -219,26 +312,40 @@ class UDPReceiver(LiteXModule):
             If(reason != 0,
                 header_reason.eq(reason)
             ).Elif(frame_error,
-                header_reason.eq(reason_code["error"])
+                header_reason.eq(REASON_CODE["error"])
             )
         ]
         self.sync += [
             If(header_reason != 0,
                 check_reason.eq(header_reason)
             ).Elif(csum_bad,
-                check_reason.eq(reason_code["checksum"])
+                check_reason.eq(REASON_CODE["checksum"])
             ).Elif(length_bad,
-                check_reason.eq(reason_code["length"])
+                check_reason.eq(REASON_CODE["length"])
             ).Elif(oversize,
-                check_reason.eq(reason_code["oversize"])
+                check_reason.eq(REASON_CODE["oversize"])
             ).Elif(sink.last & ~empty,
-                check_reason.eq(reason_code["truncated"])
+                check_reason.eq(REASON_CODE["truncated"])
             ).Elif(no_room,
-                check_reason.eq(reason_code["overflow"])
+                check_reason.eq(REASON_CODE["overflow"])
             ).Else(
                 check_reason.eq(0)
             )
         ]
+
+        vars(w).update(payload_empty=empty, check_reason=check_reason)
+
+    def _add_payload_states(self, w):
+        """The FSM's states after the header: CHECK acts on the verdict, PAYLOAD writes the payload
+        to the ring, TRAILER skips the padding, COMMIT hands the payload to the read side, DRAIN
+        skips the rest of a dropped frame."""
+        sink, fsm, count, reason, ended, check_reason = (
+            self.sink, w.fsm, w.count, w.reason, w.ended, w.check_reason)
+        udp_length, payload_length, payload_penultimate, at_last, empty = (
+            w.udp_length, w.payload_length, w.payload_penultimate, w.at_last, w.payload_empty)
+        aw, wport, wr, wr_commit, pcount, lengths = w.aw, w.wport, w.wr, w.wr_commit, w.pcount, w.lengths
+        drop_now, drop_reason, received = w.drop_now, w.drop_reason, w.received
+
         fsm.act("CHECK",
             NextValue(count, 0),
             NextValue(pcount, 0),
@@ -274,7 +381,7 @@ class UDPReceiver(LiteXModule):
                 NextValue(at_last, pcount == payload_penultimate),
                 If(sink.last & (sink.error != 0),
                     drop_now.eq(1),
-                    drop_reason.eq(reason_code["error"]),
+                    drop_reason.eq(REASON_CODE["error"]),
                     NextValue(wr, wr_commit),
                     NextState("HEADER")
                 ).Elif(at_last,
@@ -285,7 +392,7 @@ class UDPReceiver(LiteXModule):
                     )
                 ).Elif(sink.last,
                     drop_now.eq(1),
-                    drop_reason.eq(reason_code["truncated"]),
+                    drop_reason.eq(REASON_CODE["truncated"]),
                     NextValue(wr, wr_commit),
                     NextState("HEADER")
                 )
@@ -297,7 +404,7 @@ class UDPReceiver(LiteXModule):
             If(sink.valid & sink.last,
                 If(sink.error != 0,
                     drop_now.eq(1),
-                    drop_reason.eq(reason_code["error"]),
+                    drop_reason.eq(REASON_CODE["error"]),
                     NextValue(wr, wr_commit),
                     NextState("HEADER")
                 ).Else(
@@ -323,8 +430,12 @@ class UDPReceiver(LiteXModule):
             )
         )
 
-        # Read side.
-        # ----------
+    def _add_read_side(self, w):
+        """Committed payloads from the ring to `source`, one byte per cycle, with their length and
+        `last`."""
+        source, lengths, rport, aw = self.source, w.lengths, w.rport, w.aw
+        wr_commit, rd = w.wr_commit, w.rd
+
         # Committed bytes are prefetched, in ring order, into a few registers ahead of `source`: the
         # block RAM is read through its output register (two cycles from address to data, nothing
         # between the RAM and the register) and `source.data` comes from a register, so neither the
