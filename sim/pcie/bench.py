@@ -213,6 +213,7 @@ class Bench:
             await Timer(poll_ns, "ns")
 
     async def run_job(self, job):
+        """One job of the configuration (the module's docstring): its result rows."""
         if job.get("kind") == "fault":
             from hostlink.sim.pcie.fault_jobs import run_fault_job
             return await run_fault_job(self, job)
@@ -222,35 +223,79 @@ class Bench:
         if job.get("target") == "dram":
             from hostlink.sim.pcie.dram_jobs import run_dram_job
             return await run_dram_job(self, job)
+        return await self.run_transfer(job)
+
+    # Transfers ----------------------------------------------------------------------------------
+
+    async def run_transfer(self, job):
+        """An h2c, c2h, bidir or user job: one transfer per channel, all at once."""
         kind, size, channels = job["kind"], job["size"], job["channels"]
-        drv = self.driver
-        descriptor_size = job["descriptor_size"]
         # "user": both directions at once through the channel's user core, its results checked against the
         # core's model.
         directions = {"h2c": ["h2c"], "c2h": ["c2h"], "bidir": ["h2c", "c2h"], "user": ["h2c", "c2h"]}[kind]
-        user_core = self.config.get("user_core") if kind == "user" else None
-        if kind == "user":
-            if not user_core or channels != [user_core["channel"]]:
-                raise ValueError("a user job runs on the channel of the SoC's user core alone")
-            from hostlink.cores.pcie.user_core import load_user_core
-            model = load_user_core(user_core["spec"]).model
-            user_core = dict(user_core, settings=dict(user_core["settings"], **job.get("settings", {})))
-            for name, value in user_core["settings"].items():
-                await drv.write(f"{user_core['csr_prefix']}_{name}", value)
-            await drv.write(f"pcie_dma{user_core['channel']}_user_select", 1)
+        user_core, model = (await self._select_user_core(job)) if kind == "user" else (None, None)
+        plan, expected_msis = await self._program_transfer(job, directions)
+        t_start, before = await self._start_transfer(plan, kind, size)
+        t_end = await self._wait_transfer(plan, kind, size * len(channels), before["cpl_bytes"])
+        msi_fields = await self._msi_fields(kind, t_end, before["msis"], expected_msis)
+        errors = await self._check_and_stop(plan, kind, size, directions, model, user_core)
+        user_counters = (await self._release_user_core(user_core)) if kind == "user" else None
+        self.job_bytes = None
+        errors += self._host_errors_since(before)
+        timed_out = t_end is None
+        cycles = self.cycles(t_end - t_start) if not timed_out else None
+        bytes_per_direction = size * len(channels)
+        rows = []
+        for d in directions:
+            rows.append({
+                "size":          size,
+                "direction":     d if kind != "bidir" else "bidir",
+                "channels":      len(channels),
+                "bytes":         bytes_per_direction,
+                "cycles":        cycles,
+                "gbytes_per_s":  (bytes_per_direction / (cycles / self.sys_clk_hz) / 1e9) if cycles else 0.0,
+                "errors":        errors + (1 if timed_out else 0),
+                "timed_out":     timed_out,
+                **msi_fields,
+            })
+            if user_counters is not None:
+                rows[-1]["user_core"]     = user_core["spec"]
+                rows[-1]["user_counters"] = user_counters
+            if kind in ("bidir", "user"):
+                rows[-1]["direction"] = kind
+                break
+        return rows
 
-        # Buffers and descriptors per channel.
-        plan = []
+    async def _select_user_core(self, job):
+        """The channel's user port on, the core's settings (the job's over the SoC's) written. Returns the
+        core's configuration with those settings, and its model."""
+        user_core = self.config.get("user_core")
+        if not user_core or job["channels"] != [user_core["channel"]]:
+            raise ValueError("a user job runs on the channel of the SoC's user core alone")
+        from hostlink.cores.pcie.user_core import load_user_core
+        model = load_user_core(user_core["spec"]).model
+        user_core = dict(user_core, settings=dict(user_core["settings"], **job.get("settings", {})))
+        for name, value in user_core["settings"].items():
+            await self.driver.write(f"{user_core['csr_prefix']}_{name}", value)
+        await self.driver.write(f"pcie_dma{user_core['channel']}_user_select", 1)
+        return user_core, model
+
+    async def _program_transfer(self, job, directions):
+        """Per channel, the host buffers with their descriptors, the loopback and the checker set for the
+        job; then the engines' interrupts enabled. Returns the plan (per channel: "channel", and "src" with
+        the "data" it holds, "dst" with its landing "watch") and the MSIs the descriptors ask for."""
+        drv, kind, size = self.driver, job["kind"], job["size"]
         irq_mask = 0
         expected_msis = 0
-        for ch in channels:
+        plan = []
+        for ch in job["channels"]:
             entry = {"channel": ch}
             if "h2c" in directions:
                 src = self.rc.mem_pool.alloc_region(max(size, 4))
                 data = count_pattern(size) if kind == "h2c" else self.rng.randbytes(size)
                 src[0:size] = data
                 entry["src"], entry["data"] = src, data
-                descs = split_descriptors(src.get_absolute_address(0), size, descriptor_size, job.get("irq_every", 1), self.config["data_width"] // 8)
+                descs = self._transfer_descriptors(job, src.get_absolute_address(0))
                 await drv.program(ch, "h2c", descs)
                 irq_mask |= drv.irq_bit(ch, "h2c")
                 expected_msis += sum(1 for d in descs if d[2])
@@ -259,7 +304,7 @@ class Bench:
                 dst[0:size + 64] = b"\xa5" * (size + 64)   # Guard bytes past the end must survive.
                 entry["dst"] = dst
                 entry["watch"] = self.landing.watch(dst.get_absolute_address(0), size)
-                descs = split_descriptors(dst.get_absolute_address(0), size, descriptor_size, job.get("irq_every", 1), self.config["data_width"] // 8)
+                descs = self._transfer_descriptors(job, dst.get_absolute_address(0))
                 await drv.program(ch, "c2h", descs)
                 irq_mask |= drv.irq_bit(ch, "c2h")
                 expected_msis += sum(1 for d in descs if d[2])
@@ -268,7 +313,16 @@ class Bench:
                 await drv.clear_checker(ch)
             plan.append(entry)
         await drv.enable_irqs(irq_mask)
+        return plan, expected_msis
 
+    def _transfer_descriptors(self, job, base):
+        return split_descriptors(base, job["size"], job["descriptor_size"], job.get("irq_every", 1),
+                                 self.config["data_width"] // 8)
+
+    async def _start_transfer(self, plan, kind, size):
+        """Sets the transfer going. Returns the start time, and the counts then (MSIs, completion bytes,
+        bad reads and writes, lost completions) from which the job's own share is taken."""
+        drv = self.driver
         # Writers are armed first: they wait for data (the loopback's or the generator's), so arming them is
         # set-up, like posting receive buffers. The clock starts once the set-up has reached the SoC
         # (hundreds of posted writes for a large transfer's descriptors, which would otherwise still be
@@ -281,11 +335,8 @@ class Bench:
             for entry in plan:
                 await drv.set_generator_length(entry["channel"], size)
         await drv.flush()
-        msis_before  = self.msis
-        cpl_before   = self.dev.rx_cpl_bytes
-        bad_before   = self.rc.bad_reads
-        bad_writes_before = self.rc.bad_writes
-        drops_before = getattr(self.dev, "rx_cpl_drops", 0)
+        before = {"msis": self.msis, "cpl_bytes": self.dev.rx_cpl_bytes, "bad_reads": self.rc.bad_reads,
+                  "bad_writes": self.rc.bad_writes, "cpl_drops": getattr(self.dev, "rx_cpl_drops", 0)}
         t_start = get_sim_time("ns")
         for entry in plan:
             if "src" in entry:
@@ -294,27 +345,29 @@ class Bench:
             for entry in plan:
                 await drv.set_generator(entry["channel"], True)
         if kind == "h2c":
-            self.job_bytes = lambda: self.dev.rx_cpl_bytes - cpl_before
+            self.job_bytes = lambda: self.dev.rx_cpl_bytes - before["cpl_bytes"]
         else:
             self.job_bytes = lambda: sum(entry["watch"]["landed"] for entry in plan)
+        return t_start, before
 
-        # Completion.
-        timeout_ns = 200_000 + size * len(channels) * 8
+    async def _wait_transfer(self, plan, kind, total, cpl_before):
+        """Waits until the `total` bytes have moved: host to FPGA, the hard block has delivered every
+        completion byte; else every byte has landed in host memory. Returns when (None: timed out)."""
+        timeout_ns = 200_000 + total * 8
         deadline = get_sim_time("ns") + timeout_ns
         if kind == "h2c":
-            total = size * len(channels)
             while self.dev.rx_cpl_bytes - cpl_before < total and get_sim_time("ns") < deadline:
                 await Timer(500, "ns")
-            t_end = self.dev.rx_cpl_last_ns if self.dev.rx_cpl_bytes - cpl_before >= total else None
-        else:
-            for entry in plan:
-                w = entry["watch"]
-                while w["done"] is None and get_sim_time("ns") < deadline:
-                    await First(w["event"].wait(), Timer(2000, "ns"))
-            dones = [e["watch"]["done"] for e in plan]
-            t_end = max(dones) if all(d is not None for d in dones) else None
+            return self.dev.rx_cpl_last_ns if self.dev.rx_cpl_bytes - cpl_before >= total else None
+        for entry in plan:
+            w = entry["watch"]
+            while w["done"] is None and get_sim_time("ns") < deadline:
+                await First(w["event"].wait(), Timer(2000, "ns"))
+        dones = [e["watch"]["done"] for e in plan]
+        return max(dones) if all(d is not None for d in dones) else None
 
-        # MSIs, as the driver's handler sees them.
+    async def _msi_fields(self, kind, t_end, msis_before, expected_msis):
+        """The job's MSIs, as the driver's handler sees them (then serviced): the result row's fields."""
         await self.wait_msis(msis_before + expected_msis)
         msis = self.msis - msis_before
         # FPGA to host: how long before the last data landed the last MSI reached the host (> 0: the MSI
@@ -328,9 +381,14 @@ class Bench:
         msi_ahead_of_reads_ns = None
         if kind == "h2c" and msis and t_end is not None and self.rc.last_read_data_ns is not None:
             msi_ahead_of_reads_ns = round(self.rc.last_read_data_ns - self.msi_times[-1], 3)
-        vector = await drv.service_irq()
+        await self.driver.service_irq()
+        return {"msis": msis, "msis_expected": expected_msis,
+                "msi_ahead_of_data_ns": msi_ahead_ns, "msi_ahead_of_reads_ns": msi_ahead_of_reads_ns}
 
-        # Check data.
+    async def _check_and_stop(self, plan, kind, size, directions, model, user_core):
+        """Errors in what each channel moved (the checker's counts, or the host buffer against what it
+        must hold, and its guard bytes); each channel's engines stopped, its loopback off."""
+        drv = self.driver
         errors = 0
         for entry in plan:
             ch = entry["channel"]
@@ -355,43 +413,21 @@ class Bench:
             for d in directions:
                 await drv.stop(ch, d)
             await drv.set_loopback(ch, False)
-        user_counters = None
-        if kind == "user":
-            prefix = f"pcie_dma{user_core['channel']}_user"
-            user_counters = {name: await drv.read(f"{prefix}_{name}")
-                             for name in ("h2c_words", "h2c_waits", "c2h_words", "c2h_waits")}
-            await drv.write(f"{prefix}_select", 0)
+        return errors
 
-        self.job_bytes = None
-        errors += self.rc.bad_reads - bad_before + self.rc.bad_writes - bad_writes_before
-        # Completions the hard block's model lost for want of completion space (s7 model).
-        errors += getattr(self.dev, "rx_cpl_drops", 0) - drops_before
-        timed_out = t_end is None
-        cycles = self.cycles(t_end - t_start) if not timed_out else None
-        bytes_per_direction = size * len(channels)
-        rows = []
-        for d in directions:
-            rows.append({
-                "size":          size,
-                "direction":     d if kind != "bidir" else "bidir",
-                "channels":      len(channels),
-                "bytes":         bytes_per_direction,
-                "cycles":        cycles,
-                "gbytes_per_s":  (bytes_per_direction / (cycles / self.sys_clk_hz) / 1e9) if cycles else 0.0,
-                "errors":        errors + (1 if timed_out else 0),
-                "timed_out":     timed_out,
-                "msis":          msis,
-                "msis_expected": expected_msis,
-                "msi_ahead_of_data_ns": msi_ahead_ns,
-                "msi_ahead_of_reads_ns": msi_ahead_of_reads_ns,
-            })
-            if user_counters is not None:
-                rows[-1]["user_core"]     = user_core["spec"]
-                rows[-1]["user_counters"] = user_counters
-            if kind in ("bidir", "user"):
-                rows[-1]["direction"] = kind
-                break
-        return rows
+    async def _release_user_core(self, user_core):
+        """The user port's counters; then the channel back to its own patterns."""
+        prefix = f"pcie_dma{user_core['channel']}_user"
+        counters = {name: await self.driver.read(f"{prefix}_{name}")
+                    for name in ("h2c_words", "h2c_waits", "c2h_words", "c2h_waits")}
+        await self.driver.write(f"{prefix}_select", 0)
+        return counters
+
+    def _host_errors_since(self, before):
+        """Bad reads and writes the host has seen since `before`, and completions the hard block's model
+        lost for want of completion space (s7 model)."""
+        return (self.rc.bad_reads - before["bad_reads"] + self.rc.bad_writes - before["bad_writes"]
+                + getattr(self.dev, "rx_cpl_drops", 0) - before["cpl_drops"])
 
 # Progress -----------------------------------------------------------------------------------------
 

@@ -135,163 +135,240 @@ def parse_framed(buffers, lanes_start=0):
             "data_bytes": data_bytes}
 
 
-async def run_stream_job(bench, job):
-    drv, profile = bench.driver, bench.profile
-    word_bytes = bench.config["data_width"] // 8
-    check_stream_job(job, word_bytes)
-    size, buffers, buffer_bytes = job["size"], job["buffers"], job["buffer_bytes"]
-    flow, target, directions = job["flow"], job["target"], job["directions"]
-    ch = job["channels"][0]
-    count = size // buffer_bytes
-    # A job may give its own stall (a run that compares hosts), else the profile's.
-    stall_ns, stall_every = job.get("stall_ns", profile.stall_ns), job.get("stall_every", profile.stall_every)
+class StreamJob:
+    """One stream job (the module's docstring): the host's side in steps, run in order by run()."""
+    def __init__(self, bench, job):
+        check_stream_job(job, bench.config["data_width"] // 8)
+        self.bench, self.drv = bench, bench.driver
+        self.size, self.buffers, self.buffer_bytes = job["size"], job["buffers"], job["buffer_bytes"]
+        self.flow, self.target, self.directions = job["flow"], job["target"], job["directions"]
+        self.ch    = job["channels"][0]
+        self.count = self.size // self.buffer_bytes
+        # A job may give its own stall (a run that compares hosts), else the profile's.
+        self.stall_ns    = job.get("stall_ns", bench.profile.stall_ns)
+        self.stall_every = job.get("stall_every", bench.profile.stall_every)
+        self.timeout_ns  = job.get("timeout_ns", 2_000_000 + self.size * 40 + self.count * self.stall_ns * 2)
+        self.job         = job
+        self.user_core   = bench.config.get("user_core") if self.target == "user" else None
+        self.model       = None   # The user core's model of what it returns, if it has one,
+        self.settings    = None   # and the settings it was run with.
+        self.rings       = {}     # Per direction.
+        self.data        = None   # What goes in (host-to-FPGA).
+        self.start_csrs  = {}     # The user core's CSRs that set it going, cleared at the end.
+        self.received    = bytearray()   # What came out (FPGA-to-host), the headers left out.
+        self.framed      = []     # The framed flows: each buffer, as the host read it.
+        self.stalls      = 0
 
-    user_core = bench.config.get("user_core") if target == "user" else None
-    model = None
-    if target == "user":
-        if not user_core or ch != user_core["channel"]:
+    async def run(self):
+        drv, ch = self.drv, self.ch
+        if self.target == "user":
+            await self.select_user_core()
+        await drv.set_loopback(ch, self.target == "loopback")
+        await self.program_rings()
+        await self.give_first_buffers()
+        t_start = await self.start()
+        t_end = await self.serve()
+        errors, row = await self.check()
+        for d, ring in self.rings.items():
+            row[f"{d}_waits"] = await drv.read(f"pcie_dma{ch}_{ring.engine}_flow_waits")
+        await self.stop()
+        self.bench.job_bytes = None
+        return [self.result_row(row, errors, t_start, t_end)]
+
+    # Set-up ---------------------------------------------------------------------------------------
+
+    async def select_user_core(self):
+        """The channel's user port on, the core's settings (the job's over the SoC's) written."""
+        user_core = self.user_core
+        if not user_core or self.ch != user_core["channel"]:
             raise ValueError("a user stream runs on the channel of the SoC's user core")
         from hostlink.cores.pcie.user_core import load_user_core
-        model = getattr(load_user_core(user_core["spec"]), "model", None)
-        settings = dict(user_core["settings"], **job.get("settings", {}))
-        for name, value in settings.items():
-            await drv.write(f"{user_core['csr_prefix']}_{name}", value)
-        await drv.write(f"pcie_dma{ch}_user_select", 1)
-    await drv.set_loopback(ch, target == "loopback")
+        self.model = getattr(load_user_core(user_core["spec"]), "model", None)
+        self.settings = dict(user_core["settings"], **self.job.get("settings", {}))
+        for name, value in self.settings.items():
+            await self.drv.write(f"{user_core['csr_prefix']}_{name}", value)
+        await self.drv.write(f"pcie_dma{self.ch}_user_select", 1)
 
-    rings = {d: Ring(bench, d, buffers, buffer_bytes) for d in directions}
-    for ring in rings.values():
-        await program_ring(drv, ch, ring, flow)
+    async def program_rings(self):
+        self.rings = {d: Ring(self.bench, d, self.buffers, self.buffer_bytes) for d in self.directions}
+        for ring in self.rings.values():
+            await program_ring(self.drv, self.ch, ring, self.flow)
 
-    # What goes in (host-to-FPGA) and what must come out.
-    data = None
-    if "h2c" in rings:
-        data = count_pattern(size) if target == "patterns" else bench.rng.randbytes(size)
-        ring = rings["h2c"]
-        for k in range(min(buffers, count)):
-            lo, hi = ring.slot(k)
-            ring.region[lo:hi] = data[k*buffer_bytes:(k + 1)*buffer_bytes]
-        ring.given = min(buffers, count)
-        if target == "patterns":
-            await drv.clear_checker(ch)
-    if "c2h" in rings:
-        rings["c2h"].given = min(buffers, count)
-        if target == "patterns":
-            await drv.set_generator_length(ch, size)
-    for ring in rings.values():
-        if flow != "loop":
-            await drv.write(f"pcie_dma{ch}_{ring.engine}_flow_given", ring.given)
-    # Writers first (they wait for data), then readers; then the data sources.
-    if "c2h" in rings:
-        await drv.start(ch, "c2h")
-    await drv.flush()
-    t_start = get_sim_time("ns")
-    if "h2c" in rings:
-        await drv.start(ch, "h2c")
-    if target == "patterns" and "c2h" in rings:
-        await drv.set_generator(ch, True)
-    start = dict(user_core.get("start", {})) if user_core else {}
-    for name, value in start.items():
-        await drv.write(f"{user_core['csr_prefix']}_{name}", value)
-
-    received = bytearray()
-    framed   = []       # The framed flows: each buffer, as the host read it.
-    served   = 0        # Buffers served since the last stall.
-    stalls   = 0
-    deadline = get_sim_time("ns") + job.get("timeout_ns", 2_000_000 + size * 40 + count * stall_ns * 2)
-    bench.job_bytes = lambda: len(received) if "c2h" in rings else rings["h2c"].done * buffer_bytes
-    moved = lambda: len(received) if flow in FRAMED_FLOWS else size
-    def finished():
-        return all(ring.done >= count for ring in rings.values())
-    while not finished() and get_sim_time("ns") < deadline:
-        for d, ring in rings.items():
-            done = await drv.read(f"pcie_dma{ch}_{ring.engine}_flow_done")
-            new = (done - ring.done) & 0xffffffff
-            for k in range(ring.done, ring.done + min(new, count - ring.done)):
+    async def give_first_buffers(self):
+        """Host-to-FPGA: the data made and the first buffers filled; then as many buffers as the ring
+        holds given to each engine, and the channel's patterns made ready."""
+        drv, ch, rings, first = self.drv, self.ch, self.rings, min(self.buffers, self.count)
+        if "h2c" in rings:
+            size = self.size
+            self.data = count_pattern(size) if self.target == "patterns" else self.bench.rng.randbytes(size)
+            ring = rings["h2c"]
+            for k in range(first):
                 lo, hi = ring.slot(k)
-                if d == "c2h" and flow in FRAMED_FLOWS:
-                    buffer = bytes(ring.region[lo:hi])
-                    length = struct.unpack_from("<I", buffer, 24)[0]
-                    framed.append(buffer[:HEADER_BYTES + min(length, buffer_bytes - HEADER_BYTES)])
-                    received += buffer[HEADER_BYTES:HEADER_BYTES + length]
-                elif d == "c2h":
-                    received += ring.region[lo:hi]
-                else:
-                    nxt = k + buffers
-                    if nxt < count:
-                        ring.region[lo:hi] = data[nxt*buffer_bytes:(nxt + 1)*buffer_bytes]
+                ring.region[lo:hi] = self.data[k*self.buffer_bytes:(k + 1)*self.buffer_bytes]
+            ring.given = first
+            if self.target == "patterns":
+                await drv.clear_checker(ch)
+        if "c2h" in rings:
+            rings["c2h"].given = first
+            if self.target == "patterns":
+                await drv.set_generator_length(ch, self.size)
+        for ring in rings.values():
+            if self.flow != "loop":
+                await drv.write(f"pcie_dma{ch}_{ring.engine}_flow_given", ring.given)
+
+    async def start(self):
+        """Writers first (they wait for data), then readers; then the data sources. Returns the start
+        time: the write that sets data moving, once the set-up has reached the SoC."""
+        drv, ch, rings = self.drv, self.ch, self.rings
+        if "c2h" in rings:
+            await drv.start(ch, "c2h")
+        await drv.flush()
+        t_start = get_sim_time("ns")
+        if "h2c" in rings:
+            await drv.start(ch, "h2c")
+        if self.target == "patterns" and "c2h" in rings:
+            await drv.set_generator(ch, True)
+        self.start_csrs = dict(self.user_core.get("start", {})) if self.user_core else {}
+        for name, value in self.start_csrs.items():
+            await drv.write(f"{self.user_core['csr_prefix']}_{name}", value)
+        return t_start
+
+    # The host's loop ------------------------------------------------------------------------------
+
+    async def serve(self):
+        """Polls and serves the rings until every buffer is done or the job's time is up, stalling as
+        the host profile says. Returns when the last buffer was served (None: timed out)."""
+        rings = self.rings
+        served   = 0   # Buffers served since the last stall (FPGA-to-host's, if the job has that direction).
+        deadline = get_sim_time("ns") + self.timeout_ns
+        self.bench.job_bytes = lambda: len(self.received) if "c2h" in rings else \
+            rings["h2c"].done * self.buffer_bytes
+        while not self.finished() and get_sim_time("ns") < deadline:
+            for d, ring in rings.items():
+                buffers_served = await self.serve_ring(d, ring)
                 if d == "c2h" or "c2h" not in rings:
-                    served += 1
-            ring.done = min(count, ring.done + new)
-            given = min(ring.done + buffers, count)
-            if flow != "loop" and given != ring.given:
-                ring.given = given
-                await drv.write(f"pcie_dma{ch}_{ring.engine}_flow_given", given)
-        if stall_every and served >= stall_every and not finished():
-            served -= stall_every
-            stalls += 1
-            await Timer(stall_ns, "ns")
-        else:
-            await Timer(POLL_NS, "ns")
-    t_end = get_sim_time("ns") if finished() else None
+                    served += buffers_served
+            if self.stall_every and served >= self.stall_every and not self.finished():
+                served -= self.stall_every
+                self.stalls += 1
+                await Timer(self.stall_ns, "ns")
+            else:
+                await Timer(POLL_NS, "ns")
+        return get_sim_time("ns") if self.finished() else None
 
-    # Check.
-    errors, row = 0, {}
-    if "h2c" in rings and target == "patterns":
-        await Timer(2000, "ns")
-        words, mismatches = await drv.checker_counts(ch)
-        errors += mismatches + abs(words - size // 4)
-    if "c2h" in rings:
-        expected = None
-        if target == "patterns":
-            expected = count_pattern(size)
-        elif target == "loopback":
-            expected = data
-        elif model is not None and "h2c" in rings:
-            expected = model(data, settings)
-        elif flow not in FRAMED_FLOWS:
-            expected = count_pattern(size)   # A source of counts (examples/stream_source.py), nothing lost.
-        if expected is not None:
-            got = bytes(received[:size])
-            errors += sum(1 for a, b in zip(got, expected) if a != b) + abs(len(got) - size)
-        else:   # A framed flow: the counts, headers and packets.
-            parsed = parse_framed(framed)
-            errors += parsed["errors"] + abs(len(framed) - count)
-            if flow == "packets":
-                errors += parsed["dropped"]   # Lossless: nothing may be dropped.
-            row.update(header_dropped_bytes=parsed["dropped"], drop_events=parsed["events"][:16],
-                       drop_event_count=len(parsed["events"]), packet_count=len(parsed["packets"]),
-                       packet_bytes=sorted(set(parsed["packets"]))[:16])
-            row["port_dropped_bytes"] = await drv.read64(f"pcie_dma{ch}_user_c2h_dropped")
-            if drv.csrs.has(f"{user_core['csr_prefix']}_overruns"):
-                row["core_overruns"] = await drv.read(f"{user_core['csr_prefix']}_overruns")
-    for d, ring in rings.items():
-        row[f"{d}_waits"] = await drv.read(f"pcie_dma{ch}_{ring.engine}_flow_waits")
+    def finished(self):
+        return all(ring.done >= self.count for ring in self.rings.values())
 
-    # Stop: sources off, engines off, gates open, the channel to its patterns.
-    for name in start:
-        await drv.write(f"{user_core['csr_prefix']}_{name}", 0)
-    if target == "patterns" and "c2h" in rings:
-        await drv.set_generator(ch, False)
-    for d, ring in rings.items():
-        await drv.stop(ch, d)
-        await drv.write(f"pcie_dma{ch}_{ring.engine}_flow_mode", 0)
-    await drv.set_loopback(ch, False)
-    if target == "user":
-        await drv.write(f"pcie_dma{ch}_user_select", 0)
-    bench.job_bytes = None
+    async def serve_ring(self, d, ring):
+        """One poll of one ring: each buffer the engine has done since the last poll is read
+        (FPGA-to-host) or refilled with the data a ring further on (host-to-FPGA), then all of them given
+        back in one write. Returns how many buffers were served."""
+        drv, ch, count, buffer_bytes = self.drv, self.ch, self.count, self.buffer_bytes
+        done = await drv.read(f"pcie_dma{ch}_{ring.engine}_flow_done")
+        new = (done - ring.done) & 0xffffffff
+        served = min(new, count - ring.done)
+        for k in range(ring.done, ring.done + served):
+            lo, hi = ring.slot(k)
+            if d == "c2h" and self.flow in FRAMED_FLOWS:
+                buffer = bytes(ring.region[lo:hi])
+                length = struct.unpack_from("<I", buffer, 24)[0]
+                self.framed.append(buffer[:HEADER_BYTES + min(length, buffer_bytes - HEADER_BYTES)])
+                self.received += buffer[HEADER_BYTES:HEADER_BYTES + length]
+            elif d == "c2h":
+                self.received += ring.region[lo:hi]
+            else:
+                nxt = k + self.buffers
+                if nxt < count:
+                    ring.region[lo:hi] = self.data[nxt*buffer_bytes:(nxt + 1)*buffer_bytes]
+        ring.done = min(count, ring.done + new)
+        given = min(ring.done + self.buffers, count)
+        if self.flow != "loop" and given != ring.given:
+            ring.given = given
+            await drv.write(f"pcie_dma{ch}_{ring.engine}_flow_given", given)
+        return served
 
-    timed_out = t_end is None
-    cycles = bench.cycles(t_end - t_start) if not timed_out else None
-    row.update({
-        "kind": "stream", "flow": flow, "target": target, "direction": "+".join(directions),
-        "size": size, "bytes": moved(), "channels": 1, "buffers": buffers, "buffer_bytes": buffer_bytes,
-        "stall_ns": stall_ns, "stall_every": stall_every, "stalls": stalls,
-        "cycles": cycles,
-        "gbytes_per_s": (moved() / (cycles / bench.sys_clk_hz) / 1e9) if cycles else 0.0,
-        "errors": errors + (1 if timed_out else 0), "timed_out": timed_out,
-        "msis": 0, "msis_expected": 0,
-    })
-    if user_core:
-        row["user_core"] = user_core["spec"]
-    return [row]
+    # Check and stop -------------------------------------------------------------------------------
+
+    async def check(self):
+        """Errors in what the job moved; and, in the framed flows, the row's fields on drops and packets."""
+        drv, ch, rings = self.drv, self.ch, self.rings
+        errors, row = 0, {}
+        if "h2c" in rings and self.target == "patterns":
+            await Timer(2000, "ns")
+            words, mismatches = await drv.checker_counts(ch)
+            errors += mismatches + abs(words - self.size // 4)
+        if "c2h" in rings:
+            expected = self.expected_c2h()
+            if expected is not None:
+                got = bytes(self.received[:self.size])
+                errors += sum(1 for a, b in zip(got, expected) if a != b) + abs(len(got) - self.size)
+            else:
+                errors += await self.check_framed(row)
+        return errors, row
+
+    def expected_c2h(self):
+        """What the FPGA-to-host data must be, byte for byte; None in a framed flow (its headers say)."""
+        if self.target == "patterns":
+            return count_pattern(self.size)
+        if self.target == "loopback":
+            return self.data
+        if self.model is not None and "h2c" in self.rings:
+            return self.model(self.data, self.settings)
+        if self.flow not in FRAMED_FLOWS:
+            return count_pattern(self.size)   # A source of counts (examples/stream_source.py), nothing lost.
+        return None
+
+    async def check_framed(self, row):
+        """A framed flow's counts, headers and packets: returns the errors, adds the drops and packets
+        to `row`."""
+        drv, ch, user_core = self.drv, self.ch, self.user_core
+        parsed = parse_framed(self.framed)
+        errors = parsed["errors"] + abs(len(self.framed) - self.count)
+        if self.flow == "packets":
+            errors += parsed["dropped"]   # Lossless: nothing may be dropped.
+        row.update(header_dropped_bytes=parsed["dropped"], drop_events=parsed["events"][:16],
+                   drop_event_count=len(parsed["events"]), packet_count=len(parsed["packets"]),
+                   packet_bytes=sorted(set(parsed["packets"]))[:16])
+        row["port_dropped_bytes"] = await drv.read64(f"pcie_dma{ch}_user_c2h_dropped")
+        if drv.csrs.has(f"{user_core['csr_prefix']}_overruns"):
+            row["core_overruns"] = await drv.read(f"{user_core['csr_prefix']}_overruns")
+        return errors
+
+    async def stop(self):
+        """Sources off, engines off, gates open, the channel to its patterns."""
+        drv, ch = self.drv, self.ch
+        for name in self.start_csrs:
+            await drv.write(f"{self.user_core['csr_prefix']}_{name}", 0)
+        if self.target == "patterns" and "c2h" in self.rings:
+            await drv.set_generator(ch, False)
+        for d, ring in self.rings.items():
+            await drv.stop(ch, d)
+            await drv.write(f"pcie_dma{ch}_{ring.engine}_flow_mode", 0)
+        await drv.set_loopback(ch, False)
+        if self.target == "user":
+            await drv.write(f"pcie_dma{ch}_user_select", 0)
+
+    def result_row(self, row, errors, t_start, t_end):
+        """The job's result row: `row` (the check's fields and each direction's waits), then the figures."""
+        # The framed flows count the data the buffers held, their headers left out.
+        moved = len(self.received) if self.flow in FRAMED_FLOWS else self.size
+        timed_out = t_end is None
+        cycles = self.bench.cycles(t_end - t_start) if not timed_out else None
+        row.update({
+            "kind": "stream", "flow": self.flow, "target": self.target,
+            "direction": "+".join(self.directions),
+            "size": self.size, "bytes": moved, "channels": 1,
+            "buffers": self.buffers, "buffer_bytes": self.buffer_bytes,
+            "stall_ns": self.stall_ns, "stall_every": self.stall_every, "stalls": self.stalls,
+            "cycles": cycles,
+            "gbytes_per_s": (moved / (cycles / self.bench.sys_clk_hz) / 1e9) if cycles else 0.0,
+            "errors": errors + (1 if timed_out else 0), "timed_out": timed_out,
+            "msis": 0, "msis_expected": 0,
+        })
+        if self.user_core:
+            row["user_core"] = self.user_core["spec"]
+        return row
+
+
+async def run_stream_job(bench, job):
+    return await StreamJob(bench, job).run()
