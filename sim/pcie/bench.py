@@ -23,24 +23,14 @@ data, has reached the SoC by then.
 import json
 import os
 import random
-import struct
 import logging
 
 from hostlink.sim.pcie.triggers import FAST, RisingEdge, Timer, Event, First, get_sim_time, start_soon
 from hostlink.sim.pcie.host import HostProfile
 from hostlink.sim.pcie.driver import CSRMap, DMADriver, split_descriptors
+from hostlink.sim.pcie.patterns import count_pattern, mismatched_bytes
 
 # Helpers ------------------------------------------------------------------------------------------
-
-def count_pattern(size):
-    words = (size + 3) // 4
-    return struct.pack(f"<{words}I", *[i & 0xffffffff for i in range(words)])[:size]
-
-
-def mismatched_bytes(got, expected):
-    """Bytes of `got` that differ from `expected`, and any missing or extra at the end."""
-    return sum(1 for a, b in zip(got, expected) if a != b) + abs(len(got) - len(expected))
-
 
 def mps_code(size):
     return (size // 128 - 1).bit_length()
@@ -189,7 +179,7 @@ class Bench:
 
     # Faults -------------------------------------------------------------------------------------
 
-    async def _start_h2c(self, channel, size, descriptors=None, check=True, irq_every=1):
+    async def start_h2c(self, channel, size, descriptors=None, check=True, irq_every=1):
         """The channel's reader fetches a fresh count-pattern buffer of `size` bytes (cut by
         `descriptors(base)` if given), its checker cleared first. Returns the buffer's bus address."""
         drv = self.driver
@@ -203,7 +193,7 @@ class Bench:
         await drv.clear_checker(channel)
         return base
 
-    async def _wait(self, done, timeout_ns, poll_ns=2000):
+    async def wait_for(self, done, timeout_ns, poll_ns=2000):
         """Polls `done()` (async) until true or `timeout_ns` have passed; returns its last value."""
         deadline = get_sim_time("ns") + timeout_ns
         while True:

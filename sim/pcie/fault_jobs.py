@@ -7,7 +7,7 @@ a channel while another moves clean data, then the channel's recovery (test/test
 
 from hostlink.sim.pcie.triggers import Timer
 
-from hostlink.sim.pcie.bench import count_pattern, mismatched_bytes
+from hostlink.sim.pcie.patterns import count_pattern, mismatched_bytes
 from hostlink.sim.pcie.driver import split_descriptors
 
 # The pcie_faults registers that are not counters.
@@ -43,16 +43,16 @@ async def run_fault_job(bench, job):
         return await drv.checker_counts(channel)
 
     if fault in FAULTS:
-        base = await bench._start_h2c(ch, size)
+        base = await bench.start_h2c(ch, size)
         bench.rc.arm_fault(fault, base + job["fault_offset"], base + size)
-        await bench._start_h2c(other, size)
+        await bench.start_h2c(other, size)
         await drv.flush()
         await drv.start(ch, "h2c")
         await drv.start(other, "h2c")
         async def settled():
             mine, theirs = await words_of(ch), await words_of(other)
             return (mine[0] >= words or await errored()) and theirs[0] >= words
-        await bench._wait(settled, 400_000)
+        await bench.wait_for(settled, 400_000)
         # Reads in flight when the fault hit end (or time out) before the counters are read.
         await Timer(3*job["timeout_ns"], "ns")
     elif fault == "descriptors":
@@ -60,10 +60,10 @@ async def run_fault_job(bench, job):
         # the second good one starts 64 bytes below a 4 KiB boundary (no request may cross it).
         junk = bench.rc.mem_pool.alloc_region(4096).get_absolute_address(0)
         head = 4096 - 64
-        await bench._start_h2c(ch, size, check=False, descriptors=lambda base: [
+        await bench.start_h2c(ch, size, check=False, descriptors=lambda base: [
             (base, head, False), (junk, 0, False), (junk, wbytes + 4, False), (base + head, size - head, True)])
         await drv.start(ch, "h2c")
-        await bench._wait(lambda: _ge(words_of(ch), words), 400_000)
+        await bench.wait_for(lambda: _ge(words_of(ch), words), 400_000)
         # FPGA -> host into a buffer 96 bytes below a 4 KiB boundary: no write may cross it.
         dst = bench.rc.mem_pool.alloc_region(size + 8192)
         start = dst.get_absolute_address(0) + 4096 - 96
@@ -72,7 +72,7 @@ async def run_fault_job(bench, job):
         await drv.program(ch, "c2h", split_descriptors(start, size, 65536, 1, wbytes))
         await drv.start(ch, "c2h")
         await drv.set_generator(ch, True, size)
-        await bench._wait(lambda: _done(watch), 400_000)
+        await bench.wait_for(lambda: _done(watch), 400_000)
         await drv.set_generator(ch, False)
         got = dst[4096 - 96:4096 - 96 + size]
         row["c2h_mismatches"] = mismatched_bytes(got, count_pattern(size))
@@ -84,9 +84,9 @@ async def run_fault_job(bench, job):
             bench.dev.refuse_msis(2)
         else:
             bench.dev.hold_msis(1, 2000)
-        await bench._start_h2c(ch, size, irq_every=1 << 20)
+        await bench.start_h2c(ch, size, irq_every=1 << 20)
         await drv.start(ch, "h2c")
-        await bench._wait(lambda: _ge(words_of(ch), words), 400_000)
+        await bench.wait_for(lambda: _ge(words_of(ch), words), 400_000)
         await bench.wait_msis(msis + 1, timeout_ns=100_000)
         row["msis"] = bench.msis - msis
         row["msi_refused"] = getattr(bench.dev, "msi_refused", 0)
@@ -96,13 +96,13 @@ async def run_fault_job(bench, job):
         # channel's reader, with reads in flight, and its writer, mid-buffer, are disabled a quarter into
         # their transfers. The SoC must take the completions of those reads without harm and go on
         # answering the host.
-        await bench._start_h2c(ch, size)
+        await bench.start_h2c(ch, size)
         dst = bench.rc.mem_pool.alloc_region(size + 8192)
         await drv.program(ch, "c2h", split_descriptors(dst.get_absolute_address(0), size, 65536, 1, wbytes))
         await drv.start(ch, "h2c")
         await drv.start(ch, "c2h")
         await drv.set_generator(ch, True, size)
-        await bench._wait(lambda: _ge(words_of(ch), words//4), 400_000)
+        await bench.wait_for(lambda: _ge(words_of(ch), words//4), 400_000)
         await drv.stop(ch, "h2c")
         await drv.stop(ch, "c2h")
         await drv.set_generator(ch, False)
@@ -125,13 +125,13 @@ async def run_fault_job(bench, job):
     # Recovery: the driver disables the channel, waits for it to be idle, and runs a clean transfer.
     await drv.stop(ch, "h2c")
     await drv.stop(other, "h2c")
-    await bench._wait(lambda: _not(errored()), 200_000)
+    await bench.wait_for(lambda: _not(errored()), 200_000)
     row["errored_after_disable"] = await errored()
     await drv.service_irq()
     counters = await drv.fault_counters()
-    await bench._start_h2c(ch, size)
+    await bench.start_h2c(ch, size)
     await drv.start(ch, "h2c")
-    await bench._wait(lambda: _ge(words_of(ch), words), 400_000)
+    await bench.wait_for(lambda: _ge(words_of(ch), words), 400_000)
     await Timer(2000, "ns")
     row["clean"] = await words_of(ch)
     after = await drv.fault_counters()

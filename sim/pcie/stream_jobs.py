@@ -33,16 +33,15 @@ import struct
 
 from hostlink.sim.pcie.triggers import Timer, get_sim_time
 
-from hostlink.protocol import FLOW_MODES, FRAMED_FLOWS, HEADER, HEADER_BYTES, HEADER_FLAG_END, HEADER_MAGIC
+from hostlink.protocol import FLOW_MODES, FRAMED_FLOWS, HEADER, HEADER_BYTES, HEADER_FIELDS, HEADER_FLAG_END, \
+    HEADER_MAGIC
 from hostlink.cores.pcie.config import check_dma_length
 from hostlink.sim.pcie.driver import DMA_IRQ_DISABLE
+from hostlink.sim.pcie.patterns import count_pattern
+
+HEADER_LENGTH = [name for name, _, _ in HEADER_FIELDS].index("length")   # In HEADER's unpacked fields.
 
 POLL_NS = 1000   # Between two polls of the engines' counts.
-
-
-def count_pattern(size):
-    words = (size + 3) // 4
-    return struct.pack(f"<{words}I", *[i & 0xffffffff for i in range(words)])[:size]
 
 
 class Ring:
@@ -271,7 +270,7 @@ class StreamJob:
             lo, hi = ring.slot(k)
             if d == "c2h" and self.flow in FRAMED_FLOWS:
                 buffer = bytes(ring.region[lo:hi])
-                length = struct.unpack_from("<I", buffer, 24)[0]
+                length = HEADER.unpack_from(buffer)[HEADER_LENGTH]
                 self.framed.append(buffer[:HEADER_BYTES + min(length, buffer_bytes - HEADER_BYTES)])
                 self.received += buffer[HEADER_BYTES:HEADER_BYTES + length]
             elif d == "c2h":
