@@ -44,39 +44,13 @@ import glob
 import mmap
 import os
 import select
-import struct
 import threading
 import time
 
 from hostlink.protocol import FLOW_MODES as FLOWS, FRAMED_FLOWS as FRAMED, HEADER, HEADER_BYTES, \
-    HEADER_FLAG_END, HEADER_MAGIC, IOCTLS, STATS_DIRECTION_FIELDS as _STATS_DIRECTION
+    HEADER_FLAG_END, HEADER_MAGIC, IOCTLS, STATS_DIRECTION_FIELDS
 
 __all__ = ["Channel", "HostlinkError", "Buffer", "list_devices", "list_boards", "board_of", "FLOWS", "HEADER_BYTES", "HEADER_MAGIC"]
-
-# The driver's ioctls (hostlink.protocol: LitePCIe's, with hostlink's from software/patches/) ---------
-
-_REG       = IOCTLS["REG"].layout
-_DMA_COUNT = IOCTLS["DMA_WRITER"].layout      # and DMA_READER's
-_LOCK      = IOCTLS["LOCK"].layout
-_INFO      = IOCTLS["MMAP_DMA_INFO"].layout
-_UPDATE    = IOCTLS["MMAP_DMA_WRITER_UPDATE"].layout
-_TWO       = IOCTLS["DMA_POLL"].layout        # and DMA_FLOW's: writer, reader
-_WAIT      = IOCTLS["DMA_WAIT"].layout
-_CANCEL    = IOCTLS["DMA_CANCEL"].layout
-_STATS     = IOCTLS["STATS"].layout           # writer's fields, reader's, ring
-IOCTL_REG         = IOCTLS["REG"].request
-IOCTL_DMA_WRITER  = IOCTLS["DMA_WRITER"].request
-IOCTL_DMA_READER  = IOCTLS["DMA_READER"].request
-IOCTL_DMA_INFO    = IOCTLS["MMAP_DMA_INFO"].request
-IOCTL_LOCK        = IOCTLS["LOCK"].request
-IOCTL_MMAP_WRITER_UPDATE = IOCTLS["MMAP_DMA_WRITER_UPDATE"].request
-IOCTL_MMAP_READER_UPDATE = IOCTLS["MMAP_DMA_READER_UPDATE"].request
-IOCTL_DMA_POLL    = IOCTLS["DMA_POLL"].request
-IOCTL_CYCLES      = IOCTLS["CYCLES"].request
-IOCTL_DMA_FLOW    = IOCTLS["DMA_FLOW"].request
-IOCTL_STATS       = IOCTLS["STATS"].request
-IOCTL_DMA_WAIT    = IOCTLS["DMA_WAIT"].request
-IOCTL_DMA_CANCEL  = IOCTLS["DMA_CANCEL"].request
 
 
 class HostlinkError(OSError):
@@ -199,19 +173,18 @@ class Channel:
         self._held = {"h2c": 0, "c2h": 0}    # Zero-copy: buffers got and not yet put.
         self._no_wait = False                # The driver has no DMA_WAIT (generated before it): poll.
         try:
-            info = _INFO.unpack(self._ioctl(IOCTL_DMA_INFO, bytes(_INFO.size), "read the ring's geometry"))
+            info = self._ioctl("MMAP_DMA_INFO", None, "read the ring's geometry")
             self.buffer_size, self.buffer_count = info[1], info[2]
             self._ring_offsets = {"h2c": info[0], "c2h": info[3]}
             writer, reader = "c2h" in directions, "h2c" in directions
-            status = _LOCK.unpack(self._ioctl(IOCTL_LOCK, _LOCK.pack(reader, writer, 0, 0, 0, 0), "lock"))
+            status = self._ioctl("LOCK", (reader, writer, 0, 0, 0, 0), "lock")
             if (reader and not status[4]) or (writer and not status[5]):
                 held = [d for d, want, got in (("h2c", reader, status[4]), ("c2h", writer, status[5]))
                         if want and not got]
                 raise _error(errno.EBUSY, f"{self.path}: {' and '.join(held)} held by another program")
-            self._ioctl(IOCTL_DMA_POLL, _TWO.pack(writer, reader), "poll")
-            self._ioctl(IOCTL_DMA_FLOW, _TWO.pack(FLOWS[flow] if writer else 0,
-                                                  min(FLOWS[flow], 1) if reader else 0), "set the flow mode",
-                        {errno.EOPNOTSUPP: "this SoC has no flow gates: regenerate it with hostlink"})
+            self._ioctl("DMA_POLL", (writer, reader), "poll")
+            self._ioctl("DMA_FLOW", (FLOWS[flow] if writer else 0, min(FLOWS[flow], 1) if reader else 0),
+                        "set the flow mode", {errno.EOPNOTSUPP: "this SoC has no flow gates: regenerate it with hostlink"})
         except BaseException:
             os.close(self.fd)
             self.fd = None
@@ -219,23 +192,26 @@ class Channel:
 
     # Plumbing -------------------------------------------------------------------------------------
 
-    def _ioctl(self, request, argument, what, messages=None):
+    def _ioctl(self, name, values, what, messages=None):
+        """The driver's ioctl `name` (hostlink.protocol.IOCTLS) with its argument's fields `values` (None: all
+        0); returns the fields as the driver left them. A failure raises HostlinkError saying it could not
+        `what`, with `messages`' advice for its errno if any."""
         if self.fd is None:
             raise _error(errno.EBADF, f"{self.path}: cannot {what}: the channel is closed")
-        buffer = bytearray(argument)
+        ioctl = IOCTLS[name]
+        buffer = bytearray(ioctl.layout.size) if values is None else bytearray(ioctl.layout.pack(*values))
         try:
-            fcntl.ioctl(self.fd, request, buffer)
+            fcntl.ioctl(self.fd, ioctl.request, buffer)
         except OSError as error:
             message = (messages or {}).get(error.errno) or _advice(error.errno)
             raise _error(error.errno, f"{self.path}: cannot {what}: {message}") from None
-        return bytes(buffer)
+        return ioctl.layout.unpack(buffer)
 
     def _engine(self, direction, enable=None):
         """(enabled, hw_count, sw_count) of a direction; `enable` starts or stops it."""
-        request = IOCTL_DMA_READER if direction == "h2c" else IOCTL_DMA_WRITER
         current = direction in self._started if enable is None else enable
-        reply = self._ioctl(request, _DMA_COUNT.pack(int(current), 0, 0), f"run the {direction} DMA")
-        _, hw, sw = _DMA_COUNT.unpack(reply)
+        _, hw, sw = self._ioctl("DMA_READER" if direction == "h2c" else "DMA_WRITER", (int(current), 0, 0),
+                                f"run the {direction} DMA")
         return current, hw, sw
 
     def _start(self, direction):
@@ -258,10 +234,11 @@ class Channel:
             return True
         # The reader is ready when (sw + reader_held) - hw < count / 2: with count / 2 - 1, when hw >= sw.
         reader_held = self.buffer_count // 2 - 1 if drain else self._held["h2c"]
-        request = _WAIT.pack(max(1, min(int(seconds * 1000), 2**31 - 1)), self._held["c2h"], reader_held,
-                             cancel & 0xffffffff, "c2h" in directions, "h2c" in directions, 0, 0)
+        wait = IOCTLS["DMA_WAIT"]
+        request = wait.layout.pack(max(1, min(int(seconds * 1000), 2**31 - 1)), self._held["c2h"], reader_held,
+                                   cancel & 0xffffffff, "c2h" in directions, "h2c" in directions, 0, 0)
         try:
-            fcntl.ioctl(self.fd, IOCTL_DMA_WAIT, bytearray(request))
+            fcntl.ioctl(self.fd, wait.request, bytearray(request))
         except OSError as error:
             # EINTR: a signal whose handler did not raise (PEP 475: the call goes on); KeyboardInterrupt
             # and other exceptions of handlers come out of the ioctl itself.
@@ -281,7 +258,8 @@ class Channel:
             self._cancel += 1
             count = self._cancel
         try:
-            fcntl.ioctl(self.fd, IOCTL_DMA_CANCEL, _CANCEL.pack(count & 0xffffffff))
+            cancel = IOCTLS["DMA_CANCEL"]
+            fcntl.ioctl(self.fd, cancel.request, cancel.layout.pack(count & 0xffffffff))
         except OSError as error:
             if error.errno != errno.ENOTTY:   # A driver without DMA_CANCEL: the calls see it within 200 µs.
                 raise _error(error.errno, f"{self.path}: cannot cancel: {_advice(error.errno)}") from None
@@ -563,8 +541,8 @@ class Channel:
         return self._rings[direction]
 
     def _update(self, direction, sw_count):
-        request = IOCTL_MMAP_READER_UPDATE if direction == "h2c" else IOCTL_MMAP_WRITER_UPDATE
-        self._ioctl(request, _UPDATE.pack(sw_count), f"give the {direction} buffers back")
+        self._ioctl("MMAP_DMA_READER_UPDATE" if direction == "h2c" else "MMAP_DMA_WRITER_UPDATE", (sw_count,),
+                    f"give the {direction} buffers back")
 
     def _not_holding(self, what, directions=("h2c", "c2h")):
         held = [d for d in directions if self._held[d]]
@@ -615,15 +593,14 @@ class Channel:
             raise _error(errno.EINVAL, "no register map: open the channel with registers=<csr.json or csr.h>")
         if name not in self._registers:
             raise _error(errno.EINVAL, f"no register {name!r} in this SoC's map")
-        reply = self._ioctl(IOCTL_REG, _REG.pack(self._registers[name] + 4*word, value or 0, value is not None),
-                            f"{'write' if value is not None else 'read'} register {name}",
-                            {errno.EPERM: "register writes need CAP_SYS_RAWIO (root)"})
-        return _REG.unpack(reply)[1]
+        _, read, _ = self._ioctl("REG", (self._registers[name] + 4*word, value or 0, value is not None),
+                                 f"{'write' if value is not None else 'read'} register {name}",
+                                 {errno.EPERM: "register writes need CAP_SYS_RAWIO (root)"})
+        return read
 
     def cycles(self):
         """The SoC's cycle counter (its system clock), to time transfers in device time."""
-        return struct.unpack("<Q", self._ioctl(IOCTL_CYCLES, bytes(8), "read the cycle counter",
-                                               {errno.ENOTTY: "this SoC has no cycle counter"}))[0]
+        return self._ioctl("CYCLES", None, "read the cycle counter", {errno.ENOTTY: "this SoC has no cycle counter"})[0]
 
     def counts(self):
         """{direction: (buffers done by the DMA, buffers served by this program)}."""
@@ -637,9 +614,10 @@ class Channel:
         (buffers waiting for the program now, and the most it found when it came), `flow` (its number),
         `enabled`, and the DMA's flow gate's own counts `fpga_given` (flow modes), `fpga_started`, `fpga_done` and
         `fpga_waits` (cycles a buffer waited for the host; all 0 on a SoC without flow gates)."""
-        fields = _STATS.unpack(self._ioctl(IOCTL_STATS, bytes(_STATS.size), "read the channel's stats"))
-        n = len(_STATS_DIRECTION)
-        return {"c2h": dict(zip(_STATS_DIRECTION, fields[:n])), "h2c": dict(zip(_STATS_DIRECTION, fields[n:2*n])),
+        fields = self._ioctl("STATS", None, "read the channel's stats")
+        n = len(STATS_DIRECTION_FIELDS)
+        return {"c2h": dict(zip(STATS_DIRECTION_FIELDS, fields[:n])),
+                "h2c": dict(zip(STATS_DIRECTION_FIELDS, fields[n:2*n])),
                 "buffer_count": fields[2*n], "buffer_size": fields[2*n + 1]}
 
     def close(self):

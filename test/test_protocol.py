@@ -109,7 +109,7 @@ def test_python_takes_the_protocol_from_one_place():
     from hostlink import host
     from hostlink.sim.pcie import stream_jobs
     assert host.FLOWS is protocol.FLOW_MODES and host.HEADER is protocol.HEADER
-    assert host.IOCTL_DMA_WAIT == protocol.IOCTLS["DMA_WAIT"].request
+    assert host.IOCTLS is protocol.IOCTLS
     assert stream_jobs.FLOW_MODES is protocol.FLOW_MODES and stream_jobs.HEADER is protocol.HEADER
     assert flow.FLOW_PACKETS is protocol.FLOW_PACKETS
     assert splitter.HEADER_BYTES is user_port.HEADER_BYTES is protocol.HEADER_BYTES
