@@ -23,9 +23,11 @@ setup(
     python_requires  = ">=3.9",
     packages         = packages,
     include_package_data = True,
-    # The C tools, the library, the driver's change sets and the User-Mode Linux files sit in folders of
-    # hostlink.software that are not packages: named here, so that a regular install has them too.
+    # The C tools, the library and the User-Mode Linux files sit in folders of hostlink.software that are not
+    # packages, and the driver's change sets' C beside their modules: named here, so that a regular install has
+    # them too.
     package_data     = {"": ["*.v", "*.sv", "*.c", "*.cpp", "*.h", "Makefile"],
-                        "hostlink.software": ["patches/*.patch", "lib/*", "bench/*", "status/*", "dram/*",
-                                              "dram/include/**/*", "udp/*", "uml/*", "zynq/*"]},
+                        "hostlink.software": ["lib/*", "bench/*", "status/*", "dram/*",
+                                              "dram/include/**/*", "udp/*", "uml/*", "zynq/*"],
+                        "hostlink.software.driver": ["*.patch"]},
 )

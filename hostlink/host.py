@@ -222,10 +222,10 @@ class Channel:
 
     def _wait_dma(self, directions, seconds, cancel, drain=False):
         """Sleep until a started direction of `directions` has a buffer for the program (the DMA's
-        interrupt wakes it: driver_wait.py), `seconds` pass or a signal's handler runs; the caller counts
-        again. Returns False when the call that began at cancel count `cancel` has been cancelled. `drain`:
-        "h2c" only, wake when the DMA has sent every buffer written. A driver without DMA_WAIT is polled
-        every 200 µs."""
+        interrupt wakes it: software/driver/wait.py), `seconds` pass or a signal's handler runs; the caller
+        counts again. Returns False when the call that began at cancel count `cancel` has been cancelled.
+        `drain`: "h2c" only, wake when the DMA has sent every buffer written. A driver without DMA_WAIT is
+        polled every 200 µs."""
         if self._cancel != cancel:
             return False
         directions = [d for d in directions if d in self._started]

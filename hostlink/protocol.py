@@ -11,7 +11,7 @@
 - the header of a framed buffer (real-time and packets flows): each field's offset and size, as the
   gateware writes it (cores/pcie/user_port.py, BufferFramer) and the host parses it;
 - the generated driver's ioctls that hostlink uses: number, direction and argument layout (LitePCIe's own
-  and hostlink's, software/patches/*.patch);
+  and hostlink's, software/driver/*.patch);
 - the AXI DMA's registers and bits (Xilinx PG021, direct register mode: cores/zynq/axi_dma.py).
 
 Python takes these from here (cores/, hostlink.host, the benches). The C side keeps its own spelling
@@ -113,7 +113,7 @@ IOCTLS = {ioctl.name: ioctl for ioctl in [
           [(f"dma_{d}_{what}", "B") for what in ("request", "release", "status") for d in ("reader", "writer")]),
     Ioctl("MMAP_DMA_WRITER_UPDATE", 26, IOC_WRITE, "mmap_dma_update", _UPDATE),
     Ioctl("MMAP_DMA_READER_UPDATE", 27, IOC_WRITE, "mmap_dma_update", _UPDATE),
-    # hostlink's (software/patches/: polling, flow, stats, wait).
+    # hostlink's (software/driver/: polling, flow, stats, wait).
     Ioctl("DMA_POLL",               40, IOC_WRITE, "dma_poll",        [("writer", "B"), ("reader", "B")]),
     Ioctl("CYCLES",                 41, IOC_READ,  "cycles",          [("cycles", "Q")]),
     Ioctl("DMA_FLOW",               42, IOC_WRITE, "dma_flow",        [("writer", "B"), ("reader", "B")]),

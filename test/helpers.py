@@ -81,7 +81,7 @@ def check_missing_anchor_is_refused(tmp_path, patch, apply, kind, applied_before
     import re
     import shutil
     import pytest
-    from hostlink.software.driver_patches import DriverPatchError
+    from hostlink.software.driver.patches import DriverPatchError
     kernel = str(tmp_path / "kernel")
     shutil.copytree(LITEPCIE_KERNEL, kernel, ignore=shutil.ignore_patterns("__pycache__"))
     for before in applied_before:
@@ -196,7 +196,7 @@ def check_every_row(run, jobs):
 
 
 def check_patched(kernel_dir, patches):
-    """Each change of a driver patch set (software/driver_patches.py's (file, what, anchor, replacement)) is
+    """Each change of a driver patch set (software/driver/patches.py's (file, what, anchor, replacement)) is
     in the generated kernel sources in `kernel_dir`: its replacement, or what it inserts next to its anchor
     (another set may insert next to the same LitePCIe line); returns main.c's text."""
     for name, what, anchor, replacement in patches:

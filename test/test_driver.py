@@ -19,9 +19,9 @@ import pytest
 from hostlink.software import driver
 from hostlink.software.driver import (DriverBuildError, build_driver, find_kernel_build_dir, generate_driver,
     kernel_build_dirs)
-from hostlink.software import driver_hardening, driver_kernels, driver_mmap
-from hostlink.software.driver_hardening import harden_driver
-from hostlink.software.driver_patches import DriverPatchError
+from hostlink.software.driver import hardening as driver_hardening, kernels as driver_kernels, mmap as driver_mmap
+from hostlink.software.driver.hardening import harden_driver
+from hostlink.software.driver.patches import DriverPatchError
 from hostlink.targets import boards as registry
 
 from helpers import check_missing_anchor_is_refused, check_patched, ioctl_case, read, run_target
@@ -175,14 +175,27 @@ def test_generated_driver_is_hardened(generated):
 def test_every_anchor_is_litepcies_own():
     """Each change set's anchors: LitePCIe's text, once in its sources, never text a hostlink change wrote
     (a change next to another set's lines is anchored on LitePCIe's line beside them)."""
-    from hostlink.software import driver_flow, driver_polling, driver_removal, driver_stats, driver_wait
-    sets = [driver_hardening.PATCHES, driver_mmap.MMAP_PATCHES, driver_kernels.PATCHES,
-            driver_polling.POLLING_PATCHES, driver_flow.FLOW_PATCHES, driver_stats.STATS_PATCHES,
-            driver_removal.PATCHES, driver_wait.WAIT_PATCHES, driver_mmap.REMAPPED_BUFFERS_PATCHES,
-            driver.IDENTITY_PATCHES]
+    sets = [driver.hardening.PATCHES, driver.mmap.MMAP_PATCHES, driver.kernels.PATCHES, driver.polling.POLLING_PATCHES,
+            driver.flow.FLOW_PATCHES, driver.stats.STATS_PATCHES, driver.removal.PATCHES, driver.wait.WAIT_PATCHES,
+            driver.identity.PATCHES, driver.mmap.REMAPPED_BUFFERS_PATCHES]
     for patches in sets:
         for name, what, anchor, replacement in patches:
             assert read(os.path.join(LITEPCIE_KERNEL, name)).count(anchor) == 1, what
+
+
+def test_the_change_sets_table_names_every_set_of_the_package():
+    """CHANGE_SETS, which generate_driver walks, names each change set once, by its module (which holds its
+    function) and its C beside it; every .patch file of the package is a set's, but for mmap.py's test-only
+    remapped buffers."""
+    from hostlink.software.driver.patches import PATCH_DIR
+    names = [change.name for change in driver.CHANGE_SETS]
+    assert len(set(names)) == len(names)
+    for change in driver.CHANGE_SETS:
+        assert change.apply.__module__ == f"hostlink.software.driver.{change.name}", change
+        assert os.path.isfile(os.path.join(PATCH_DIR, f"{change.name}.patch")), change
+        assert change.why and "\n" not in change.why, change
+    patch_files = sorted(n[:-len(".patch")] for n in os.listdir(PATCH_DIR) if n.endswith(".patch"))
+    assert patch_files == sorted(names + ["remapped_buffers"])
 
 
 def _litepcie_kernel_copy(tmp_path):
@@ -512,7 +525,7 @@ def test_status_tool_shows_every_fault_counter_of_this_soc(generated):
 # Change-set files ---------------------------------------------------------------------------------
 
 def test_change_set_files_read_back_as_written(tmp_path):
-    from hostlink.software.driver_patches import load_patches
+    from hostlink.software.driver.patches import load_patches
     path = tmp_path / "example.patch"
     path.write_text("# A comment, then a required text and two changes.\n"
                     "@@ required main.c: the ioctl switch\n\tswitch (cmd) {\n"
@@ -532,7 +545,7 @@ def test_change_set_files_read_back_as_written(tmp_path):
     ("@@ change main.c: a\nx\n@@ becomse\ny\n",        r"example.patch:3: unexpected line '@@ becomse'"),
 ])
 def test_a_malformed_change_set_file_is_refused_naming_the_line(tmp_path, text, message):
-    from hostlink.software.driver_patches import load_patches
+    from hostlink.software.driver.patches import load_patches
     path = tmp_path / "example.patch"
     path.write_text(text)
     with pytest.raises(DriverPatchError, match=message):

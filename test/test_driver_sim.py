@@ -201,7 +201,7 @@ def test_litepcie_tools_on_the_simulated_soc(tmp_path, board):
         assert step["errors"] == 0 and step["bytes_checked"] >= 1 << 20, step["output"][-2000:]
     record = next(s for s in result["steps"] if "pattern_record" in s["command"])
     assert record["exit_status"] == 0 and record["bytes_checked"] == 1 << 20 and record["errors"] == 0
-    # The hardened driver as a local user in the device's group sees it (driver_hardening.py).
+    # The hardened driver as a local user in the device's group sees it (software/driver/hardening.py).
     access = next(s for s in result["steps"] if "driver_access" in s["command"])
     for line in ["ok: outside the group: open /dev/litepcie0: EACCES",
                  "ok: group member: read at the end of BAR0: EINVAL",
@@ -224,7 +224,7 @@ def test_litepcie_tools_on_the_simulated_soc(tmp_path, board):
     assert not any(v for k, v in counters.items() if k != "completion_timeout"), counters
     for name in ("rmmod", "reload", "rmmod2"):
         assert next(s for s in result["steps"] if s["name"] == name)["exit_status"] == 0
-    # The VC709's driver uses its buffers through vmalloc-area aliases, as behind an IOMMU (software/driver_mmap.py):
+    # The VC709's driver uses its buffers through vmalloc-area aliases, as behind an IOMMU (software/driver/mmap.py):
     # there the zero-copy dma_test above checked that mmap maps the buffers' own pages (LitePCIe's __pa() did not).
     main_c = open(os.path.join(REPO, "build", "uml", "driver", f"{board}_dma2", "kernel", "main.c")).read()
     assert ("hostlink_test_remap_buffer(s, dmachan->reader_addr[j])" in main_c) == (board in SIM_REMAPPED_BUFFERS)

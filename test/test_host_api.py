@@ -2,7 +2,7 @@
 # Copyright (c) 2026 hostlink developers
 # SPDX-License-Identifier: BSD-2-Clause
 
-"""A program's side (hostlink.host) and the driver's flow modes (software/driver_flow.py).
+"""A program's side (hostlink.host) and the driver's flow modes (software/driver/flow.py).
 
 Quick: the flow changes are in the generated driver, give no register write beyond the flow gate's own
 and stop generation when LitePCIe's sources lose an anchor; hostlink.host's errors say what to do; it
@@ -29,11 +29,12 @@ from hostlink import REPO
 from hostlink.protocol import HEADER, HEADER_MAGIC
 from hostlink.sim.uml.kernel import UML_KERNEL
 from hostlink.sim.uml.run import sim_dma_ring
-from hostlink.software import driver_flow, driver_removal, driver_stats, driver_wait
-from hostlink.software.driver_flow import add_flow
-from hostlink.software.driver_hardening import harden_driver
-from hostlink.software.driver_kernels import port_driver
-from hostlink.software.driver_polling import add_polling
+from hostlink.software.driver import (flow as driver_flow, removal as driver_removal, stats as driver_stats,
+    wait as driver_wait)
+from hostlink.software.driver.flow import add_flow
+from hostlink.software.driver.hardening import harden_driver
+from hostlink.software.driver.kernels import port_driver
+from hostlink.software.driver.polling import add_polling
 
 
 
@@ -54,7 +55,7 @@ def test_generated_driver_has_the_flow_modes(generated):
     assert "if (chan_priv->writer)\n\t\t\tchan->dma.writer_flow = m.writer;" in case
     assert "if (chan_priv->reader)\n\t\t\tchan->dma.reader_flow = m.reader;" in case
     assert case.count("chan->dma.writer_flow = ") == case.count("chan->dma.reader_flow = ") == 1
-    # The stats ioctl (driver_stats.py) reads the gate's counts, writes nothing.
+    # The stats ioctl (software/driver/stats.py) reads the gate's counts, writes nothing.
     stats = ioctl_case(main_c, "LITEPCIE_IOCTL_STATS", "LITEPCIE_IOCTL_DMA_FLOW")
     assert "litepcie_writel" not in stats and "hostlink_writer_refresh(dev, chan)" in stats
     flow_writes = set(re.findall(r"PCIE_DMA_(\w+_FLOW_\w+)_OFFSET", main_c.replace(stats, "")))
@@ -90,7 +91,7 @@ def test_stats_refuse_when_an_anchor_is_missing(tmp_path, index):
 
 
 def test_generated_driver_survives_a_board_removed_under_its_programs(generated):
-    """Every removal change is in the driver (software/driver_removal.py): each call checks the board is still
+    """Every removal change is in the driver (software/driver/removal.py): each call checks the board is still
     there, sleepers wake on its removal, and the removal waits for the last close before the board's state
     is freed; each device node has its board as parent (list_boards())."""
     main_c = check_patched(os.path.join(generated, "kernel"), driver_removal.PATCHES)
@@ -107,12 +108,12 @@ def test_generated_driver_survives_a_board_removed_under_its_programs(generated)
 
 @pytest.mark.parametrize("index", range(len(driver_removal.PATCHES)))
 def test_removal_refuses_when_an_anchor_is_missing(tmp_path, index):
-    from hostlink.software.driver_mmap import fix_mmap
+    from hostlink.software.driver.mmap import fix_mmap
     check_missing_anchor_is_refused(tmp_path, driver_removal.PATCHES[index], driver_removal.add_removal,
         "removal change", (harden_driver, fix_mmap, port_driver, add_polling, add_flow, driver_stats.add_stats))
 
 def test_generated_driver_waits_by_interrupt(generated):
-    """Every wait change is in the driver (software/driver_wait.py): a polled direction's descriptors each
+    """Every wait change is in the driver (software/driver/wait.py): a polled direction's descriptors each
     raise the DMA's interrupt, its MSI is enabled only around a DMA_WAIT sleep (on before the first look at
     the counts, off after), the MSI handler only wakes a polled direction's waiter (its counts are the
     flow gate's). The ioctls' numbers and layouts: test_protocol.py."""
@@ -169,7 +170,7 @@ def test_generated_driver_takes_only_boards_of_its_soc(generated, tmp_path):
 
 @pytest.mark.parametrize("index", range(len(driver_wait.WAIT_PATCHES)))
 def test_wait_refuses_when_an_anchor_is_missing(tmp_path, index):
-    from hostlink.software.driver_mmap import fix_mmap
+    from hostlink.software.driver.mmap import fix_mmap
     check_missing_anchor_is_refused(tmp_path, driver_wait.WAIT_PATCHES[index], driver_wait.add_wait, "wait change",
         (harden_driver, fix_mmap, port_driver, add_polling, add_flow, driver_stats.add_stats,
          driver_removal.add_removal))
@@ -486,8 +487,8 @@ def test_two_boards_in_one_machine_stream_at_once(tmp_path, board):
                   "ENODEV: /dev/litepcie2 does not exist: is the board there and litepcie.ko loaded? (devices: none)",
                   "ok: no board listed without the driver", "boards: 2"]:
         assert check in output, (check, output[-3000:])
-    # The board itself removed under the program (driver_removal.py): its calls fail with ENODEV, the removal
-    # waits for its close, the other board streams on, a rescan brings the board back; no kernel warning.
+    # The board itself removed under the program (software/driver/removal.py): its calls fail with ENODEV, the
+    # removal waits for its close, the other board streams on, a rescan brings the board back; no kernel warning.
     for check in [f"ok: 65536 bytes through board {second} before its removal, 0 bytes wrong; its h2c ring mapped",
                   f"ok: board {second} removed: its nodes are gone, the removal waits for the program",
                   "ok: a transfer on the removed board: ENODEV: /dev/litepcie2: ", "the board is gone (removed, "

@@ -2,7 +2,7 @@
 # Copyright (c) 2026 hostlink developers
 # SPDX-License-Identifier: BSD-2-Clause
 
-"""hostlink_bench (software/bench) and the driver changes it relies on (software/driver_polling.py).
+"""hostlink_bench (software/bench) and the driver changes it relies on (software/driver/polling.py).
 
 Quick: the polling changes are in the generated driver and stop generation when LitePCIe's sources lose
 an anchor; the tool is generated and its Makefile entry added; the plot command turns JSON into PNGs.
@@ -20,10 +20,10 @@ import pytest
 
 from helpers import check_missing_anchor_is_refused, check_patched, generate_zc706_driver, ioctl_case, read
 
-from hostlink.software import driver_polling
-from hostlink.software.driver_hardening import harden_driver
-from hostlink.software.driver_patches import DriverPatchError
-from hostlink.software.driver_polling import add_polling
+from hostlink.software.driver import polling as driver_polling
+from hostlink.software.driver.hardening import harden_driver
+from hostlink.software.driver.patches import DriverPatchError
+from hostlink.software.driver.polling import add_polling
 from hostlink.software import bench_plot
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -63,8 +63,8 @@ def test_generated_driver_polls_without_register_writes(generated):
     handler = main_c[main_c.index("static irqreturn_t litepcie_interrupt("):]
     handler = handler[:handler.index("\n}\n")]
     assert "lock" not in handler and "litepcie_enable_interrupt" not in handler
-    # (Nine: LitePCIe's, the refreshes', driver_removal.py's two, in release and remove, and driver_wait.py's
-    # MSI switch for DMA_WAIT and its arming by poll(), both in process context.)
+    # (Nine: LitePCIe's, the refreshes', software/driver/removal.py's two, in release and remove, and
+    # software/driver/wait.py's MSI switch for DMA_WAIT and its arming by poll(), both in process context.)
     assert "spin_lock_irqsave" not in main_c and main_c.count("spin_lock(&") == 9
     # The hardening still holds: register writes through REG need CAP_SYS_RAWIO.
     assert "if (m.is_write && !capable(CAP_SYS_RAWIO))" in main_c

@@ -78,7 +78,7 @@ def test_the_wheel_holds_hostlink_and_nothing_bare(tmp_path):
     assert tops == {"hostlink"}
     for name in ["hostlink/cores/pcie/controller.py", "hostlink/targets/vc709.py", "hostlink/sim/dma.py",
                  "hostlink/sim/pcie/xilinx_stubs.v", "hostlink/examples/accelerator.py",
-                 "hostlink/software/patches/hardening.patch", "hostlink/software/lib/hostlink.c",
+                 "hostlink/software/driver/hardening.patch", "hostlink/software/lib/hostlink.c",
                  "hostlink/software/lib/hostlink.pc.in", "hostlink/software/uml/uml.config",
                  "hostlink/software/bench/hostlink_bench.c"]:
         assert name in names

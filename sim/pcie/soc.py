@@ -148,7 +148,7 @@ class SimBoard:
     sys_clock:      str    = "sim_sys_clk"
     # Max Read Request Size the board's generated driver asks the kernel for (pcie_set_readrq(), which
     # Linux grants under its default bus configuration): the PHY's max_request_limit where that is over
-    # 512 (software/driver.py), else the firmware's usual 512, which the driver leaves alone.
+    # 512 (software/driver/), else the firmware's usual 512, which the driver leaves alone.
     driver_read_request: int = 512
 
     def sys_clk_hz(self):

@@ -7,7 +7,7 @@
 - The Verilator model is ./sim.py dma's (sim/pcie/run.py, cached the same way).
 - The User-Mode Linux kernel is built by `make uml-kernel` into build/uml (Makefile), on first use, and
   booted once on each host before a run (sim/uml/kernel.py).
-- The driver is LitePCIe's, generated from the simulated SoC (software/driver.py), with a smaller DMA
+- The driver is LitePCIe's, generated from the simulated SoC (software/driver/), with a smaller DMA
   ring (SIM_DMA_RING) so that `litepcie_util dma_test` reaches its data-checked phase (after 128 loops
   of the ring) in minutes; the module is built against the User-Mode Linux tree (ARCH=um), the user
   tools for the host (User-Mode Linux runs the host's x86-64 programs). The board's driver
@@ -34,7 +34,7 @@ from hostlink.sim.pcie.run import REPO, BUILD_ROOT, bench_config, build_model, c
 from hostlink.sim.pcie.soc import get_board
 from hostlink.sim.uml.kernel import UML_DIR, UML_KERNEL, UML_TREE, BUILD_TIME, POWER_OFF, KernelError, ensure_kernel, \
     preflight
-from hostlink.software.driver_mmap import use_remapped_buffers
+from hostlink.software.driver.mmap import use_remapped_buffers
 from hostlink.targets import boards as registry
 from hostlink.toolchain import verilator_env
 
@@ -63,7 +63,7 @@ def sim_dma_ring(board):
     return SIM_DMA_RING_GEN3 if registry.BOARDS[board].pcie.gen >= 3 else SIM_DMA_RING
 
 # The boards whose simulated driver uses its DMA buffers through vmalloc-area aliases, as behind an IOMMU
-# (software/driver_mmap.py): their zero-copy runs (litepcie_util -z, hostlink_bench -m zero-copy) check
+# (software/driver/mmap.py): their zero-copy runs (litepcie_util -z, hostlink_bench -m zero-copy) check
 # that the mmap maps the right pages. The others keep the kernel's linear addresses: both paths run.
 SIM_REMAPPED_BUFFERS = ("vc709",)
 
@@ -132,18 +132,14 @@ def build_uml_driver(board, dma_channels, soc_dir, build_root=BUILD_ROOT, ring=N
     digest.update(json.dumps([ring, SIM_DMA_TEST_SKIP_LOOPS], sort_keys=True).encode())
     digest.update(f"litepcie=={version('litepcie')}".encode())
     digest.update(str(os.path.getmtime(os.path.join(UML_TREE, "Module.symvers"))).encode())
-    # This file and what generates the driver and its tools (the change sets and their C, hostlink_bench, libhostlink
-    # and its C examples).
+    # This file and what generates the driver and its tools (the driver package: its modules, the change sets
+    # and their C; hostlink_bench, libhostlink and its C examples).
     software = os.path.join(REPO, "software")
     from hostlink.software.driver import LIBRARY_EXAMPLES, LIBRARY_SOURCES
-    from hostlink.software.driver_patches import PATCH_DIR
-    for path in [os.path.abspath(__file__), os.path.join(software, "driver.py"),
-                 os.path.join(software, "driver_hardening.py"), os.path.join(software, "driver_polling.py"),
-                 os.path.join(software, "driver_flow.py"), os.path.join(software, "driver_kernels.py"),
-                 os.path.join(software, "driver_mmap.py"), os.path.join(software, "driver_stats.py"),
-                 os.path.join(software, "driver_removal.py"), os.path.join(software, "driver_wait.py"),
+    from hostlink.software.driver.patches import PATCH_DIR
+    for path in [os.path.abspath(__file__),
+                 *[os.path.join(PATCH_DIR, n) for n in sorted(os.listdir(PATCH_DIR)) if n.endswith((".py", ".patch"))],
                  os.path.join(software, "bench", "hostlink_bench.c"),
-                 *[os.path.join(PATCH_DIR, n) for n in sorted(os.listdir(PATCH_DIR))],
                  *[os.path.join(LIBRARY_SOURCES, n) for n in sorted(os.listdir(LIBRARY_SOURCES))],
                  *LIBRARY_EXAMPLES]:
         with open(path, "rb") as f:

@@ -15,7 +15,7 @@ The module:
 3. once the program has closed the channel, `rmmod litepcie` must succeed, and opening the channel must
    then fail with HostlinkError ENODEV saying the driver may not be loaded; no board is listed;
 4. the module is loaded again and the channel opens.
-The board (software/driver_removal.py):
+The board (software/driver/removal.py):
 5. a program streams on CHANNEL, and holds its h2c ring mapped (zero-copy), when its board is removed
    (`echo 1 > /sys/bus/pci/devices/<address>/remove`): the board's nodes go, the removal waits for the
    program; its next transfer fails with ENODEV saying the board is gone, and so does a zero-copy get;

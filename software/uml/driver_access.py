@@ -3,7 +3,7 @@
 # Copyright (c) 2026 hostlink developers
 # SPDX-License-Identifier: BSD-2-Clause
 
-"""What a local user can and cannot do with the hardened driver (software/driver_hardening.py).
+"""What a local user can and cannot do with the hardened driver (software/driver/hardening.py).
 
 Runs as root inside the User-Mode Linux of ./sim.py driver. The device nodes are given what the udev rule
 shipped with the driver gives them (group `hostlink`, mode 0660; a numeric group here, the host's

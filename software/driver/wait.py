@@ -3,13 +3,12 @@
 # SPDX-License-Identifier: BSD-2-Clause
 
 """Waiting for a polled DMA direction by interrupt: LITEPCIE_IOCTL_DMA_WAIT, added to LitePCIe's copied
-driver sources when the driver is generated (after driver_polling, driver_flow, driver_stats and
-driver_removal).
+driver sources when the driver is generated (after polling.py, flow.py, stats.py and removal.py).
 
     add_wait(kernel_dir)   patch main.c and litepcie.h; raise DriverPatchError naming the anchor when
                            LitePCIe's sources no longer have it.
 
-A polled direction (driver_polling.py) has its MSI off, and a program that finds nothing to do must ask
+A polled direction (polling.py) has its MSI off, and a program that finds nothing to do must ask
 again later: hostlink's library slept 200 µs between asks. LitePCIe's own MSI path cannot simply be
 switched back on for it: it raises an MSI only every DMA_BUFFER_PER_IRQ (32) buffers, so a program waiting
 for the one buffer an accelerator sends back would sleep until its timeout; and its handler counts from
@@ -43,11 +42,11 @@ In loop flow the refresh counts from the loop status, one buffer behind: there a
 late, which a DMA that never stops (loop mode) makes good at its next buffer.
 """
 
-from hostlink.software.driver_patches import DriverPatchError, apply_patches, load_patches
+from hostlink.software.driver.patches import DriverPatchError, apply_patches, load_patches
 
 __all__ = ["WAIT_PATCHES", "add_wait", "DriverPatchError"]
 
-# The changes, as C, in software/patches/wait.patch.
+# The changes, as C, in wait.patch.
 WAIT_PATCHES, _ = load_patches("wait.patch")
 
 

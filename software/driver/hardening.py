@@ -33,7 +33,7 @@ check is required to be present, not added.
 
 import os
 
-from hostlink.software.driver_patches import DriverPatchError, apply_patches, load_patches
+from hostlink.software.driver.patches import DriverPatchError, apply_patches, load_patches
 
 __all__ = ["DriverPatchError", "UDEV_RULE_NAME", "DEVICE_GROUP", "harden_driver"]
 
@@ -42,7 +42,7 @@ UDEV_RULE_NAME = "99-hostlink-litepcie.rules"
 
 # Patches ------------------------------------------------------------------------------------------
 
-# The changes, as C, in software/patches/hardening.patch. REQUIRED: LitePCIe's lines they rely on and leave
+# The changes, as C, in hardening.patch. REQUIRED: LitePCIe's lines they rely on and leave
 # as they are (the mmap handler maps the channel's own DMA buffers only, for exactly their total length, at
 # offset 0 (reader) or DMA_BUFFER_TOTAL_SIZE (writer)).
 PATCHES, REQUIRED = load_patches("hardening.patch")

@@ -29,15 +29,15 @@ copy paths and the mmap handler see only the vmalloc address. With LitePCIe's ha
 then wrong; with this one it is checked equal.
 """
 
-from hostlink.software.driver_patches import DriverPatchError, apply_patches, load_patches
+from hostlink.software.driver.patches import DriverPatchError, apply_patches, load_patches
 
 __all__ = ["MMAP_PATCHES", "REMAPPED_BUFFERS_PATCHES", "fix_mmap", "use_remapped_buffers", "DriverPatchError"]
 
-# The changes, as C, in software/patches/mmap.patch. REQUIRED: the ARM branch computes `pfn` for the whole
+# The changes, as C, in mmap.patch. REQUIRED: the ARM branch computes `pfn` for the whole
 # buffer, which the patched code keeps mapping in one piece (LitePCIe's #else becomes that branch's end).
 MMAP_PATCHES, REQUIRED = load_patches("mmap.patch")
 
-# For tests only (sim/uml/run.py), in software/patches/remapped_buffers.patch: every coherent buffer used
+# For tests only (sim/uml/run.py), in remapped_buffers.patch: every coherent buffer used
 # through a vmalloc-area alias of its pages, as behind an IOMMU. Needs MMAP_PATCHES' header. The alias is
 # unmapped (devres, in reverse order) before the buffer is freed.
 REMAPPED_BUFFERS_PATCHES, _ = load_patches("remapped_buffers.patch")

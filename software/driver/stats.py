@@ -3,7 +3,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 
 """A channel's counters in one call: LITEPCIE_IOCTL_STATS, added to LitePCIe's copied driver sources when
-the driver is generated (after driver_flow).
+the driver is generated (after flow.py).
 
     add_stats(kernel_dir)   patch main.c and litepcie.h; raise DriverPatchError naming the anchor when
                             LitePCIe's sources no longer have it.
@@ -26,11 +26,11 @@ direction's last start:
 - the ring: buffer count and size.
 """
 
-from hostlink.software.driver_patches import DriverPatchError, apply_patches, load_patches
+from hostlink.software.driver.patches import DriverPatchError, apply_patches, load_patches
 
 __all__ = ["STATS_PATCHES", "add_stats", "DriverPatchError"]
 
-# The changes, as C, in software/patches/stats.patch.
+# The changes, as C, in stats.patch.
 STATS_PATCHES, _ = load_patches("stats.patch")
 
 

@@ -24,11 +24,11 @@ Waiting in a removal is the price of never freeing what a program still uses; a 
 channel and never calls the driver again holds the removal back, and the log says so.
 """
 
-from hostlink.software.driver_patches import apply_patches, load_patches
+from hostlink.software.driver.patches import apply_patches, load_patches
 
 __all__ = ["PATCHES", "add_removal"]
 
-# The changes, as C, in software/patches/removal.patch.
+# The changes, as C, in removal.patch.
 PATCHES, _ = load_patches("removal.patch")
 
 

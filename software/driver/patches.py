@@ -3,22 +3,23 @@
 # SPDX-License-Identifier: BSD-2-Clause
 
 """How hostlink changes LitePCIe's driver sources when it generates a driver: one mechanism for every
-change set (driver_hardening, driver_mmap, driver_kernels, driver_polling, driver_flow, driver_stats,
-driver_removal, and driver.py's own additions).
+change set (the modules of CHANGE_SETS in hostlink.software.driver, and the package's own additions).
 
-    load_patches(name)                                           a change set's file in software/patches/
+    load_patches(name)                                           a change set's file in this package's folder
     apply_patches(kernel_dir, patches, required=(), kind=...)   a change set, all or nothing
     patch_file(path, anchor, replacement, what)                  one change in one file
+    read_defines(path)                                           a generated header's #defines, which some
+                                                                 changes are computed from
 
 A patch is (file, what it does, anchor, replacement): the anchor must occur exactly once in the file as
 it is when the set is applied, and becomes the replacement. Every anchor is LitePCIe's own text, once in
 its sources (test_driver.py checks it): a change that goes next to another set's lines is anchored on
 LitePCIe's line beside them (a change that inserts keeps its anchor in its replacement), so no anchor can
-match text a hostlink change wrote. Sets are applied in generate_driver()'s order. When an anchor is
+match text a hostlink change wrote. Sets are applied in CHANGE_SETS' order. When an anchor is
 missing or repeated, nothing of the set is written and DriverPatchError says which change could not be
 placed: LitePCIe's sources changed, and the change must be reviewed against them.
 
-A change set's C lives in software/patches/<set>.patch, as it appears in the driver (tabs and all):
+A change set's C lives in <set>.patch beside its module, as it appears in the driver (tabs and all):
 
     # Comment lines, at the top only.
     @@ change main.c: what the change does
@@ -32,10 +33,15 @@ A marker line `@@ no newline at end` right after a text takes the text's last ne
 """
 
 import os
+import re
 
-__all__ = ["DriverPatchError", "PATCH_DIR", "apply_patches", "load_patches", "patch_file"]
+__all__ = ["DriverPatchError", "PATCH_DIR", "CONFIG_H_END", "apply_patches", "load_patches", "patch_file",
+    "read_defines"]
 
-PATCH_DIR = os.path.join(os.path.dirname(os.path.realpath(__file__)), "patches")
+PATCH_DIR = os.path.dirname(os.path.realpath(__file__))   # The .patch files sit beside their modules.
+
+# config.h's last line: hostlink's defines go before it.
+CONFIG_H_END = "#endif /* __HW_CONFIG_H */"
 
 
 class DriverPatchError(ValueError):
@@ -43,7 +49,7 @@ class DriverPatchError(ValueError):
 
 
 def load_patches(name):
-    """The change set in software/patches/`name`: (patches [(file, what, anchor, replacement)], required
+    """The change set in PATCH_DIR's `name`: (patches [(file, what, anchor, replacement)], required
     [(file, what, text)]), in the file's order."""
     path = os.path.join(PATCH_DIR, name)
     with open(path) as f:
@@ -116,3 +122,14 @@ def apply_patches(kernel_dir, patches, required=(), kind="change"):
 def patch_file(path, anchor, replacement, what):
     """One change in the file at `path` (its anchor once, else DriverPatchError naming `what`)."""
     apply_patches(os.path.dirname(path), [(os.path.basename(path), what, anchor, replacement)], kind="change")
+
+
+def read_defines(path):
+    """{name: value} of the #define lines of the header at `path` (csr.h, soc.h, config.h)."""
+    defines = {}
+    with open(path) as f:
+        for line in f:
+            m = re.match(r"\s*#define\s+(\w+)\s+(.*?)\s*$", line)
+            if m:
+                defines[m.group(1)] = m.group(2)
+    return defines

@@ -14,6 +14,10 @@
                                        status/hostlink_status and user/libhostlink.
 
     python -m hostlink.software.driver build DIR [--kernel-build-dir PATH]
+
+The driver is LitePCIe's, changed by hostlink's change sets in the order of CHANGE_SETS: one module of this
+package per set (hardening.py, mmap.py, ...), its C beside it (hardening.patch, ...), all applied by one
+mechanism (patches.py).
 """
 
 import argparse
@@ -23,23 +27,25 @@ import shutil
 import subprocess
 import sys
 from dataclasses import dataclass, field
+from typing import Callable, NamedTuple
 
 import litepcie.software
 from litepcie.software import generate_litepcie_software_headers
 
 from hostlink import package_path
-from hostlink.software.driver_hardening import harden_driver
-from hostlink.software.driver_patches import apply_patches, load_patches, patch_file
-from hostlink.software.driver_kernels import port_driver
-from hostlink.software.driver_mmap import fix_mmap
-from hostlink.software.driver_polling import add_polling
-from hostlink.software.driver_flow import add_flow, flow_offsets
-from hostlink.software.driver_stats import add_stats
-from hostlink.software.driver_removal import add_removal
-from hostlink.software.driver_wait import add_wait
+from hostlink.software.driver.patches import CONFIG_H_END, patch_file, read_defines
+from hostlink.software.driver.hardening import harden_driver
+from hostlink.software.driver.mmap import fix_mmap
+from hostlink.software.driver.kernels import port_driver
+from hostlink.software.driver.polling import add_polling
+from hostlink.software.driver.flow import add_flow, flow_offsets
+from hostlink.software.driver.stats import add_stats
+from hostlink.software.driver.removal import add_removal
+from hostlink.software.driver.wait import add_wait
+from hostlink.software.driver.identity import refuse_other_socs, soc_identifier
 
-__all__ = ["DriverBuildError", "DriverBuild", "generate_driver", "generate_dram_tool", "find_kernel_build_dir",
-    "kernel_build_dirs", "build_driver"]
+__all__ = ["DriverBuildError", "DriverBuild", "ChangeSet", "CHANGE_SETS", "generate_driver", "generate_dram_tool",
+    "soc_identifier", "find_kernel_build_dir", "kernel_build_dirs", "build_driver", "main"]
 
 KERNEL_MODULES = ["litepcie.ko", "liteuart.ko"]
 USER_TOOLS     = ["litepcie_util", "litepcie_test", "hostlink_bench"]
@@ -48,28 +54,53 @@ STATUS_TOOLS   = ["hostlink_status"] # In <driver_dir>/status.
 LIBRARY_FILES  = ["libhostlink.so.0.2.0", "libhostlink.a", "hostlink.pc"]       # In <driver_dir>/user/libhostlink,
 LIBRARY_TOOLS  = ["accelerator_host", "source_host", "threads_host", "hostlink_errors", "hostlink_threads"]        # with these programs.
 
-DRAM_TOOL_SOURCES   = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dram")
-STATUS_TOOL_SOURCES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "status")
-BENCH_TOOL_SOURCES  = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bench")
-LIBRARY_SOURCES     = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib")
+DRAM_TOOL_SOURCES   = package_path("software", "dram")
+STATUS_TOOL_SOURCES = package_path("software", "status")
+BENCH_TOOL_SOURCES  = package_path("software", "bench")
+LIBRARY_SOURCES     = package_path("software", "lib")
 LIBRARY_EXAMPLES    = [package_path("examples", name) for name in ["accelerator_host.c", "source_host.c", "threads_host.c"]]
+
+# Change sets --------------------------------------------------------------------------------------
+
+class ChangeSet(NamedTuple):
+    """One of hostlink's change sets to LitePCIe's driver: its `name` (its module in this package and its C,
+    <name>.patch, beside it), the function that `apply`s it to a copied kernel/ folder (DriverPatchError
+    names a change LitePCIe's sources no longer take), and `why` it is there."""
+    name  : str
+    apply : Callable[[str], str]
+    why   : str
+
+# In the order generate_driver applies them: a set is written against the sources as the sets before it leave
+# them (its module says which it follows), so the order is part of the sets.
+CHANGE_SETS = [
+    ChangeSet("hardening", harden_driver,     "a user with the device open cannot turn its DMA against the host"),
+    ChangeSet("mmap",      fix_mmap,          "zero-copy mmap maps the DMA buffers' own pages, behind an IOMMU too"),
+    ChangeSet("kernels",   port_driver,       "liteuart.ko builds against Linux 6.10+ (backports' 6.12), not only 6.1"),
+    ChangeSet("polling",   add_polling,       "polling without register writes (DMA_POLL), cycle timing (CYCLES)"),
+    ChangeSet("flow",      add_flow,          "flow modes (DMA_FLOW): the DMA waits for the program, no buffer lost"),
+    ChangeSet("stats",     add_stats,         "a channel's counters, the driver's and the DMA's, in one call (STATS)"),
+    ChangeSet("removal",   add_removal,       "calls on a removed board fail; it is freed at its channels' last close"),
+    ChangeSet("wait",      add_wait,          "a program sleeps until its polled DMA has a buffer, woken by interrupt"),
+    ChangeSet("identity",  refuse_other_socs, "the probe leaves a board of another SoC to that SoC's driver"),
+]
 
 # Generation ---------------------------------------------------------------------------------------
 
 def generate_driver(soc, driver_dir):
     """Write `<driver_dir>/kernel` and `<driver_dir>/user` for `soc` and return `driver_dir`.
 
-    The sources are LitePCIe's own: LitePCIe 2024.12 builds cleanly against Debian 12's 6.1 kernel headers;
-    its liteuart.c is ported to Linux 6.10+ behind version guards (driver_kernels.port_driver) so that the
-    modules also build against bookworm-backports' 6.12. They are hardened (driver_hardening.harden_driver: checked ioctl
-    arguments, register writes for CAP_SYS_RAWIO only, device nodes 0660 for the group hostlink, with a
-    udev rule); the zero-copy mmap maps the right pages behind an IOMMU (driver_mmap.fix_mmap); a board removed
-    while programs hold its channels fails their calls and is freed after their last close
-    (driver_removal.add_removal); a program sleeps until its polled DMA has a buffer for it, woken by an
-    interrupt (driver_wait.add_wait). One line is added when the SoC's DMA reads more than 512 bytes at a time
-    (VC709): the probe asks for that Max Read Request Size (pcie_set_readrq). The register headers come from `soc`; the
-    DMA register offsets that LitePCIe's config.h keeps by hand are checked against them, so a SoC
-    whose DMA register layout differs from what the driver expects fails here, not on the board.
+    The sources are LitePCIe's own: LitePCIe 2024.12 builds cleanly against Debian 12's 6.1 kernel headers.
+    hostlink's change sets are applied to them in CHANGE_SETS' order: LitePCIe's liteuart.c is ported to Linux
+    6.10+ behind version guards (kernels.port_driver) so that the modules also build against bookworm-backports'
+    6.12. They are hardened (hardening.harden_driver: checked ioctl arguments, register writes for CAP_SYS_RAWIO
+    only, device nodes 0660 for the group hostlink, with a udev rule); the zero-copy mmap maps the right pages
+    behind an IOMMU (mmap.fix_mmap); a board removed while programs hold its channels fails their calls and is
+    freed after their last close (removal.add_removal); a program sleeps until its polled DMA has a buffer for
+    it, woken by an interrupt (wait.add_wait); a board of another SoC is not taken (identity.refuse_other_socs).
+    One line is added when the SoC's DMA reads more than 512 bytes at a time (VC709): the probe asks for that
+    Max Read Request Size (pcie_set_readrq). The register headers come from `soc`; the DMA register offsets that
+    LitePCIe's config.h keeps by hand are checked against them, so a SoC whose DMA register layout differs from
+    what the driver expects fails here, not on the board.
     """
     if not getattr(soc, "finalized", False):
         # The CSR map only exists once the SoC is finalized (Builder.build does it too; it is idempotent).
@@ -90,20 +121,13 @@ def generate_driver(soc, driver_dir):
     generate_litepcie_software_headers(soc, kernel_dir)
     _add_flow_offsets(kernel_dir)
     _check_dma_offsets(kernel_dir)
-    harden_driver(kernel_dir)
-    fix_mmap(kernel_dir)
-    port_driver(kernel_dir)
-    add_polling(kernel_dir)
-    add_flow(kernel_dir)
-    add_stats(kernel_dir)
-    add_removal(kernel_dir)
-    add_wait(kernel_dir)
+    for change in CHANGE_SETS:
+        change.apply(kernel_dir)
     _add_bench_tool(os.path.join(driver_dir, "user"))
     _add_library(os.path.join(driver_dir, "user", "libhostlink"), kernel_dir)
     max_request = getattr(getattr(soc, "pcie_phy", None), "max_request_limit", 512)
     if max_request > 512:
         _ask_for_read_request_size(kernel_dir, max_request)
-    _refuse_other_socs(kernel_dir)
     generate_dram_tool(soc, os.path.join(driver_dir, "dram"))
     # The fault counters tool reads the SoC's pcie_faults registers from kernel/csr.h.
     shutil.copytree(STATUS_TOOL_SOURCES, os.path.join(driver_dir, "status"), dirs_exist_ok=True,
@@ -134,7 +158,7 @@ def _add_library(library_dir, kernel_dir):
         shutil.copy(os.path.join(LIBRARY_SOURCES, name), library_dir)
     for path in LIBRARY_EXAMPLES:
         shutil.copy(path, library_dir)
-    defines = _read_defines(os.path.join(kernel_dir, "csr.h"))
+    defines = read_defines(os.path.join(kernel_dir, "csr.h"))
     base = int(defines.get("CSR_BASE", "0x0L").rstrip("Ll"), 0)
     rows = []
     for key, value in sorted(defines.items()):
@@ -168,33 +192,6 @@ def _ask_for_read_request_size(kernel_dir, max_request):
         f"\tif (pcie_set_readrq(dev, {max_request}) || pcie_get_readrq(dev) < {max_request})\n"
         f"\t\tdev_warn(&dev->dev, \"Max Read Request Size left at %d bytes\\n\", pcie_get_readrq(dev));\n",
         "probe: pcie_set_readrq() after pci_set_master()")
-
-
-BUILD_TIME = re.compile(r' \d{4}-\d\d-\d\d \d\d:\d\d:\d\d"$')
-# The probe's check, as C, in software/patches/identity.patch.
-IDENTITY_PATCHES, _ = load_patches("identity.patch")
-
-def soc_identifier(kernel_dir):
-    """The SoC's identifier as a C string literal, from the generated soc.h, without LiteX's build time
-    (a driver generated apart from the bitstream's build has another): what the probe requires of a board."""
-    soc = _read_defines(os.path.join(kernel_dir, "soc.h"))
-    literal = soc.get("CONFIG_IDENTIFIER")
-    if not literal or not literal.startswith('"'):
-        raise ValueError(f"soc.h in {kernel_dir} has no CONFIG_IDENTIFIER: the SoC needs LiteX's identifier")
-    return literal if "CONFIG_BIOS_NO_BUILD_TIME" in soc else BUILD_TIME.sub('"', literal)
-
-
-def _refuse_other_socs(kernel_dir):
-    """Make the probe refuse a board whose SoC identifier is not this driver's SoC's. LitePCIe's driver binds
-    every LitePCIe board it finds (its PCI IDs are the PHYs', shared by every SoC on them) and drives it with
-    the register map it was generated for: with boards of two SoCs in one host, the other SoC's board would
-    be driven through the wrong registers. The comparison leaves out LiteX's build time (a space and the
-    date after the identifier)."""
-    patch_file(os.path.join(kernel_dir, "config.h"), CONFIG_H_END,
-               "/* hostlink: the SoC this driver is for (its identifier, without the build time). */\n"
-               f"#define HOSTLINK_SOC_IDENTIFIER {soc_identifier(kernel_dir)}\n\n" + CONFIG_H_END,
-               "the SoC's identifier at the end of config.h")
-    apply_patches(kernel_dir, IDENTITY_PATCHES, kind="identity change")
 
 
 def generate_dram_tool(soc, dram_dir):
@@ -246,25 +243,14 @@ def _write(path, text):
     with open(path, "w") as f:
         f.write(text)
 
-def _read_defines(path):
-    defines = {}
-    with open(path) as f:
-        for line in f:
-            m = re.match(r"\s*#define\s+(\w+)\s+(.*?)\s*$", line)
-            if m:
-                defines[m.group(1)] = m.group(2)
-    return defines
-
 def _csr_offset(value):
     m = re.fullmatch(r"\(CSR_BASE \+ (0x[0-9a-fA-F]+)L\)", value)
     return int(m.group(1), 16) if m else None
 
-CONFIG_H_END = "#endif /* __HW_CONFIG_H */"
-
 def _add_flow_offsets(kernel_dir):
-    """The flow gates' register offsets (driver_flow.py) into config.h, next to LitePCIe's own, where the
+    """The flow gates' register offsets (flow.py) into config.h, next to LitePCIe's own, where the
     SoC has them; _check_dma_offsets then checks them on every channel."""
-    offsets = flow_offsets(_read_defines(os.path.join(kernel_dir, "csr.h")), _csr_offset)
+    offsets = flow_offsets(read_defines(os.path.join(kernel_dir, "csr.h")), _csr_offset)
     if not offsets:
         return
     lines = "".join(f"#define {name:<41} 0x{offset:04x}\n" for name, offset in offsets.items())
@@ -274,9 +260,9 @@ def _add_flow_offsets(kernel_dir):
 
 
 def _check_dma_offsets(kernel_dir):
-    config = _read_defines(os.path.join(kernel_dir, "config.h"))
-    csr    = _read_defines(os.path.join(kernel_dir, "csr.h"))
-    soc    = _read_defines(os.path.join(kernel_dir, "soc.h"))
+    config = read_defines(os.path.join(kernel_dir, "config.h"))
+    csr    = read_defines(os.path.join(kernel_dir, "csr.h"))
+    soc    = read_defines(os.path.join(kernel_dir, "soc.h"))
     channels = int(soc.get("DMA_CHANNELS", "0"))
     if channels < 1:
         raise ValueError(f"soc.h generated in {kernel_dir} declares no DMA channel (DMA_CHANNELS missing)")
@@ -442,6 +428,3 @@ def main(argv=None):
         print(f"Built {path}")
     print(f"{len(result.warnings)} warning(s)")
     return 0
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -3,7 +3,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 
 """Completion by user-level polling and device-cycle timing in LitePCIe's Linux driver, added to its
-copied sources when the driver is generated (after driver_hardening), for hostlink_bench.
+copied sources when the driver is generated (after hardening.py), for hostlink_bench.
 
     add_polling(kernel_dir)   patch main.c and litepcie.h; raise DriverPatchError naming the anchor
                               when LitePCIe's sources no longer have it.
@@ -20,7 +20,7 @@ status register of that channel every DMA_BUFFER_PER_IRQ buffers. What changes:
   device-cycle counter (a write to `cycles_latch`, which nothing else depends on, then two reads,
   under the device's spinlock so that threads do not tear each other's value). Any user of the device
   may time.
-- A direction in a flow mode (driver_flow.py) is refreshed from its flow gate's count of buffers done,
+- A direction in a flow mode (flow.py) is refreshed from its flow gate's count of buffers done,
   exact where the loop status is one buffer behind.
 - A polled direction's refresh (its loop status read and the counters' update) holds the device's
   spinlock: any opener of the channel may refresh, and two refreshes at once would tear the 64-bit
@@ -43,11 +43,11 @@ status register of that channel every DMA_BUFFER_PER_IRQ buffers. What changes:
   which nothing changes: the count is 0 then).
 """
 
-from hostlink.software.driver_patches import DriverPatchError, apply_patches, load_patches
+from hostlink.software.driver.patches import DriverPatchError, apply_patches, load_patches
 
 __all__ = ["POLLING_PATCHES", "add_polling", "DriverPatchError"]
 
-# The changes, as C, in software/patches/polling.patch.
+# The changes, as C, in polling.patch.
 POLLING_PATCHES, _ = load_patches("polling.patch")
 
 

@@ -17,11 +17,11 @@ does not build on 6.12:
 Each change is guarded by LINUX_VERSION_CODE, so the code older kernels compile is LitePCIe's own.
 """
 
-from hostlink.software.driver_patches import apply_patches, load_patches
+from hostlink.software.driver.patches import apply_patches, load_patches
 
 __all__ = ["PATCHES", "port_driver"]
 
-# The changes, as C, in software/patches/kernels.patch.
+# The changes, as C, in kernels.patch.
 PATCHES, _ = load_patches("kernels.patch")
 
 

@@ -3,7 +3,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 
 """Flow modes in LitePCIe's Linux driver (hostlink.cores.pcie.flow), added to its copied sources when the
-driver is generated (after driver_polling).
+driver is generated (after polling.py).
 
     add_flow(kernel_dir)   patch main.c and litepcie.h; raise DriverPatchError naming the anchor when
                            LitePCIe's sources no longer have it.
@@ -28,19 +28,19 @@ lost"). What changes:
   the DMA the new count: writer, `sw_count` + half the ring; reader, `sw_count`. One write per call,
   however many buffers it served.
 
-- A polled direction (driver_polling.py) in a flow mode counts the buffers done from the flow gate's
+- A polled direction (polling.py) in a flow mode counts the buffers done from the flow gate's
   `done`, exactly (the loop status is one buffer behind): a program polling sees its last buffer.
 
 So a program that falls behind makes the DMA wait instead of losing buffers; LitePCIe's own tools
 (`litepcie_util dma_test`, `litepcie_test`) behave as before unless a program sets a flow mode.
 """
 
-from hostlink.software.driver_patches import DriverPatchError, apply_patches, load_patches
+from hostlink.software.driver.patches import DriverPatchError, apply_patches, load_patches
 
 __all__ = ["FLOW_PATCHES", "FLOW_REGISTERS", "add_flow", "flow_offsets", "DriverPatchError"]
 
 # The flow registers the driver writes or reads, per direction (hostlink.cores.pcie.flow.DMAFlow's CSRs;
-# STARTED and WAITS for the stats ioctl, driver_stats.py).
+# STARTED and WAITS for the stats ioctl, stats.py).
 FLOW_REGISTERS = [("WRITER", "MODE"), ("WRITER", "GIVEN"), ("WRITER", "DONE"), ("WRITER", "BUFFER_BYTES"),
                   ("WRITER", "STARTED"), ("WRITER", "WAITS"),
                   ("READER", "MODE"), ("READER", "GIVEN"), ("READER", "DONE"),
@@ -48,8 +48,8 @@ FLOW_REGISTERS = [("WRITER", "MODE"), ("WRITER", "GIVEN"), ("WRITER", "DONE"), (
 
 def flow_offsets(csr_defines, csr_offset):
     """{PCIE_DMA_<ENGINE>_FLOW_<REG>_OFFSET: offset} from channel 0 of csr.h's defines (`csr_offset` reads
-    an address define), or {} for a SoC without flow gates. driver._check_dma_offsets then checks every
-    channel against them."""
+    an address define), or {} for a SoC without flow gates. The package's _check_dma_offsets then checks
+    every channel against them."""
     if "CSR_PCIE_DMA0_WRITER_FLOW_MODE_ADDR" not in csr_defines:
         return {}
     base = csr_offset(csr_defines.get("CSR_PCIE_DMA0_BASE", ""))
@@ -62,7 +62,7 @@ def flow_offsets(csr_defines, csr_offset):
     return offsets
 
 
-# The changes, as C, in software/patches/flow.patch.
+# The changes, as C, in flow.patch.
 FLOW_PATCHES, _ = load_patches("flow.patch")
 
 
