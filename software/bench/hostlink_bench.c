@@ -3,7 +3,7 @@
  * SPDX-License-Identifier: BSD-2-Clause
  *
  * hostlink_bench: how much each way of driving LitePCIe's DMA costs, through the driver hostlink
- * generates (litepcie.ko with software/driver_hardening.py and software/driver_polling.py).
+ * generates (litepcie.ko with software/driver/hardening.py and software/driver/polling.py).
  *
  * LitePCIe's driver streams each channel through a ring of DMA_BUFFER_COUNT buffers of DMA_BUFFER_SIZE
  * bytes in loop mode: the DMA never waits for software, software keeps at most half a ring ahead of it
@@ -60,7 +60,7 @@
 #error "soc.h has no CONFIG_CLOCK_FREQUENCY"
 #endif
 #ifndef LITEPCIE_IOCTL_DMA_POLL
-#error "litepcie.h has no LITEPCIE_IOCTL_DMA_POLL: generate the driver with hostlink (software/driver.py)"
+#error "litepcie.h has no LITEPCIE_IOCTL_DMA_POLL: generate the driver with hostlink (software/driver/)"
 #endif
 
 #define MAX_CHANNELS 8

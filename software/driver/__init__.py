@@ -171,7 +171,7 @@ def _add_library(library_dir, kernel_dir):
     if not rows:
         raise ValueError(f"{kernel_dir}/csr.h names no registers (CSR_<NAME>_ADDR): cannot build libhostlink")
     _write(os.path.join(library_dir, "hostlink_registers.h"), "\n".join([
-        "/* The SoC's registers by CSR name: generated from kernel/csr.h by hostlink (software/driver.py). */",
+        "/* The SoC's registers by CSR name: generated from kernel/csr.h by hostlink (software/driver/). */",
         "#ifndef HOSTLINK_REGISTERS_H",
         "#define HOSTLINK_REGISTERS_H",
         "static const struct { const char *name; uint32_t address; int words; } hostlink_registers[] = {",

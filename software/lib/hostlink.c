@@ -4,7 +4,7 @@
  *
  * libhostlink (hostlink.h): the driver's device node, read(), write() and ioctl(), as hostlink/host.py
  * does them. Built per SoC beside LitePCIe's user tools: litepcie.h is the generated driver's (its ioctls,
- * with hostlink's polling and flow modes) and hostlink_registers.h the SoC's CSR names (driver.py).
+ * with hostlink's polling and flow modes) and hostlink_registers.h the SoC's CSR names (software/driver/).
  *
  * Threads: each direction's data calls are serialized by that direction's lock (calls[0] h2c, calls[1]
  * c2h), held while the call sleeps, so a reader and a writer never wait on each other; `state` guards
@@ -408,7 +408,7 @@ static size_t held(struct hostlink_channel *ch, int d)
 }
 
 /* Sleeps until a started direction of `directions` has a buffer for the program (woken by the DMA's
- * interrupt: driver_wait.py), `ms` milliseconds pass, a signal's handler runs (-EINTR) or the call that
+ * interrupt: driver/wait.py), `ms` milliseconds pass, a signal's handler runs (-EINTR) or the call that
  * began at cancel count `cancel` is cancelled (-ECANCELED); otherwise returns 0 (the caller counts again),
  * or a failure's negative errno. `drain`: h2c only, wake when the DMA has sent every buffer written
  * (hostlink_drain), not at the first free one. A driver without DMA_WAIT is polled every 200 µs. */
