@@ -19,7 +19,7 @@ import argparse
 import collections
 
 GROUPS = [   # (part of the frame's file, group), first match wins.
-    ("sim/pcie/v7gen3.py", "hostlink's Gen3 hard-block adapter (sim/pcie/v7gen3.py)"),
+    ("sim/pcie/v7gen3",    "hostlink's Gen3 hard-block adapter (sim/pcie/v7gen3_device.py)"),
     ("sim/",               "hostlink's host model, bench and jobs (sim/)"),
     ("us/interface.py",    "cocotbext-pcie's RQ/RC/CQ/CC stream sinks and sources (us/interface.py)"),
     ("us/us_model.py",     "cocotbext-pcie's UltraScale device model, per-cycle logic (us/us_model.py)"),

@@ -312,7 +312,7 @@ class FastDevice:
 
 
 class FastUSDevice:
-    """The `pcie3_7x` block's side as the bench reads it (v7gen3.py's V7Gen3PcieDevice's counters)."""
+    """The `pcie3_7x` block's side as the bench reads it (v7gen3_device.py's V7Gen3PcieDevice's counters)."""
     def __init__(self, lib):
         self.lib = lib
         self._completion_timeout_ns = 50e6
