@@ -24,14 +24,14 @@ from dataclasses import dataclass
 from migen import *
 
 from litex.gen import *
-from litex.build.generic_platform import GenericPlatform, Subsignal, Pins
-from litex.build.sim.common import sim_special_overrides
+from litex.build.generic_platform import Subsignal, Pins
 from migen.genlib.resetsync import AsyncResetSynchronizer
 from litex.soc.integration.builder import Builder
 
 from litepcie.phy.s7pciephy import S7PCIEPHY
 
 from hostlink.sim.pcie.hardblock import expose_hard_block
+from hostlink.sim.pcie.sim_platform import make_sim_platform
 from hostlink.targets import boards as registry
 
 STUBS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "xilinx_stubs.v")
@@ -91,42 +91,6 @@ class SimS7PCIEPHY(S7PCIEPHY):
     def do_finalize(self):
         self.hard_block_ports = expose_hard_block(self, self.platform, self.pcie_phy_params,
             prefix=self.HARD_BLOCK_PREFIX)
-
-# Simulation platform ------------------------------------------------------------------------------
-
-def comb_blocks_run_at_time_zero(path):
-    # Migen writes a combinational signal with a constant value as `always @(*) begin x <= 1; end`.
-    # Such a block reads nothing, so by IEEE 1364 it never runs: x keeps its declared initial value
-    # (Verilator does exactly that; a real synthesizer folds the constant). SystemVerilog's always_comb
-    # runs once at time zero and then like always @(*), which is what the design means.
-    with open(path) as f:
-        text = f.read()
-    with open(path, "w") as f:
-        f.write(text.replace("always @(*) begin", "always_comb begin"))
-
-
-def make_sim_platform(board_platform_cls):
-    """The board's platform (same IOs, same toolchain hooks) generating plain, vendor-neutral Verilog."""
-    class SimPlatform(board_platform_cls):
-        def get_verilog(self, *args, special_overrides=dict(), **kwargs):
-            # LiteX's simulator lowerings instead of Xilinx primitives (AsyncResetSynchronizer & co.).
-            so = dict(sim_special_overrides)
-            so.update(special_overrides)
-            return GenericPlatform.get_verilog(self, *args, special_overrides=so, **kwargs)
-
-        def build(self, fragment, build_dir, build_name, run=False, **kwargs):
-            os.makedirs(build_dir, exist_ok=True)
-            cwd = os.getcwd()
-            os.chdir(build_dir)   # LiteX writes memory initialisation files to the current directory.
-            try:
-                verilog = self.get_verilog(fragment, name=build_name)
-                verilog.write(build_name + ".v")
-                comb_blocks_run_at_time_zero(build_name + ".v")
-            finally:
-                os.chdir(cwd)
-            return verilog
-    SimPlatform.__name__ = f"Sim{board_platform_cls.__name__}"
-    return SimPlatform
 
 # Boards -------------------------------------------------------------------------------------------
 

@@ -17,7 +17,7 @@ import os
 
 from hostlink.cores.pcie.v7gen3phy import V7Gen3PCIEPHY
 from hostlink.sim.pcie.hardblock import expose_hard_block
-from hostlink.sim.pcie.soc import make_sim_platform
+from hostlink.sim.pcie.sim_platform import make_sim_platform
 
 HARD_BLOCK_PREFIX = "pcie3_7x"
 

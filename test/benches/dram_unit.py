@@ -91,7 +91,7 @@ class DRAMChannelUnit(LiteXModule):
 def build_unit_model(build_dir):
     """Verilog and Verilator model of the unit top in `build_dir`; returns the model directory."""
     from hostlink.sim.verilator import compile_model
-    from hostlink.sim.pcie.soc import comb_blocks_run_at_time_zero
+    from hostlink.sim.pcie.sim_platform import comb_blocks_run_at_time_zero
     build_dir = os.path.abspath(build_dir)
     os.makedirs(build_dir, exist_ok=True)
     top = DRAMChannelUnit()
