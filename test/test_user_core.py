@@ -206,13 +206,13 @@ def test_the_accelerator_on_every_board(board, tmp_path):
     ("xc7k325t-ffg900-1", -1), ("xc7a100t-csg324-1L", -1), ("xc7k325t-ffg900-3", -3)])
 def test_the_user_clocks_mmcm_takes_the_parts_speed_grade(device, grade):
     """The MMCM of a core's clock is checked against the board's part, not a fixed -2 (issue 51)."""
-    from hostlink.cores.pcie.user_core import speed_grade
+    from hostlink.cores.pcie.config import speed_grade
     assert speed_grade(device) == grade
 
 
 def test_every_pcie_boards_part_has_a_speed_grade():
     from litex_boards.platforms.xilinx_kc705 import Platform as KC705Platform
-    from hostlink.cores.pcie.user_core import speed_grade
+    from hostlink.cores.pcie.config import speed_grade
     from hostlink.targets.vc709_platform import Platform as VC709Platform
     from hostlink.targets.zc706_platform import Platform as ZC706Platform
     for platform in (ZC706Platform(), VC709Platform(), KC705Platform()):
@@ -220,6 +220,6 @@ def test_every_pcie_boards_part_has_a_speed_grade():
 
 
 def test_a_part_name_without_a_speed_grade_is_refused_in_one_line():
-    from hostlink.cores.pcie.user_core import speed_grade
+    from hostlink.cores.pcie.config import speed_grade
     with pytest.raises(ValueError, match="no speed grade at the end of the part name 'xc7k325t'"):
         speed_grade("xc7k325t")

@@ -8,6 +8,8 @@ LitePCIe's PHYs only `assert` their parameters; a user who asks for an impossibl
 AssertionError from deep inside the PHY. These checks run first, in the target, and say what was given.
 """
 
+import re
+
 # Limits -------------------------------------------------------------------------------------------
 
 # LitePCIe's DMA descriptor carries a 24-bit length (litepcie/frontend/dma.py: descriptor_layout).
@@ -17,6 +19,15 @@ DMA_CHANNELS_MAX = 8
 
 
 # Checks -------------------------------------------------------------------------------------------
+
+def speed_grade(device):
+    """The speed grade of a 7-series part name (`platform.device`): -2 for "xc7k325t-ffg900-2", -1 for
+    "xc7z045ffg900-1" or "xc7a100t-csg324-1L"."""
+    match = re.search(r"-([123])[A-Za-z]?$", str(device))
+    if match is None:
+        raise ValueError(f"no speed grade at the end of the part name {device!r} (e.g. xc7k325t-ffg900-2)")
+    return -int(match.group(1))
+
 
 def check_choice(name, value, choices, described=None):
     """`value` if it is one of `choices`, else a ValueError naming them (or saying `described`, e.g. "a

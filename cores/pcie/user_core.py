@@ -30,6 +30,7 @@ import sys
 
 from migen import ClockDomain, ClockSignal, ResetSignal
 
+from hostlink.cores.pcie.config import speed_grade
 from hostlink.cores.pcie.user_port import check_user_port
 from hostlink.cores.pcie.verilog_core import is_verilog_spec, verilog_core_class
 
@@ -128,15 +129,6 @@ def port_bandwidth_note(core, dma_data_width, sys_clk_freq):
         return None
     return (f"user core {type(core).__name__}: {core.data_width} bits at {core.clk_freq/1e6:g} MHz carry "
             f"{core_rate/1e9:.3f} GB/s each way, less than the DMA's {dma_rate/1e9:.3f}: the channel will cap there")
-
-
-def speed_grade(device):
-    """The speed grade of a 7-series part name (`platform.device`): -2 for "xc7k325t-ffg900-2", -1 for
-    "xc7z045ffg900-1" or "xc7a100t-csg324-1L"."""
-    match = re.search(r"-([123])[A-Za-z]?$", str(device))
-    if match is None:
-        raise ValueError(f"no speed grade at the end of the part name {device!r} (e.g. xc7k325t-ffg900-2)")
-    return -int(match.group(1))
 
 
 def mmcm_user_clock(soc, core):

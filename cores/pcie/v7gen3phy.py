@@ -42,7 +42,7 @@ from litepcie.phy.common import PHYTXDatapath, PHYRXDatapath
 
 import litepcie.phy
 
-from hostlink.cores.pcie.config import check_choice
+from hostlink.cores.pcie.config import check_choice, speed_grade
 from hostlink.cores.pcie.rc_straddle import RCStraddleDepacketizer
 from hostlink.cores.pcie.tlp import TLPHeader4DWExpander
 
@@ -404,7 +404,7 @@ class V7Gen3PCIEPHY(LiteXModule):
             o_O   = pcie_refclk,
         )
         platform.add_period_constraint(pads.clk_p, 1e9/100e6)
-        self.pipe = pipe = _PIPEClocking(nlanes)
+        self.pipe = pipe = _PIPEClocking(nlanes, speed_grade(platform.device))
         return pcie_refclk, pcie_rst_n, pipe
 
     # Datapaths ------------------------------------------------------------------------------------
@@ -997,8 +997,11 @@ class _PIPEClocking(LiteXModule):
     MMCM at 1000 MHz VCO: 125 MHz (PIPE clock at Gen1/Gen2, DRP clock), 250 MHz (PIPE clock at Gen3),
     500 MHz core clock (userclk1) and 250 MHz user clock (userclk2) for the x8 Gen3 256-bit setting;
     narrower links run the core clock at 250 MHz.
+
+    `speedgrade`: the part's (-1, -2, -3; `hostlink.cores.pcie.config.speed_grade(platform.device)`), whose
+    VCO and output ranges the MMCM's setting is checked against.
     """
-    def __init__(self, nlanes):
+    def __init__(self, nlanes, speedgrade):
         self.txoutclk = Signal()         # i
         self.pclk_sel = Signal(nlanes)   # i (per lane, 1: Gen3 rate)
         self.pclk     = Signal()         # o
@@ -1010,10 +1013,10 @@ class _PIPEClocking(LiteXModule):
         # # #
 
         # LiteX's S7MMCM finds the dividers and checks them against the part's VCO and output ranges (the
-        # XC7VX690T-2: VCO 600 to 1440 MHz). No margin: the PIPE clocks must be exact, which gives a VCO of
+        # VC709's XC7VX690T-2: VCO 600 to 1440 MHz). No margin: the PIPE clocks must be exact, which gives a VCO of
         # 1000 MHz. Its outputs are left unbuffered (each domain's clk is the raw output, the domains
         # themselves unused) for the buffers below.
-        self.mmcm = mmcm = S7MMCM(speedgrade=-2)
+        self.mmcm = mmcm = S7MMCM(speedgrade=speedgrade)
         mmcm.register_clkin(self.txoutclk, 100e6)
         clk125, clk250, clkuser1, clkuser2 = (ClockDomain(f"pipe_{name}", reset_less=True)
             for name in ("clk125", "clk250", "userclk1", "userclk2"))
