@@ -270,7 +270,7 @@ def test_a_machine_that_computes_without_the_device_is_ended_with_its_stacks(tmp
     """CI once saw rmmod spin in the kernel for an hour, beyond the reach of the command's own time limit.
     A machine that computes without one register access for KERNEL_STUCK_S is ended then, with the
     kernel's stacks, not at --timeout: here a shell loop, with the limit at 30 s."""
-    monkeypatch.setattr("hostlink.sim.uml.run.KERNEL_STUCK_S", 30)
+    monkeypatch.setattr("hostlink.sim.uml.harness.KERNEL_STUCK_S", 30)
     code, result = _run(tmp_path, "zc706", "--", "sh", "-c", "while :; do :; done")
     bench = result["bench"]
     assert bench["kernel_stuck"] and bench["timed_out"]

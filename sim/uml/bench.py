@@ -84,6 +84,37 @@ def process_line(pid):
     return f"{pid} state {state}: {cmdline[:200]}"
 
 
+def start_kernel(uml):
+    """Start the User-Mode Linux kernel (uml["command"], its console into uml["console_log"], its memory file
+    in uml["tmpdir"]) in a session of its own, and name its process group in uml["pid_file"], for the run
+    (sim/uml/harness.py's end_kernel) to end if this simulator is ended first: the kernel would outlive it.
+    The bench removes the file once the kernel has ended. Returns the kernel's process."""
+    with open(uml["console_log"], "w") as console:
+        kernel = subprocess.Popen(uml["command"], stdin=subprocess.DEVNULL, stdout=console,
+            stderr=subprocess.STDOUT, start_new_session=True, env=dict(os.environ, TMPDIR=uml["tmpdir"]))
+    with open(uml["pid_file"], "w") as f:
+        f.write(f"{kernel.pid}\n")
+    return kernel
+
+
+def end_hung_kernel(kernel, host, uml, stuck, log):
+    """End a kernel that computed for uml["stuck_s"] without a register access (`stuck`) or outlived the
+    run's uml["timeout_s"], with its every process. Returns why it was ended and what it was doing: the
+    stacks of its host threads, the last of its processes seen running (`host`, the bridge's HostActivity)
+    and its blocked tasks (sysrq w), all of which go to `log` too, with every task's stack (sysrq t)."""
+    why = (f"the machine computed for {uml['stuck_s']} s without a register access" if stuck else
+           f"the run's --timeout ({uml['timeout_s']} s) is up")
+    stacks = kernel_backtrace(kernel.pid)
+    log.error("%s; its stacks when it was ended:\n%s", why, stacks)
+    running = process_line(host.running_pid) if host.running_pid else "none seen"
+    blocked = mconsole(uml["mconsole"], "sysrq w")
+    log.error("last process seen running: %s\nblocked tasks (sysrq w):\n%s\nall tasks (sysrq t):\n%s",
+              running, blocked, mconsole(uml["mconsole"], "sysrq t"))
+    os.killpg(kernel.pid, signal.SIGKILL)
+    kernel.wait()
+    return why, f"{stacks}\nlast process seen running: {running}\nblocked tasks (sysrq w):\n{blocked}"
+
+
 def wait_for_other_boards(sockets, timeout_s, ended=()):
     """Wait until the other boards' simulators (serve_another_board) listen on their sockets: the kernel
     finds its PCI devices when it starts. `ended`: for each, a file that appears when its simulator has
@@ -144,15 +175,7 @@ async def run_driver(bench, config):
         return
     wait_for_other_boards(uml.get("other_sockets", ()), uml["timeout_s"], uml.get("other_ended", ()))
 
-    with open(uml["console_log"], "w") as console:
-        kernel = subprocess.Popen(uml["command"], stdin=subprocess.DEVNULL, stdout=console,
-            stderr=subprocess.STDOUT, start_new_session=True, env=dict(os.environ, TMPDIR=uml["tmpdir"]))
-    # The kernel's process group, for ./sim.py driver to end if this simulator is ended first (SIGTERM):
-    # the kernel has a session of its own and would outlive it. Removed once the kernel has ended.
-    pid_file = uml.get("pid_file")
-    if pid_file:
-        with open(pid_file, "w") as f:
-            f.write(f"{kernel.pid}\n")
+    kernel = start_kernel(uml)
     bridge.host = HostActivity(kernel.pid)
     started  = time.monotonic()
     sim_start = get_sim_time("ns")
@@ -191,19 +214,7 @@ async def run_driver(bench, config):
                     bench.dev.tx_queue.qsize() if hasattr(bench.dev, "tx_queue") else "?")
         if stuck or now - started > uml["timeout_s"]:
             timed_out = True
-            why = (f"the machine computed for {uml['stuck_s']} s without a register access" if stuck else
-                   f"the run's --timeout ({uml['timeout_s']} s) is up")
-            stacks = kernel_backtrace(kernel.pid)
-            bench.log.error("%s; its stacks when it was ended:\n%s", why, stacks)
-            # Which of the machine's processes was running, and what its tasks were doing: blocked ones
-            # (sysrq w) in the results, all of them (sysrq t) in this log.
-            running = process_line(bridge.host.running_pid) if bridge.host.running_pid else "none seen"
-            blocked = mconsole(uml["mconsole"], "sysrq w")
-            bench.log.error("last process seen running: %s\nblocked tasks (sysrq w):\n%s\nall tasks (sysrq t):\n%s",
-                running, blocked, mconsole(uml["mconsole"], "sysrq t"))
-            stacks = f"{stacks}\nlast process seen running: {running}\nblocked tasks (sysrq w):\n{blocked}"
-            os.killpg(kernel.pid, signal.SIGKILL)
-            kernel.wait()
+            why, stacks = end_hung_kernel(kernel, bridge.host, uml, stuck, bench.log)
             break
         # While the kernel computes, the bridge holds the simulation (50 ms of wall time per 50 ns poll):
         # 20 us simulated would then be 20 s of wall time between two of these checks, so the step shrinks
@@ -211,8 +222,7 @@ async def run_driver(bench, config):
         step_ns = 1_000 if time.monotonic() - step_started > 1 else 20_000
         step_started = time.monotonic()
         await Timer(step_ns, "ns")
-    if pid_file:
-        os.remove(pid_file)
+    os.remove(uml["pid_file"])
     bridge.close()
 
     write_results(config["results"], bridge, bench, started, sim_start, kernel.returncode, timed_out, stuck, why,

@@ -31,9 +31,7 @@ removes the file once armed): the tests of the drivers' error paths. The summary
 import json
 import logging
 import os
-import signal
 import struct
-import subprocess
 import time
 
 import cocotb
@@ -44,7 +42,7 @@ from cocotb.utils import get_sim_time
 from cocotbext.axi import AxiLiteBus, AxiLiteMaster
 
 from hostlink.protocol import AXI_DMA_REGISTERS as REGISTERS
-from hostlink.sim.uml.bench import kernel_backtrace, mconsole, process_line
+from hostlink.sim.uml.bench import end_hung_kernel, start_kernel
 from hostlink.sim.uml.pcidev import MSG, OP_INT, OP_MMIO_READ, OP_MMIO_WRITE, OP_NAMES, HostActivity, QueueServer
 from hostlink.sim.uml.vhost_user import VhostUserBackend
 from hostlink.sim.zynq.memory import PSMemory
@@ -228,11 +226,7 @@ async def zynq_linux_bench(dut):
     bridge = PlatformBridge(dut, ctrl, memory, uml["socket"], shared)
     cocotb.start_soon(bridge.run())
 
-    with open(uml["console_log"], "w") as console:
-        kernel = subprocess.Popen(uml["command"], stdin=subprocess.DEVNULL, stdout=console,
-            stderr=subprocess.STDOUT, start_new_session=True, env=dict(os.environ, TMPDIR=uml["tmpdir"]))
-    with open(uml["pid_file"], "w") as f:
-        f.write(f"{kernel.pid}\n")
+    kernel = start_kernel(uml)
     bridge.host = HostActivity(kernel.pid)
     fault_file = os.path.join(shared, "hp0_fault")
     started, sim_start = time.monotonic(), get_sim_time("ns")
@@ -262,16 +256,7 @@ async def zynq_linux_bench(dut):
                 (get_sim_time("ns") - sim_start) / 1e6, bridge.mmio_reads, bridge.mmio_writes, *bridge.interrupts,
                 bridge.held_s)
         if stuck or now - started > uml["timeout_s"]:
-            why = (f"the machine computed for {uml['stuck_s']} s without a register access" if stuck else
-                   f"the run's --timeout ({uml['timeout_s']} s) is up")
-            stacks = kernel_backtrace(kernel.pid)
-            running = process_line(bridge.host.running_pid) if bridge.host.running_pid else "none seen"
-            blocked = mconsole(uml["mconsole"], "sysrq w")
-            log.error("%s; its stacks when it was ended:\n%s\nlast process seen running: %s\nblocked tasks:\n%s",
-                      why, stacks, running, blocked)
-            stacks = f"{stacks}\nlast process seen running: {running}\nblocked tasks (sysrq w):\n{blocked}"
-            os.killpg(kernel.pid, signal.SIGKILL)
-            kernel.wait()
+            why, stacks = end_hung_kernel(kernel, bridge.host, uml, stuck, log)
             break
         await Timer(20_000, "ns")
     os.remove(uml["pid_file"])
