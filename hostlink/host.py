@@ -275,6 +275,15 @@ class Channel:
         first = sw + self._held[direction]
         return hw - first if direction == "c2h" else self.buffer_count // 2 - (first - hw)
 
+    def _nonblocking(self, what, call, *args):
+        """call(*args) on the channel's non-blocking file: the bytes it moved, 0 where it would have blocked."""
+        try:
+            return call(*args)
+        except BlockingIOError:
+            return 0
+        except OSError as error:
+            raise _error(error.errno, f"{self.path}: {what}: {_advice(error.errno)}") from None
+
     def _deadline(self, timeout):
         return float("inf") if timeout is None else time.monotonic() + timeout
 
@@ -369,23 +378,13 @@ class Channel:
         while sent < len(data) or got < results:
             moved = False
             if sent < len(data):
-                try:
-                    n = os.write(self.fd, data[sent:sent + batch])
-                except BlockingIOError:
-                    n = 0
-                except OSError as error:
-                    raise _error(error.errno, f"{self.path}: write: {_advice(error.errno)}") from None
+                n = self._nonblocking("write", os.write, self.fd, data[sent:sent + batch])
                 sent += n
                 moved = moved or n > 0
                 self._start("h2c")                   # After the first buffers: none is read stale.
             if got < results:
-                try:
-                    # Straight into the caller's memory (the driver copies from its ring): no copy here.
-                    n = os.readv(self.fd, [out[got:got + min(results - got, batch)]])
-                except BlockingIOError:
-                    n = 0
-                except OSError as error:
-                    raise _error(error.errno, f"{self.path}: read: {_advice(error.errno)}") from None
+                # Straight into the caller's memory (the driver copies from its ring): no copy here.
+                n = self._nonblocking("read", os.readv, self.fd, [out[got:got + min(results - got, batch)]])
                 got += n
                 moved = moved or n > 0
             if moved:
