@@ -14,6 +14,7 @@ from scapy.all import Ether, ARP, Raw, raw
 
 from hostlink.cores.udp.arp import ARPResponder, arp_reply_frame
 from hostlink.cores.udp.common import mac_to_int, ip_to_int
+from benches.migen_streams import IDLE_X_BACKPRESSURE_AS_IDLE
 from benches.udp_models import StreamSource, StreamSink
 
 FPGA_MAC, FPGA_IP = "10:e2:d5:00:00:01", "192.168.1.50"
@@ -70,7 +71,7 @@ SENDERS = [
     ("10:e2:d5:00:00:03", True),   # The responder still answers after ignoring some.
 ]
 
-@pytest.mark.parametrize("idle,backpressure", [(0.0, 0.0), (0.3, 0.0), (0.0, 0.5), (0.3, 0.5)])
+@pytest.mark.parametrize("idle,backpressure", IDLE_X_BACKPRESSURE_AS_IDLE)
 def test_sender_mac_zero_broadcast_or_multicast_is_ignored(idle, backpressure):
     frames = [request(mac) for mac, _ in SENDERS]
     frames.append(request("10:e2:d5:00:00:04", dst=FPGA_MAC)) # Unicast request, unicast sender.

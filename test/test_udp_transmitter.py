@@ -17,6 +17,7 @@ from hostlink.cores.udp import UDPTransmitter
 from hostlink.cores.udp.common import *
 from hostlink.toolchain import verilator_available
 
+from benches.migen_streams import IDLE_X_BACKPRESSURE_AS_IDLE
 from benches.udp_models import StreamSource, StreamSink
 from benches.udp_transmitter_harness import TransmitterHarness
 
@@ -152,7 +153,7 @@ def test_starts_the_cycle_after_the_request_and_has_no_bubble():
     assert frames == [scapy_frame(DEFAULT_CONFIG, generator_payload(64, 64))]
 
 
-@pytest.mark.parametrize("idle,backpressure", [(0.0, 0.0), (0.4, 0.0), (0.0, 0.4), (0.3, 0.3)])
+@pytest.mark.parametrize("idle,backpressure", IDLE_X_BACKPRESSURE_AS_IDLE)
 def test_sizes_with_idle_and_backpressure(idle, backpressure):
     lengths = [0, 1, 2, 3, 4, 5, 17, 18, 19, 63, 64, 65]
     frames, ev = run_tx([request(n) for n in lengths], idle=idle, backpressure=backpressure)

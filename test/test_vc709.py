@@ -17,7 +17,7 @@ from hostlink.cores.pcie.v7gen3phy import V7Gen3PCIEPHY
 from hostlink.cores.pcie.tlp import TLPHeader4DWExpander
 
 from helpers import check_enumeration, check_every_row, check_pcie_registers, elaborate, elaborate_fresh, run_target
-from benches.migen_streams import wait_for
+from benches.migen_streams import IDLE_X_BACKPRESSURE_AS_IDLE, wait_for
 
 # Helpers ------------------------------------------------------------------------------------------
 
@@ -217,7 +217,7 @@ def _beats(dws, n):
     return beats
 
 @pytest.mark.parametrize("data_width", [128, 256])
-@pytest.mark.parametrize("idle, backpressure", [(0.0, 0.0), (0.3, 0.3)])
+@pytest.mark.parametrize("idle, backpressure", IDLE_X_BACKPRESSURE_AS_IDLE)
 def test_header_expander(data_width, idle, backpressure):
     rng  = random.Random(20260 + data_width)
     n    = data_width//32

@@ -24,7 +24,7 @@ from hostlink.cores.zynq.axi_dma import AXIDMA
 from hostlink.protocol import (AXI_DMA_REGISTERS as REGISTERS, DMACR_RS, DMACR_RESET, DMACR_IOC_IRQ_EN,
     DMACR_ERR_IRQ_EN, DMASR_HALTED, DMASR_IDLE, DMASR_INT_ERR, DMASR_SLV_ERR, DMASR_IOC_IRQ, DMASR_ERR_IRQ)
 
-from benches.migen_streams import MAX_CYCLES, stuck
+from benches.migen_streams import IDLE_X_BACKPRESSURE, MAX_CYCLES, stuck
 
 BEAT = 8
 MEMORY_BYTES = 1 << 16
@@ -188,7 +188,7 @@ def stream_bytes(beats):
 
 
 CASES = [(1, 0x1000), (8, 0x2000), (100, 0x0ff8), (4096, 0x1000), (4104, 0x3fe8), (5000, 0x0040)]
-RATES = [(1.0, 1.0), (0.6, 0.7)]
+RATES = IDLE_X_BACKPRESSURE   # (stream, memory) probabilities
 
 
 @pytest.mark.parametrize("length, address", CASES)

@@ -11,6 +11,7 @@ so that every bench waits, drains and fails the same way:
     wait_for(signal, on_wait=None)                                 a bounded handshake wait
     stuck(what)                                                    the error of a bench loop that ran out
     IDLE_X_BACKPRESSURE                                            (valid, ready) probabilities, crossed
+    IDLE_X_BACKPRESSURE_AS_IDLE                                    the same as (idle, back-pressure)
     StreamBench(dut, sink, valid_probability, ready_probability)   the above for a design with one input
                                                                    stream and one or more outputs, with
                                                                    the end check (nothing lost or extra)
@@ -27,8 +28,11 @@ from migen.sim import run_simulation
 MAX_CYCLES   = 20_000   # A bench that has not finished by then has lost data: the assertions say what.
 DRAIN_CYCLES = 64       # After the output a bench expects, cycles ready for more: nothing more may come.
 
-# {no idle, idle cycles on the input} x {no back-pressure, back-pressure on the output}.
+# {no idle, idle cycles on the input} x {no back-pressure, back-pressure on the output}: every stream bench's
+# matrix, as (valid, ready) probabilities, and the same as (idle, back-pressure) probabilities for the benches
+# that take those (benches/udp_models.py's StreamSource and StreamSink).
 IDLE_X_BACKPRESSURE = [(1.0, 1.0), (0.6, 1.0), (1.0, 0.7), (0.6, 0.7)]
+IDLE_X_BACKPRESSURE_AS_IDLE = [(round(1 - valid, 2), round(1 - ready, 2)) for valid, ready in IDLE_X_BACKPRESSURE]
 
 
 def wait_for(signal, on_wait=None):
