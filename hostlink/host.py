@@ -47,8 +47,13 @@ import select
 import threading
 import time
 
-from hostlink.protocol import FLOW_MODES as FLOWS, FRAMED_FLOWS as FRAMED, HEADER, HEADER_BYTES, \
-    HEADER_FLAG_END, HEADER_MAGIC, IOCTLS, STATS_DIRECTION_FIELDS
+try:
+    from hostlink.protocol import FLOW_MODES as FLOWS, FRAMED_FLOWS as FRAMED, HEADER, HEADER_BYTES, \
+        HEADER_FLAG_END, HEADER_MAGIC, IOCTLS, STATS_DIRECTION_FIELDS
+except ModuleNotFoundError:
+    # `python3 host.py` (the boards, main() below): run as a script, its folder is on the path, not the package.
+    from protocol import FLOW_MODES as FLOWS, FRAMED_FLOWS as FRAMED, HEADER, HEADER_BYTES, \
+        HEADER_FLAG_END, HEADER_MAGIC, IOCTLS, STATS_DIRECTION_FIELDS
 
 __all__ = ["Channel", "HostlinkError", "Buffer", "list_devices", "list_boards", "board_of", "FLOWS", "HEADER_BYTES", "HEADER_MAGIC"]
 

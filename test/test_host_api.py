@@ -192,6 +192,11 @@ def test_the_api_imports_with_a_bare_python(tmp_path):
     result = subprocess.run(["/usr/bin/python3", "-c", "import hostlink.host as h; print(h.FLOWS['lossless'])"],
                             capture_output=True, text=True, cwd=tmp_path / "bare", env={"PATH": "/usr/bin:/bin"})
     assert (result.returncode, result.stdout.strip()) == (0, "1"), result.stderr
+    # `python3 host.py` lists the boards: run as a script, with hostlink.protocol beside it as its only import.
+    result = subprocess.run(["/usr/bin/python3", str(tmp_path / "bare" / "hostlink" / "host.py")],
+                            capture_output=True, text=True, cwd=tmp_path, env={"PATH": "/usr/bin:/bin"})
+    assert (result.returncode, result.stdout.strip(), result.stderr) == \
+        (1, "no /dev/litepcie*: is the board there and litepcie.ko loaded?", "")
 
 
 def test_errors_say_what_to_do():
