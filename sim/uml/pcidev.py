@@ -319,6 +319,11 @@ class PciDevBridge(QueueServer):
             payload = data[:size] if op == OP_MMIO_WRITE else data[:1] * size
             if (bar, address) in self.withheld_writes:
                 self.withheld += 1
+                # The probe's soft reset (ctrl_reset): a new driver begins. An MSI that a driver removed in
+                # its handler's course never acknowledged is in service no more, or every later MSI would
+                # be held for good and the new driver's waits would end only by their timeouts.
+                self.msi_in_service = False
+                del self.pending_msis[:]
                 return 0
             await self.function.bar_window[bar].write(address, payload)
             if (bar, address) == self.msi_ack and self.msi_in_service:
