@@ -494,7 +494,7 @@ def test_two_boards_in_one_machine_stream_at_once(tmp_path, board):
         assert check in output, (check, output[-3000:])
     # The board itself removed under the program (software/driver/removal.py): its calls fail with ENODEV, the
     # removal waits for its close, the other board streams on, a rescan brings the board back; no kernel warning.
-    for check in [f"ok: 65536 bytes through board {second} before its removal, 0 bytes wrong; its h2c ring mapped",
+    for check in [f"ok: 65536 bytes through board {second} before its removal, 0 bytes wrong; its c2h ring mapped",
                   f"ok: board {second} removed: its nodes are gone, the removal waits for the program",
                   "ok: a transfer on the removed board: ENODEV: /dev/litepcie2: ", "the board is gone (removed, "
                   "unplugged or its driver unbound): close the channel", "ok: a zero-copy get on the removed board: "

@@ -16,7 +16,7 @@ The module:
    then fail with HostlinkError ENODEV saying the driver may not be loaded; no board is listed;
 4. the module is loaded again and the channel opens.
 The board (software/driver/removal.py):
-5. a program streams on CHANNEL, and holds its h2c ring mapped (zero-copy), when its board is removed
+5. a program streams on CHANNEL, and holds its c2h ring mapped (zero-copy), when its board is removed
    (`echo 1 > /sys/bus/pci/devices/<address>/remove`): the board's nodes go, the removal waits for the
    program; its next transfer fails with ENODEV saying the board is gone, and so does a zero-copy get;
 6. once the program closes the channel, the removal ends; OTHER, on the other board, streams on;
@@ -98,12 +98,16 @@ def board_gone(number, other):
     channel = Channel(number, flow="lossless", timeout=120)
     board = channel.board
     wrong = stream(channel, 65536, 3)
-    # Its h2c ring mapped (zero-copy): the mapping holds the file, as a program's would.
-    views = channel.get_buffers("h2c", 1, timeout=0)
-    views[0][:] = bytes(len(views[0]))
-    channel.put_buffers("h2c")
-    del views
-    print(f"ok: 65536 bytes through board {board} before its removal, {wrong} bytes wrong; its h2c ring mapped",
+    # Its c2h ring mapped (zero-copy; no buffer is ready, none is held): the mapping holds the file, as a
+    # program's would. Nothing is sent for it: a buffer given to the h2c DMA would be read, and its results
+    # made, at the moment of the removal. On a board the rescanned board's probe resets the SoC (ctrl_reset)
+    # and sleeps 10 ms, which clears whatever was in flight; the simulation withholds that reset and holds
+    # simulated time while the kernel computes (doc/driver_sim.md), so data in flight at the removal could
+    # reach the rescanned board's first stream. Under load that happened once, while an h2c buffer was
+    # given back here (65,246 of 65,536 bytes shifted; issue 52, doc/tests_under_load.md).
+    if channel.get_buffers("c2h", timeout=0):
+        return fail("results left over after the stream")
+    print(f"ok: 65536 bytes through board {board} before its removal, {wrong} bytes wrong; its c2h ring mapped",
           flush=True)
     removal = subprocess.Popen(["sh", "-c", f"echo 1 > /sys/bus/pci/devices/{board}/remove"])
     if not wait_for(lambda: board not in list_boards(), 30):
