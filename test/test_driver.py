@@ -514,6 +514,12 @@ def test_status_tool_shows_every_fault_counter_of_this_soc(generated):
         if name.startswith("CSR_PCIE_FAULTS_") and name.endswith("_ADDR"))
     assert sorted(names) == registers
     assert f"reader{soc.constants['DMA_CHANNELS'] - 1}_errors" in names
+    # The tool counts the readers' registers from reader0_errors to reader_errored, 32 bits each.
+    csr = defines(os.path.join(driver_dir, "kernel", "csr.h"))
+    offset = lambda name: int(re.search(r"0x([0-9a-f]+)", csr[f"CSR_PCIE_FAULTS_{name}_ADDR"]).group(1), 16)
+    channels = soc.constants["DMA_CHANNELS"]
+    assert [offset(f"READER{i}_ERRORS") for i in range(channels)] + [offset("READER_ERRORED")] == \
+        [offset("READER0_ERRORS") + 4 * i for i in range(channels + 1)]
     missing = subprocess.run([tool, "-c", "/dev/litepcie-missing"], stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, text=True)
     assert missing.returncode == 1

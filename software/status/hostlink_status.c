@@ -33,7 +33,7 @@ struct counter {
 
 /* Only the registers this SoC has: csr.h is generated from it. */
 #define COUNTER(reg, name, meaning) { name, CSR_PCIE_FAULTS_##reg##_ADDR, meaning },
-static const struct counter counters[] = {
+static const struct counter fixed_counters[] = {
     COUNTER(COMPLETION_TIMEOUT,     "completion_timeout",     "cycles a DMA read may wait (0: forever)")
     COUNTER(TIMEOUTS,               "timeouts",               "DMA reads ended by the completion timeout")
     COUNTER(ERROR_COMPLETIONS,      "error_completions",      "completions with UR/CA/CRS status or poisoned")
@@ -41,32 +41,40 @@ static const struct counter counters[] = {
     COUNTER(FOREIGN_COMPLETIONS,    "foreign_completions",    "completions dropped: another requester ID")
     COUNTER(REFUSED_DESCRIPTORS,    "refused_descriptors",    "DMA descriptors refused: length 0 or partial word")
     COUNTER(MSI_FAILURES,           "msi_failures",           "MSIs the hard block refused (sent again)")
-#ifdef CSR_PCIE_FAULTS_READER0_ERRORS_ADDR
-    COUNTER(READER0_ERRORS,         "reader0_errors",         "failed reads of DMA channel 0")
-#endif
-#ifdef CSR_PCIE_FAULTS_READER1_ERRORS_ADDR
-    COUNTER(READER1_ERRORS,         "reader1_errors",         "failed reads of DMA channel 1")
-#endif
-#ifdef CSR_PCIE_FAULTS_READER2_ERRORS_ADDR
-    COUNTER(READER2_ERRORS,         "reader2_errors",         "failed reads of DMA channel 2")
-#endif
-#ifdef CSR_PCIE_FAULTS_READER3_ERRORS_ADDR
-    COUNTER(READER3_ERRORS,         "reader3_errors",         "failed reads of DMA channel 3")
-#endif
-#ifdef CSR_PCIE_FAULTS_READER4_ERRORS_ADDR
-    COUNTER(READER4_ERRORS,         "reader4_errors",         "failed reads of DMA channel 4")
-#endif
-#ifdef CSR_PCIE_FAULTS_READER5_ERRORS_ADDR
-    COUNTER(READER5_ERRORS,         "reader5_errors",         "failed reads of DMA channel 5")
-#endif
-#ifdef CSR_PCIE_FAULTS_READER6_ERRORS_ADDR
-    COUNTER(READER6_ERRORS,         "reader6_errors",         "failed reads of DMA channel 6")
-#endif
-#ifdef CSR_PCIE_FAULTS_READER7_ERRORS_ADDR
-    COUNTER(READER7_ERRORS,         "reader7_errors",         "failed reads of DMA channel 7")
-#endif
-    COUNTER(READER_ERRORED,         "reader_errored",         "bit i: channel i discards until disabled")
 };
+
+/* One reader<i>_errors register per DMA channel, one after the other from reader0_errors up to
+ * reader_errored (cores/pcie/faults.py adds them in that order), then reader_errored. */
+#ifdef CSR_PCIE_FAULTS_READER0_ERRORS_ADDR
+#define READERS ((CSR_PCIE_FAULTS_READER_ERRORED_ADDR - CSR_PCIE_FAULTS_READER0_ERRORS_ADDR) / 4)
+#else
+#define READERS 0
+#endif
+#define COUNTERS (sizeof(fixed_counters)/sizeof(fixed_counters[0]) + READERS + 1)
+
+struct counters {
+    struct counter counter[COUNTERS];
+    char           names[READERS + 1][24];
+    char           meanings[READERS + 1][40];
+};
+
+static void make_counters(struct counters *c)
+{
+    size_t fixed = sizeof(fixed_counters)/sizeof(fixed_counters[0]);
+    size_t i;
+
+    memcpy(c->counter, fixed_counters, sizeof(fixed_counters));
+    for (i = 0; i < READERS; i++) {
+        snprintf(c->names[i], sizeof(c->names[i]), "reader%zu_errors", i);
+        snprintf(c->meanings[i], sizeof(c->meanings[i]), "failed reads of DMA channel %zu", i);
+#ifdef CSR_PCIE_FAULTS_READER0_ERRORS_ADDR
+        c->counter[fixed + i] = (struct counter){ c->names[i], CSR_PCIE_FAULTS_READER0_ERRORS_ADDR + 4 * i,
+                                                  c->meanings[i] };
+#endif
+    }
+    c->counter[fixed + READERS] = (struct counter){ "reader_errored", CSR_PCIE_FAULTS_READER_ERRORED_ADDR,
+                                                    "bit i: channel i discards until disabled" };
+}
 
 static void usage(FILE *out, const char *prog)
 {
@@ -81,6 +89,7 @@ static void usage(FILE *out, const char *prog)
 int main(int argc, char **argv)
 {
     const char *device = "/dev/litepcie0";
+    struct counters table;
     int list = 0;
     int c;
     size_t i;
@@ -98,9 +107,10 @@ int main(int argc, char **argv)
         usage(stderr, argv[0]);
         return 2;
     }
+    make_counters(&table);
     if (list) {
-        for (i = 0; i < sizeof(counters)/sizeof(counters[0]); i++)
-            printf("%-24s %s\n", counters[i].name, counters[i].meaning);
+        for (i = 0; i < COUNTERS; i++)
+            printf("%-24s %s\n", table.counter[i].name, table.counter[i].meaning);
         return 0;
     }
 
@@ -110,8 +120,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "%s: cannot open %s: %s\n", argv[0], device, strerror(errno));
         return 1;
     }
-    for (i = 0; i < sizeof(counters)/sizeof(counters[0]); i++)
-        printf("%-24s %" PRIu32 "\n", counters[i].name, litepcie_readl(fd, counters[i].addr));
+    for (i = 0; i < COUNTERS; i++)
+        printf("%-24s %" PRIu32 "\n", table.counter[i].name, litepcie_readl(fd, table.counter[i].addr));
     close(fd);
     return 0;
 }
