@@ -11,7 +11,7 @@ import os
 from litex.build.generic_platform import GenericPlatform
 from litex.build.sim.common import sim_special_overrides
 
-__all__ = ["make_sim_platform", "comb_blocks_run_at_time_zero"]
+__all__ = ["SimVerilog", "make_sim_platform", "comb_blocks_run_at_time_zero"]
 
 
 def comb_blocks_run_at_time_zero(path):
@@ -25,25 +25,30 @@ def comb_blocks_run_at_time_zero(path):
         f.write(text.replace("always @(*) begin", "always_comb begin"))
 
 
-def make_sim_platform(board_platform_cls):
-    """The board's platform (same IOs, same toolchain hooks) generating plain, vendor-neutral Verilog."""
-    class SimPlatform(board_platform_cls):
-        def get_verilog(self, *args, special_overrides=dict(), **kwargs):
-            # LiteX's simulator lowerings instead of Xilinx primitives (AsyncResetSynchronizer & co.).
-            so = dict(sim_special_overrides)
-            so.update(special_overrides)
-            return GenericPlatform.get_verilog(self, *args, special_overrides=so, **kwargs)
+class SimVerilog:
+    """Put before a board's platform class (make_sim_platform()): its Verilog uses LiteX's simulator lowerings
+    instead of Xilinx primitives (AsyncResetSynchronizer & co.), and build() only writes it, with
+    combinational blocks that run at time zero."""
+    def get_verilog(self, *args, special_overrides=dict(), **kwargs):
+        so = dict(sim_special_overrides)
+        so.update(special_overrides)
+        return GenericPlatform.get_verilog(self, *args, special_overrides=so, **kwargs)
 
-        def build(self, fragment, build_dir, build_name, run=False, **kwargs):
-            os.makedirs(build_dir, exist_ok=True)
-            cwd = os.getcwd()
-            os.chdir(build_dir)   # LiteX writes memory initialisation files to the current directory.
-            try:
-                verilog = self.get_verilog(fragment, name=build_name)
-                verilog.write(build_name + ".v")
-                comb_blocks_run_at_time_zero(build_name + ".v")
-            finally:
-                os.chdir(cwd)
-            return verilog
-    SimPlatform.__name__ = f"Sim{board_platform_cls.__name__}"
-    return SimPlatform
+    def build(self, fragment, build_dir, build_name, run=False, **kwargs):
+        os.makedirs(build_dir, exist_ok=True)
+        cwd = os.getcwd()
+        os.chdir(build_dir)   # LiteX writes memory initialisation files to the current directory.
+        try:
+            verilog = self.get_verilog(fragment, name=build_name)
+            verilog.write(build_name + ".v")
+            comb_blocks_run_at_time_zero(build_name + ".v")
+        finally:
+            os.chdir(cwd)
+        return verilog
+
+
+def make_sim_platform(board_platform_cls, *more):
+    """The board's platform class (same IOs, same toolchain hooks) generating plain, vendor-neutral Verilog:
+    `SimVerilog` before it, and the classes `more` before that (each build() may extend the one after it
+    with super())."""
+    return type(f"Sim{board_platform_cls.__name__}", (*more, SimVerilog, board_platform_cls), {})

@@ -32,28 +32,28 @@ class SimV7Gen3PCIEPHY(V7Gen3PCIEPHY):
 
 # Simulation platform ------------------------------------------------------------------------------
 
-def make_v7gen3_sim_platform(board_platform_cls):
-    """The board's simulation platform, whose Verilog also carries the PHY's Verilog sources.
+class WithSourcesAppended:
+    """Put before SimVerilog (make_v7gen3_sim_platform()): the Verilog also carries the PHY's Verilog sources.
 
     The Verilator build compiles one file; LitePCIe's adapters are Verilog modules the PHY adds with
     `platform.add_source()`, so they are appended to it.
     """
-    base = make_sim_platform(board_platform_cls)
+    def build(self, fragment, build_dir, build_name, run=False, **kwargs):
+        verilog = super().build(fragment, build_dir, build_name, run=run, **kwargs)
+        with open(os.path.join(build_dir, build_name + ".v"), "a") as out:
+            for source in self.sources:
+                filename, language = source[0], source[1]
+                if language not in ("verilog", "systemverilog"):
+                    raise ValueError(f"simulation cannot compile {filename!r} ({language})")
+                with open(filename) as f:
+                    out.write(f"\n// From {os.path.basename(filename)}\n")
+                    out.write(f.read())
+        return verilog
 
-    class V7Gen3SimPlatform(base):
-        def build(self, fragment, build_dir, build_name, run=False, **kwargs):
-            verilog = base.build(self, fragment, build_dir, build_name, run=run, **kwargs)
-            with open(os.path.join(build_dir, build_name + ".v"), "a") as out:
-                for source in self.sources:
-                    filename, language = source[0], source[1]
-                    if language not in ("verilog", "systemverilog"):
-                        raise ValueError(f"simulation cannot compile {filename!r} ({language})")
-                    with open(filename) as f:
-                        out.write(f"\n// From {os.path.basename(filename)}\n")
-                        out.write(f.read())
-            return verilog
-    V7Gen3SimPlatform.__name__ = base.__name__
-    return V7Gen3SimPlatform
+
+def make_v7gen3_sim_platform(board_platform_cls):
+    """The board's simulation platform, whose Verilog also carries the PHY's Verilog sources."""
+    return make_sim_platform(board_platform_cls, WithSourcesAppended)
 
 # Device model -------------------------------------------------------------------------------------
 
