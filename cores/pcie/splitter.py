@@ -136,12 +136,18 @@ class DescriptorSplitter(LiteXModule):
 @contextlib.contextmanager
 def litepcie_with_descriptor_splitter(word_bytes=4):
     """While active, LitePCIe's DMA reader and writer are built with `DescriptorSplitter` refusing lengths
-    that are not whole `word_bytes` words."""
+    that are not whole `word_bytes` words.
+
+    Why a swap and not composition: LitePCIeDMAReader and LitePCIeDMAWriter make their splitter inside their
+    constructors, by this module-level name, and wire it there (the table into it, it into the request
+    path); LitePCIe 2024.12 has no parameter for it. Passing our own would mean copying both constructors.
+    The swap lasts only while the DMA is built, and fails at once if LitePCIe renames the class."""
     name = "LitePCIeDMADescriptorSplitter"
     if not isinstance(getattr(litepcie_dma, name, None), type):
         raise RuntimeError(f"litepcie.frontend.dma has no class {name} to replace: LitePCIe's DMA has changed")
     original = getattr(litepcie_dma, name)
     class Splitter(DescriptorSplitter):
+        """LitePCIe's splitter's constructor arguments, hostlink's DescriptorSplitter with `word_bytes`."""
         def __init__(self, max_size, address_width):
             super().__init__(max_size, address_width, word_bytes=word_bytes)
     Splitter.__name__ = DescriptorSplitter.__name__
