@@ -423,6 +423,45 @@ def test_real_time_drops_and_packet_lengths_through_the_driver(tmp_path, board):
     assert code == 0 and result["passed"]
 
 
+RING = os.path.join(REPO, "software", "uml", "ring_at_load.py")
+
+
+@pytest.mark.uml
+@needs_kernel
+@pytest.mark.parametrize("board", ["zc706", "vc709"])
+def test_a_ring_chosen_when_the_module_loads(tmp_path, board):
+    """litepcie.ko loaded with dma_buffer_count=16 dma_buffer_size=16384 (software/driver/ring.py; the
+    simulation's default ring is 64 x 4 KiB or 128 x 8 KiB): every impossible ring refused in one kernel log
+    line, LitePCIe's own tool refusing a ring it was not built for, and the accelerator's examples, Python
+    and C, copy and zero-copy, streaming on the chosen ring with every result right."""
+    code, result = _run(tmp_path, board, "examples.accelerator:Accelerator",
+                        f"python3 {RING} 16 16384 && python3 {EXAMPLE} --setup --registers csr.json && "
+                        f"python3 {EXAMPLE} --size 256K && accelerator_host --size 262144 && "
+                        f"python3 {EXAMPLE} --size 128K --zero-copy && accelerator_host --size 131072 --zero-copy")
+    output = _output(result)
+    for refused in ["dma_buffer_count=0 refused: litepcie: dma_buffer_count=0: a ring has a power of two from 2 "
+                    "to 256 buffers", "dma_buffer_count=3 refused", "dma_buffer_count=512 refused",
+                    "dma_buffer_size=1000 refused: litepcie: dma_buffer_size=1000: a buffer is a power of two from "
+                    "4096 to 8388608 bytes", "dma_buffer_size=2048 refused", "dma_buffer_size=16777216 refused",
+                    "dma_buffer_count=256 dma_buffer_size=8388608 refused: litepcie: dma_buffer_count=256 x "
+                    "dma_buffer_size=8388608: a ring is at most 1024 MiB each way"]:
+        assert f"ok: {refused}" in output, (refused, output[-3000:])
+    assert "ok: loaded with a ring of 16 buffers of 16384 bytes; a channel's ring is 16 x 16384" in output, \
+        output[-3000:]
+    assert re.search(r"ok: litepcie_util refuses it: /dev/litepcie0: the driver's DMA ring is 16 buffers of 16384 "
+                     r"bytes, this program was built for \d+ of \d+", output), output[-3000:]
+    assert re.search(r"262144 bytes through the accelerator and back in [0-9.]+ s, [1-9]\d* device cycles: "
+                     r"0 bytes wrong", output), output[-3000:]
+    assert re.search(r"262144 bytes through the accelerator and back in [0-9.]+ s, [1-9]\d* device cycles \(C\): "
+                     r"0 samples wrong", output), output[-3000:]
+    assert re.search(r"131072 bytes through the accelerator and back zero-copy in [0-9.]+ s, [1-9]\d* device "
+                     r"cycles: 0 bytes wrong", output), output[-3000:]
+    assert re.search(r"131072 bytes through the accelerator and back zero-copy in [0-9.]+ s, [1-9]\d* device "
+                     r"cycles \(C\): 0 samples wrong", output), output[-3000:]
+    assert not result["kernel_warnings"], result["kernel_warnings"]
+    assert code == 0 and result["passed"]
+
+
 HOST_PY = os.path.join(REPO, "hostlink", "host.py")
 GONE    = os.path.join(REPO, "software", "uml", "device_gone.py")
 

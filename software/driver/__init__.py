@@ -43,6 +43,7 @@ from hostlink.software.driver.stats import add_stats
 from hostlink.software.driver.removal import add_removal
 from hostlink.software.driver.wait import add_wait
 from hostlink.software.driver.identity import refuse_other_socs, soc_identifier
+from hostlink.software.driver.ring import choose_ring, refuse_another_ring
 
 __all__ = ["DriverBuildError", "DriverBuild", "ChangeSet", "CHANGE_SETS", "generate_driver", "generate_dram_tool",
     "soc_identifier", "find_kernel_build_dir", "kernel_build_dirs", "build_driver", "main"]
@@ -82,6 +83,7 @@ CHANGE_SETS = [
     ChangeSet("removal",   add_removal,       "calls on a removed board fail; it is freed at its channels' last close"),
     ChangeSet("wait",      add_wait,          "a program sleeps until its polled DMA has a buffer, woken by interrupt"),
     ChangeSet("identity",  refuse_other_socs, "the probe leaves a board of another SoC to that SoC's driver"),
+    ChangeSet("ring",      choose_ring,       "the ring's buffer count and size chosen when the module loads"),
 ]
 
 # Generation ---------------------------------------------------------------------------------------
@@ -96,7 +98,8 @@ def generate_driver(soc, driver_dir):
     only, device nodes 0660 for the group hostlink, with a udev rule); the zero-copy mmap maps the right pages
     behind an IOMMU (mmap.fix_mmap); a board removed while programs hold its channels fails their calls and is
     freed after their last close (removal.add_removal); a program sleeps until its polled DMA has a buffer for
-    it, woken by an interrupt (wait.add_wait); a board of another SoC is not taken (identity.refuse_other_socs).
+    it, woken by an interrupt (wait.add_wait); a board of another SoC is not taken (identity.refuse_other_socs);
+    the ring's count and size are module parameters (ring.choose_ring).
     One line is added when the SoC's DMA reads more than 512 bytes at a time (VC709): the probe asks for that
     Max Read Request Size (pcie_set_readrq). The register headers come from `soc`; the DMA register offsets that
     LitePCIe's config.h keeps by hand are checked against them, so a SoC whose DMA register layout differs from
@@ -123,6 +126,7 @@ def generate_driver(soc, driver_dir):
     _check_dma_offsets(kernel_dir)
     for change in CHANGE_SETS:
         change.apply(kernel_dir)
+    refuse_another_ring(os.path.join(driver_dir, "user"))
     _add_bench_tool(os.path.join(driver_dir, "user"))
     _add_library(os.path.join(driver_dir, "user", "libhostlink"), kernel_dir)
     max_request = getattr(getattr(soc, "pcie_phy", None), "max_request_limit", 512)
