@@ -375,23 +375,43 @@ static int remaining_ms(double deadline)
     return (int)(left * 1000.0) + 1;
 }
 
+/* Summary --------------------------------------------------------------------------------------- */
+
+/* Why recv or echo-client stopped before its count, in the readable summary. */
+static void print_stopped(const struct options *o, int timed_out)
+{
+    if (timed_out)
+        printf("  stopped       --timeout %.3f s expired\n", o->timeout);
+    else if (interrupted)
+        printf("  stopped       interrupted\n");
+}
+
 /* JSON ------------------------------------------------------------------------------------------ */
 
+/* Every mode's summary is one object that begins with its mode and ends with why it stopped: json_open()
+ * writes the beginning (NULL without --json, or when it cannot be written), json_close() the end. */
 static FILE *json_open(const struct options *o)
 {
     FILE *f;
     if (o->json_path == NULL)
         return NULL;
     f = fopen(o->json_path, "w");
-    if (f == NULL)
+    if (f == NULL) {
         fprintf(stderr, "hostlink-udp: cannot write --json %s: %s\n", o->json_path, strerror(errno));
+        return NULL;
+    }
+    fprintf(f, "{\n");
+    fprintf(f, "  \"mode\": \"%s\",\n", o->mode_name);
     return f;
 }
 
-static int json_close(FILE *f, const struct options *o)
+static int json_close(FILE *f, const struct options *o, int timed_out)
 {
     if (f == NULL)
         return o->json_path ? -1 : 0;
+    fprintf(f, "  \"timed_out\": %s,\n", timed_out ? "true" : "false");
+    fprintf(f, "  \"interrupted\": %s\n", interrupted ? "true" : "false");
+    fprintf(f, "}\n");
     if (fclose(f) != 0) {
         fprintf(stderr, "hostlink-udp: cannot write --json %s: %s\n", o->json_path, strerror(errno));
         return -1;
@@ -577,16 +597,11 @@ static int run_recv(const struct options *o)
         printf("  payload       %s, bad %" PRIu64 "%s\n",
                o->check ? "checked" : "not checked", st.bad_payload,
                st.unsequenced ? " (short payloads checked by arrival order)" : "");
-        if (st.timed_out)
-            printf("  stopped       --timeout %.3f s expired\n", o->timeout);
-        else if (interrupted)
-            printf("  stopped       interrupted\n");
+        print_stopped(o, st.timed_out);
     }
 
     jf = json_open(o);
     if (jf) {
-        fprintf(jf, "{\n");
-        fprintf(jf, "  \"mode\": \"recv\",\n");
         fprintf(jf, "  \"port\": %u,\n", o->port);
         fprintf(jf, "  \"packets\": %" PRIu64 ",\n", st.packets);
         fprintf(jf, "  \"bytes\": %" PRIu64 ",\n", st.bytes);
@@ -612,11 +627,8 @@ static int run_recv(const struct options *o)
         fprintf(jf, "  \"elapsed_s\": %.6f,\n", elapsed);
         fprintf(jf, "  \"goodput_mbytes_per_s\": %.6f,\n", goodput);
         fprintf(jf, "  \"receive_buffer_bytes\": %d,\n", rcvbuf);
-        fprintf(jf, "  \"timed_out\": %s,\n", st.timed_out ? "true" : "false");
-        fprintf(jf, "  \"interrupted\": %s\n", interrupted ? "true" : "false");
-        fprintf(jf, "}\n");
     }
-    if (json_close(jf, o) < 0)
+    if (json_close(jf, o, st.timed_out) < 0)
         return EXIT_CHECK_FAILED;
 
     if (st.bad_payload || st.duplicates || st.out_of_range)
@@ -731,8 +743,6 @@ static int run_send(const struct options *o)
     }
     jf = json_open(o);
     if (jf) {
-        fprintf(jf, "{\n");
-        fprintf(jf, "  \"mode\": \"send\",\n");
         fprintf(jf, "  \"dest\": \"%s\",\n", o->dest_ip);
         fprintf(jf, "  \"port\": %u,\n", o->port);
         fprintf(jf, "  \"payload\": %u,\n", o->payload);
@@ -740,11 +750,8 @@ static int run_send(const struct options *o)
         fprintf(jf, "  \"sent\": %" PRIu64 ",\n", sent);
         fprintf(jf, "  \"elapsed_s\": %.6f,\n", elapsed);
         fprintf(jf, "  \"mbytes_per_s\": %.6f,\n", elapsed > 0 ? (double)sent * o->payload / elapsed / 1e6 : 0.0);
-        fprintf(jf, "  \"timed_out\": %s,\n", timed_out ? "true" : "false");
-        fprintf(jf, "  \"interrupted\": %s\n", interrupted ? "true" : "false");
-        fprintf(jf, "}\n");
     }
-    if (json_close(jf, o) < 0 || rc < 0)
+    if (json_close(jf, o, timed_out) < 0 || rc < 0)
         return EXIT_CHECK_FAILED;
     return sent == o->count ? 0 : EXIT_CHECK_FAILED;
 }
@@ -879,15 +886,10 @@ done:
                "%" PRIu64 " duplicate, %" PRIu64 " unexpected, %" PRIu64 " lost\n",
                received, good, bad, dup, unexpected, sent - matched);
         printf("  rate          %.3f MB/s of echoed payload over %.6f s (wall clock)\n", goodput, elapsed);
-        if (timed_out)
-            printf("  stopped       --timeout %.3f s expired\n", o->timeout);
-        else if (interrupted)
-            printf("  stopped       interrupted\n");
+        print_stopped(o, timed_out);
     }
     jf = json_open(o);
     if (jf) {
-        fprintf(jf, "{\n");
-        fprintf(jf, "  \"mode\": \"echo-client\",\n");
         fprintf(jf, "  \"dest\": \"%s\",\n", o->dest_ip);
         fprintf(jf, "  \"port\": %u,\n", o->port);
         fprintf(jf, "  \"local_port\": %u,\n", o->local_port);
@@ -903,11 +905,8 @@ done:
         fprintf(jf, "  \"given_up\": %" PRIu64 ",\n", given_up);
         fprintf(jf, "  \"elapsed_s\": %.6f,\n", elapsed);
         fprintf(jf, "  \"goodput_mbytes_per_s\": %.6f,\n", goodput);
-        fprintf(jf, "  \"timed_out\": %s,\n", timed_out ? "true" : "false");
-        fprintf(jf, "  \"interrupted\": %s\n", interrupted ? "true" : "false");
-        fprintf(jf, "}\n");
     }
-    if (json_close(jf, o) < 0 || rc < 0)
+    if (json_close(jf, o, timed_out) < 0 || rc < 0)
         return EXIT_CHECK_FAILED;
     return (good == o->count && bad == 0 && dup == 0 && unexpected == 0) ? 0 : EXIT_CHECK_FAILED;
 }
