@@ -581,6 +581,24 @@ static int holding(struct hostlink_channel *ch, int directions)
 	return d < 0 ? 0 : fail(ch, EBUSY, "hostlink_put_buffers() the zero-copy buffers of %s first", d ? "c2h" : "h2c");
 }
 
+/* One write() (HOSTLINK_H2C, from `src`) or read() (HOSTLINK_C2H, into `dst`) of at most `batch` of the `size`
+ * bytes not yet moved; `*done` and `*done_out` count what moved. Returns 1 if it moved any, 0 if the driver
+ * had no room or no data yet, or fails. */
+static int move_batch(struct hostlink_channel *ch, int direction, const unsigned char *src, unsigned char *dst,
+		      size_t size, size_t batch, size_t *done, size_t *done_out)
+{
+	size_t n = size - *done < batch ? size - *done : batch;
+	ssize_t m = direction == HOSTLINK_H2C ? write(ch->fd, src + *done, n) : read(ch->fd, dst + *done, n);
+
+	if (m < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+		return fail(ch, errno, "%s: %s", direction == HOSTLINK_H2C ? "write" : "read", advice(errno));
+	if (m <= 0)
+		return 0;
+	*done += m;
+	*done_out = *done;
+	return 1;
+}
+
 /* Under the locks of the directions it moves (transfer_locked). Counts what it moved into `*sent` and
  * `*got` as it goes, for the caller's hostlink_moved(). */
 static ssize_t transfer(struct hostlink_channel *ch, const void *in, size_t in_size, void *out, size_t out_size,
@@ -614,28 +632,16 @@ static ssize_t transfer(struct hostlink_channel *ch, const void *in, size_t in_s
 	while (sent < in_size || got < out_size) {
 		int moved = 0;
 		if (sent < in_size) {
-			size_t n = in_size - sent < batch ? in_size - sent : batch;
-			ssize_t w = write(ch->fd, src + sent, n);
-			if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
-				return fail(ch, errno, "write: %s", advice(errno));
-			if (w > 0) {
-				sent += w;
-				*sent_out = sent;
-				moved = 1;
-			}
+			if ((ret = move_batch(ch, HOSTLINK_H2C, src, NULL, in_size, batch, &sent, sent_out)) < 0)
+				return ret;
+			moved |= ret;
 			if ((ret = start(ch, HOSTLINK_H2C)) < 0)   /* After the first buffers: none is read stale. */
 				return ret;
 		}
 		if (got < out_size) {
-			size_t n = out_size - got < batch ? out_size - got : batch;
-			ssize_t r = read(ch->fd, dst + got, n);
-			if (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
-				return fail(ch, errno, "read: %s", advice(errno));
-			if (r > 0) {
-				got += r;
-				*got_out = got;
-				moved = 1;
-			}
+			if ((ret = move_batch(ch, HOSTLINK_C2H, NULL, dst, out_size, batch, &got, got_out)) < 0)
+				return ret;
+			moved |= ret;
 		}
 		if (sent == in_size && got == out_size)
 			break;
