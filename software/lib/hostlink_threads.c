@@ -59,10 +59,14 @@ static int opened(struct hostlink_channel **ch, int channel, int directions, int
 	return -1;
 }
 
-static void samples(uint16_t *x, size_t count, unsigned seed)
+/* `size` bytes of 16-bit samples, newly allocated, which `seed` tells apart from another test's. */
+static uint16_t *samples(size_t size, unsigned seed)
 {
-	for (size_t i = 0; i < count; i++)
+	uint16_t *x = malloc(size);
+
+	for (size_t i = 0; i < size / 2; i++)
 		x[i] = (uint16_t)(i * 7 + seed * 131);
+	return x;
 }
 
 /* Results that are not the accelerator's y = 3x + 0x1234 of the samples. */
@@ -86,25 +90,26 @@ struct call {
 	size_t sent, received;
 };
 
-static void *reader(void *arg)
+/* A read (HOSTLINK_C2H) or a write (HOSTLINK_H2C) of `c`, with what it returned, took, said and moved. */
+static void *timed_call(struct call *c, int direction)
 {
-	struct call *c = arg;
 	c->began = now_s();
-	c->ret = hostlink_read(c->ch, c->data, c->size);
+	c->ret = direction == HOSTLINK_C2H ? hostlink_read(c->ch, c->data, c->size) :
+					     hostlink_write(c->ch, c->data, c->size);
 	c->took = now_s() - c->began;
 	snprintf(c->error, sizeof(c->error), "%s", c->ret < 0 ? hostlink_error(c->ch) : "");
 	hostlink_moved(&c->sent, &c->received);
 	return NULL;
 }
 
+static void *reader(void *arg)
+{
+	return timed_call(arg, HOSTLINK_C2H);
+}
+
 static void *writer(void *arg)
 {
-	struct call *c = arg;
-	c->began = now_s();
-	c->ret = hostlink_write(c->ch, c->data, c->size);
-	c->took = now_s() - c->began;
-	snprintf(c->error, sizeof(c->error), "%s", c->ret < 0 ? hostlink_error(c->ch) : "");
-	return NULL;
+	return timed_call(arg, HOSTLINK_H2C);
 }
 
 static void *delayed_writer(void *arg)
@@ -127,9 +132,8 @@ static void reader_and_writer(int channel)
 		return;
 	size = 16 * hostlink_buffer_size(ch);
 	count = size / 2;
-	x = malloc(size);
+	x = samples(size, 1);
 	y = calloc(1, size);
-	samples(x, count, 1);
 	r = (struct call){.ch = ch, .data = y, .size = size};
 	w = (struct call){.ch = ch, .data = x, .size = size};
 	pthread_create(&rt, NULL, reader, &r);
@@ -254,9 +258,8 @@ static void progress(int channel)
 	if (opened(&ch, channel, HOSTLINK_H2C | HOSTLINK_C2H, 1000) < 0)
 		return;
 	size = 2 * hostlink_buffer_size(ch);
-	x = malloc(size);
+	x = samples(size, 2);
 	y = calloc(1, 2 * size);
-	samples(x, size / 2, 2);
 	hostlink_start(ch, HOSTLINK_C2H);   /* Armed first: the results have somewhere to go. */
 	ret = hostlink_write(ch, x, size);
 	if (ret == (ssize_t)size)
@@ -285,9 +288,8 @@ static void close_sends_everything(int channel)
 		return;
 	size = 32 * hostlink_buffer_size(out);
 	count = size / 2;
-	x = malloc(size);
+	x = samples(size, 3);
 	y = calloc(1, size);
-	samples(x, count, 3);
 	hostlink_start(in, HOSTLINK_C2H);
 	ret = hostlink_write(out, x, size);
 	closed = hostlink_close(out);   /* At once: most of it still in the ring. */
@@ -350,9 +352,8 @@ static void events(int channel)
 	if (opened(&in, channel, HOSTLINK_C2H, 10000) < 0 || opened(&out, channel, HOSTLINK_H2C, 10000) < 0)
 		return;
 	size = hostlink_buffer_size(out);
-	x = malloc(size);
+	x = samples(size, 5);
 	y = calloc(1, size);
-	samples(x, size / 2, 5);
 	hostlink_start(in, HOSTLINK_C2H);
 	room = (struct pollfd){.fd = hostlink_fd(out), .events = POLLOUT};
 	writable = poll(&room, 1, 0);
