@@ -312,24 +312,25 @@ int hostlink_dram_init(const struct hostlink_dram_io *io)
 
 #if defined(SDRAM_PHY_READ_LEVELING_CAPABLE) && defined(CSR_DDRPHY_RDLY_DQ_RST_ADDR)
 #define HAVE_READ_LEVELING 1
-static void read_delay(uint32_t lanes, int taps)
+/* Resets one delay or bitslip of the lanes (its CSR `reset`), then moves it `steps` steps (`step`). */
+static void lane_steps(uint32_t lanes, void (*reset)(uint32_t), void (*step)(uint32_t), int steps)
 {
 	int i;
 	ddrphy_dly_sel_write(lanes);
-	ddrphy_rdly_dq_rst_write(1);
-	for (i = 0; i < taps; i++)
-		ddrphy_rdly_dq_inc_write(1);
+	reset(1);
+	for (i = 0; i < steps; i++)
+		step(1);
 	ddrphy_dly_sel_write(0);
+}
+
+static void read_delay(uint32_t lanes, int taps)
+{
+	lane_steps(lanes, ddrphy_rdly_dq_rst_write, ddrphy_rdly_dq_inc_write, taps);
 }
 
 static void read_bitslip(uint32_t lanes, int bitslip)
 {
-	int i;
-	ddrphy_dly_sel_write(lanes);
-	ddrphy_rdly_dq_bitslip_rst_write(1);
-	for (i = 0; i < bitslip; i++)
-		ddrphy_rdly_dq_bitslip_write(1);
-	ddrphy_dly_sel_write(0);
+	lane_steps(lanes, ddrphy_rdly_dq_bitslip_rst_write, ddrphy_rdly_dq_bitslip_write, bitslip);
 }
 #endif
 
@@ -338,12 +339,7 @@ static void read_bitslip(uint32_t lanes, int bitslip)
 #define HAVE_WRITE_LATENCY 1
 static void write_bitslip(uint32_t lanes, int bitslip)
 {
-	int i;
-	ddrphy_dly_sel_write(lanes);
-	ddrphy_wdly_dq_bitslip_rst_write(1);
-	for (i = 0; i < bitslip; i++)
-		ddrphy_wdly_dq_bitslip_write(1);
-	ddrphy_dly_sel_write(0);
+	lane_steps(lanes, ddrphy_wdly_dq_bitslip_rst_write, ddrphy_wdly_dq_bitslip_write, bitslip);
 }
 #endif
 
@@ -351,24 +347,25 @@ static void write_bitslip(uint32_t lanes, int bitslip)
 	&& defined(CSR_DDRPHY_WDLY_DQS_RST_ADDR)
 #define HAVE_WRITE_LEVELING 1
 /* DQ and DQS move together: DQ keeps its offset to its strobe. The output delays settle slower than
- * a register write, hence the waits. */
-static void write_delay_step(uint32_t lanes)
+ * a register write, hence the waits. `dq` and `dqs` are both resets or both steps. */
+static void write_delays(uint32_t lanes, void (*dq)(uint32_t), void (*dqs)(uint32_t))
 {
 	ddrphy_dly_sel_write(lanes);
-	ddrphy_wdly_dq_inc_write(1);
-	ddrphy_wdly_dqs_inc_write(1);
+	dq(1);
+	dqs(1);
 	ddrphy_dly_sel_write(0);
 	cdelay(100);
+}
+
+static void write_delay_step(uint32_t lanes)
+{
+	write_delays(lanes, ddrphy_wdly_dq_inc_write, ddrphy_wdly_dqs_inc_write);
 }
 
 static void write_delay(uint32_t lanes, int taps)
 {
 	int i;
-	ddrphy_dly_sel_write(lanes);
-	ddrphy_wdly_dq_rst_write(1);
-	ddrphy_wdly_dqs_rst_write(1);
-	ddrphy_dly_sel_write(0);
-	cdelay(100);
+	write_delays(lanes, ddrphy_wdly_dq_rst_write, ddrphy_wdly_dqs_rst_write);
 	for (i = 0; i < taps; i++)
 		write_delay_step(lanes);
 }
