@@ -281,6 +281,15 @@ static void fill_buffer(struct channel *c, uint8_t *p, uint64_t g)
         words[w] = loop ? loop_word(c->cfg.seed, g, w) : count_word(g, w);
 }
 
+/* Tells the driver that software is done with one ring's buffers up to `sw_count` (the mmap modes):
+ * `request` is the reader's (h2c) or the writer's (c2h) update. */
+static void ring_update(struct channel *c, unsigned long request, const char *dma, int64_t sw_count)
+{
+    struct litepcie_ioctl_mmap_dma_update m = {.sw_count = sw_count};
+    if (ioctl(c->fd, request, &m) < 0)
+        fail(c, "%s update ioctl: %s", dma, strerror(errno));
+}
+
 /* Host -> FPGA: keeps the ring filled up to `lead` buffers ahead of the DMA (whole chunks in double
  * mode). Returns the buffers handed to the driver. */
 static int64_t feed(struct channel *c)
@@ -294,9 +303,7 @@ static int64_t feed(struct channel *c)
     if (c->cfg.mode == ZERO_COPY) {
         for (int64_t i = 0; i < space; i++, c->tx_sent++)
             fill_buffer(c, c->tx_ring + (c->tx_sent % DMA_BUFFER_COUNT) * B, c->tx_sent);
-        struct litepcie_ioctl_mmap_dma_update m = {.sw_count = c->tx_sent};
-        if (ioctl(c->fd, LITEPCIE_IOCTL_MMAP_DMA_READER_UPDATE, &m) < 0)
-            fail(c, "reader update ioctl: %s", strerror(errno));
+        ring_update(c, LITEPCIE_IOCTL_MMAP_DMA_READER_UPDATE, "reader", c->tx_sent);
     } else if (c->cfg.mode == COPY) {
         for (int64_t i = 0; i < space; i++)
             fill_buffer(c, c->tx_buf + i * B, c->tx_sent + i);
@@ -314,9 +321,8 @@ static int64_t feed(struct channel *c)
                 memcpy(c->tx_ring + (c->tx_sent % DMA_BUFFER_COUNT) * B, c->tx_buf + i * B, B);
             space -= chunk;
         }
-        struct litepcie_ioctl_mmap_dma_update m = {.sw_count = c->tx_sent};
-        if (c->tx_sent != before && ioctl(c->fd, LITEPCIE_IOCTL_MMAP_DMA_READER_UPDATE, &m) < 0)
-            fail(c, "reader update ioctl: %s", strerror(errno));
+        if (c->tx_sent != before)
+            ring_update(c, LITEPCIE_IOCTL_MMAP_DMA_READER_UPDATE, "reader", c->tx_sent);
     }
     return c->tx_sent - before;
 }
@@ -343,9 +349,7 @@ static int64_t drain(struct channel *c)
     if (c->cfg.mode == ZERO_COPY) {
         for (int64_t i = 0; i < avail; i++, c->rx_got++)
             check_buffer(c, c->rx_ring + (c->rx_got % DMA_BUFFER_COUNT) * B, c->rx_got);
-        struct litepcie_ioctl_mmap_dma_update m = {.sw_count = c->rx_got};
-        if (ioctl(c->fd, LITEPCIE_IOCTL_MMAP_DMA_WRITER_UPDATE, &m) < 0)
-            fail(c, "writer update ioctl: %s", strerror(errno));
+        ring_update(c, LITEPCIE_IOCTL_MMAP_DMA_WRITER_UPDATE, "writer", c->rx_got);
     } else if (c->cfg.mode == COPY) {
         if (avail > DMA_BUFFER_COUNT / 2)
             avail = DMA_BUFFER_COUNT / 2;
@@ -365,9 +369,7 @@ static int64_t drain(struct channel *c)
              * other; the copy is checked. */
             for (int64_t i = 0; i < chunk; i++)
                 memcpy(c->rx_buf + i * B, c->rx_ring + ((c->rx_got + i) % DMA_BUFFER_COUNT) * B, B);
-            struct litepcie_ioctl_mmap_dma_update m = {.sw_count = c->rx_got + chunk};
-            if (ioctl(c->fd, LITEPCIE_IOCTL_MMAP_DMA_WRITER_UPDATE, &m) < 0)
-                fail(c, "writer update ioctl: %s", strerror(errno));
+            ring_update(c, LITEPCIE_IOCTL_MMAP_DMA_WRITER_UPDATE, "writer", c->rx_got + chunk);
             for (int64_t i = 0; i < chunk; i++, c->rx_got++)
                 check_buffer(c, c->rx_buf + i * B, c->rx_got);
             avail -= chunk;
