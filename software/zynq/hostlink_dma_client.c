@@ -95,6 +95,20 @@ static void unmap(struct client *c, struct chunk_buffer *b)
 	b->tx_mapped = b->rx_mapped = false;
 }
 
+/* Map `data` for one direction of a chunk (tx: MM2S, from memory; else S2MM, to memory) and submit it. */
+static int map_and_submit(struct client *c, struct chunk_buffer *b, bool tx, void *data)
+{
+	struct dma_chan *chan = tx ? c->tx : c->rx;
+	dma_addr_t *addr = tx ? &b->tx_addr : &b->rx_addr;
+	bool *mapped = tx ? &b->tx_mapped : &b->rx_mapped;
+
+	*addr = dma_map_single(chan->device->dev, data, b->length, tx ? DMA_TO_DEVICE : DMA_FROM_DEVICE);
+	if (dma_mapping_error(chan->device->dev, *addr))
+		return -ENOMEM;
+	*mapped = true;
+	return submit(c, chan, *addr, b->length, tx ? DMA_MEM_TO_DEV : DMA_DEV_TO_MEM, b);
+}
+
 /* Start one chunk: S2MM first (the loopback's data has somewhere to go), then MM2S. */
 static int start_chunk(struct client *c, struct chunk_buffer *b, void *rx_data, bool tx, bool rx)
 {
@@ -103,24 +117,11 @@ static int start_chunk(struct client *c, struct chunk_buffer *b, void *rx_data, 
 	reinit_completion(&b->tx_done);
 	reinit_completion(&b->rx_done);
 	if (rx) {
-		b->rx_addr = dma_map_single(c->rx->device->dev, rx_data, b->length, DMA_FROM_DEVICE);
-		if (dma_mapping_error(c->rx->device->dev, b->rx_addr))
-			return -ENOMEM;
-		b->rx_mapped = true;
-		err = submit(c, c->rx, b->rx_addr, b->length, DMA_DEV_TO_MEM, b);
+		err = map_and_submit(c, b, false, rx_data);
 		if (err)
 			return err;
 	}
-	if (tx) {
-		b->tx_addr = dma_map_single(c->tx->device->dev, b->data, b->length, DMA_TO_DEVICE);
-		if (dma_mapping_error(c->tx->device->dev, b->tx_addr))
-			return -ENOMEM;
-		b->tx_mapped = true;
-		err = submit(c, c->tx, b->tx_addr, b->length, DMA_MEM_TO_DEV, b);
-		if (err)
-			return err;
-	}
-	return 0;
+	return tx ? map_and_submit(c, b, true, b->data) : 0;
 }
 
 static int wait_chunk(struct client *c, struct chunk_buffer *b, bool tx, bool rx, u32 timeout_ms,
