@@ -326,6 +326,15 @@ static int check_pattern(const uint8_t *p, unsigned len, uint32_t seq)
 
 /* Sockets --------------------------------------------------------------------------------------- */
 
+/* `ip` (dotted IPv4: the default or one parse_ip() accepted) and `port` as a socket address. */
+static void ipv4_address(struct sockaddr_in *sa, const char *ip, unsigned port)
+{
+    memset(sa, 0, sizeof(*sa));
+    sa->sin_family = AF_INET;
+    sa->sin_port   = htons((uint16_t)port);
+    inet_pton(AF_INET, ip, &sa->sin_addr);
+}
+
 static int open_socket(const char *bind_ip, unsigned port, int rcvbuf)
 {
     struct sockaddr_in sa;
@@ -343,10 +352,7 @@ static int open_socket(const char *bind_ip, unsigned port, int rcvbuf)
             setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf)) < 0)
             fprintf(stderr, "hostlink-udp: warning: SO_RCVBUF %d: %s\n", rcvbuf, strerror(errno));
     }
-    memset(&sa, 0, sizeof(sa));
-    sa.sin_family = AF_INET;
-    sa.sin_port   = htons((uint16_t)port);
-    inet_pton(AF_INET, bind_ip, &sa.sin_addr);
+    ipv4_address(&sa, bind_ip, port);
     if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
         fprintf(stderr, "hostlink-udp: cannot bind %s:%u: %s\n", bind_ip, port, strerror(errno));
         close(fd);
@@ -647,10 +653,7 @@ static int run_recv(const struct options *o)
 static int connect_dest(int fd, const char *ip, unsigned port)
 {
     struct sockaddr_in sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sin_family = AF_INET;
-    sa.sin_port   = htons((uint16_t)port);
-    inet_pton(AF_INET, ip, &sa.sin_addr);
+    ipv4_address(&sa, ip, port);
     if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
         fprintf(stderr, "hostlink-udp: cannot connect to %s:%u: %s\n", ip, port, strerror(errno));
         return -1;
@@ -786,10 +789,7 @@ static int run_echo(const struct options *o)
     signal_ready(o);
 
     /* Not connect()ed: the echo comes from the FPGA's configured port, whatever we sent to. */
-    memset(&sa, 0, sizeof(sa));
-    sa.sin_family = AF_INET;
-    sa.sin_port   = htons((uint16_t)o->port);
-    inet_pton(AF_INET, o->dest_ip, &sa.sin_addr);
+    ipv4_address(&sa, o->dest_ip, o->port);
 
     start    = now_s();
     deadline = start + o->timeout;
