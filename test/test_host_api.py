@@ -433,11 +433,18 @@ def test_a_ring_chosen_when_the_module_loads(tmp_path, board):
     """litepcie.ko loaded with dma_buffer_count=16 dma_buffer_size=16384 (software/driver/ring.py; the
     simulation's default ring is 64 x 4 KiB or 128 x 8 KiB): every impossible ring refused in one kernel log
     line, LitePCIe's own tool refusing a ring it was not built for, and the accelerator's examples, Python
-    and C, copy and zero-copy, streaming on the chosen ring with every result right."""
+    and C, copy and zero-copy, streaming on the chosen ring with every result right; then hostlink_bench's
+    three modes on a ring of 64 x 16 KiB it reads from the driver, every buffer checked."""
     code, result = _run(tmp_path, board, "examples.accelerator:Accelerator",
                         f"python3 {RING} 16 16384 && python3 {EXAMPLE} --setup --registers csr.json && "
                         f"python3 {EXAMPLE} --size 256K && accelerator_host --size 262144 && "
-                        f"python3 {EXAMPLE} --size 128K --zero-copy && accelerator_host --size 131072 --zero-copy")
+                        f"python3 {EXAMPLE} --size 128K --zero-copy && accelerator_host --size 131072 --zero-copy && "
+                        # LitePCIe's loop mode (hostlink_bench's) wants a longer ring (software/driver/ring.py).
+                        f"python3 -c \"import sys; sys.path.insert(0, '{REPO}'); from hostlink.host import Channel; "
+                        f"Channel(0, directions=('c2h',), flow='loop', registers='csr.json').register("
+                        f"'pcie_dma0_user_select', 0)\" && rmmod litepcie && "
+                        f"insmod $HOSTLINK_LITEPCIE_KO dma_buffer_count=64 dma_buffer_size=16384 && "
+                        f"hostlink_bench -m zero-copy,copy,double -s 16K:32K -t 8")
     output = _output(result)
     for refused in ["dma_buffer_count=0 refused: litepcie: dma_buffer_count=0: a ring has a power of two from 2 "
                     "to 256 buffers", "dma_buffer_count=3 refused", "dma_buffer_count=512 refused",
@@ -450,6 +457,10 @@ def test_a_ring_chosen_when_the_module_loads(tmp_path, board):
         output[-3000:]
     assert re.search(r"ok: litepcie_util refuses it: /dev/litepcie0: the driver's DMA ring is 16 buffers of 16384 "
                      r"bytes, this program was built for \d+ of \d+", output), output[-3000:]
+    # hostlink_bench takes the ring from the driver: its three modes on it, every buffer checked.
+    assert "ring: 64 buffers of 16384 bytes, an MSI every 8" in output, output[-3000:]
+    for mode, size in [("zero-copy", 16384), ("copy", 32768), ("double", 32768)]:
+        assert re.search(rf"^{mode} .* {size} .*\s0$", output, re.M), (mode, output[-3000:])
     assert re.search(r"262144 bytes through the accelerator and back in [0-9.]+ s, [1-9]\d* device cycles: "
                      r"0 bytes wrong", output), output[-3000:]
     assert re.search(r"262144 bytes through the accelerator and back in [0-9.]+ s, [1-9]\d* device cycles \(C\): "

@@ -5,9 +5,9 @@
  * hostlink_bench: how much each way of driving LitePCIe's DMA costs, through the driver hostlink
  * generates (litepcie.ko with software/driver/hardening.py and software/driver/polling.py).
  *
- * LitePCIe's driver streams each channel through a ring of DMA_BUFFER_COUNT buffers of DMA_BUFFER_SIZE
- * bytes in loop mode: the DMA never waits for software, software keeps at most half a ring ahead of it
- * (host -> FPGA) or behind it (FPGA -> host). A transfer of SIZE bytes is SIZE / DMA_BUFFER_SIZE
+ * LitePCIe's driver streams each channel through a ring of buffers (their count and size chosen when the
+ * module loads, read from the driver) in loop mode: the DMA never waits for software, software keeps at
+ * most half a ring ahead of it (host -> FPGA) or behind it (FPGA -> host). A transfer of SIZE bytes is SIZE / (buffer size)
  * consecutive buffers of that stream (one buffer when SIZE is smaller: the driver moves whole buffers,
  * so a small transfer costs a buffer on the bus; both figures are reported).
  *
@@ -63,14 +63,19 @@
 #error "litepcie.h has no LITEPCIE_IOCTL_DMA_POLL: generate the driver with hostlink (software/driver/)"
 #endif
 
+/* The driver's ring, read from it at start (software/driver/ring.py: chosen when litepcie.ko loads;
+ * config.h's values are only its defaults). */
+static int ring_count = DMA_BUFFER_COUNT, ring_size = DMA_BUFFER_SIZE, ring_per_irq = DMA_BUFFER_PER_IRQ;
+
 #define MAX_CHANNELS 8
-#define B            DMA_BUFFER_SIZE
-#define WORDS        (DMA_BUFFER_SIZE / 4)
+#define B            ring_size
+#define WORDS        (ring_size / 4)
+#define RING_BYTES   ((size_t)ring_count * ring_size)
 #define MAX_REPORTED 8   /* Mismatches printed per run. */
 /* Double-buffered: the driver's window (half the ring ahead of the DMA) in two halves. LitePCIe's DMA
  * streams the ring without waiting for software, so a window smaller than the driver's would let the
  * reader overtake the process (measured: with two 4 KiB buffers it read buffers not yet written). */
-#define HALF         (DMA_BUFFER_COUNT / 4)
+#define HALF         (ring_count / 4 > 0 ? ring_count / 4 : 1)
 
 /* Configuration ------------------------------------------------------------------------------- */
 
@@ -294,7 +299,7 @@ static void ring_update(struct channel *c, unsigned long request, const char *dm
  * mode). Returns the buffers handed to the driver. */
 static int64_t feed(struct channel *c)
 {
-    int64_t lead  = DMA_BUFFER_COUNT / 2;   /* The driver lets software run half a ring ahead. */
+    int64_t lead  = ring_count / 2;   /* The driver lets software run half a ring ahead. */
     int64_t chunk = HALF;
     int64_t space = lead - (c->tx_sent - c->tx_hw);
     int64_t before = c->tx_sent;
@@ -302,7 +307,7 @@ static int64_t feed(struct channel *c)
         return 0;
     if (c->cfg.mode == ZERO_COPY) {
         for (int64_t i = 0; i < space; i++, c->tx_sent++)
-            fill_buffer(c, c->tx_ring + (c->tx_sent % DMA_BUFFER_COUNT) * B, c->tx_sent);
+            fill_buffer(c, c->tx_ring + (c->tx_sent % ring_count) * B, c->tx_sent);
         ring_update(c, LITEPCIE_IOCTL_MMAP_DMA_READER_UPDATE, "reader", c->tx_sent);
     } else if (c->cfg.mode == COPY) {
         for (int64_t i = 0; i < space; i++)
@@ -318,7 +323,7 @@ static int64_t feed(struct channel *c)
             for (int64_t i = 0; i < chunk; i++)
                 fill_buffer(c, c->tx_buf + i * B, c->tx_sent + i);
             for (int64_t i = 0; i < chunk; i++, c->tx_sent++)
-                memcpy(c->tx_ring + (c->tx_sent % DMA_BUFFER_COUNT) * B, c->tx_buf + i * B, B);
+                memcpy(c->tx_ring + (c->tx_sent % ring_count) * B, c->tx_buf + i * B, B);
             space -= chunk;
         }
         if (c->tx_sent != before)
@@ -337,9 +342,9 @@ static int64_t drain(struct channel *c)
      * into buffers no longer taken, which loses nothing of the stream. */
     if (left <= 0)
         return 0;
-    if (avail > DMA_BUFFER_COUNT / 2 && c->cfg.mode != COPY) {
+    if (avail > ring_count / 2 && c->cfg.mode != COPY) {
         /* The DMA may have overwritten buffers not yet taken (the driver's read() says "lost"). */
-        c->lost += avail - DMA_BUFFER_COUNT / 2;
+        c->lost += avail - ring_count / 2;
         fail(c, "c2h: %" PRId64 " buffers behind the DMA, data lost", avail);
     }
     if (avail > left)
@@ -348,11 +353,11 @@ static int64_t drain(struct channel *c)
         return 0;
     if (c->cfg.mode == ZERO_COPY) {
         for (int64_t i = 0; i < avail; i++, c->rx_got++)
-            check_buffer(c, c->rx_ring + (c->rx_got % DMA_BUFFER_COUNT) * B, c->rx_got);
+            check_buffer(c, c->rx_ring + (c->rx_got % ring_count) * B, c->rx_got);
         ring_update(c, LITEPCIE_IOCTL_MMAP_DMA_WRITER_UPDATE, "writer", c->rx_got);
     } else if (c->cfg.mode == COPY) {
-        if (avail > DMA_BUFFER_COUNT / 2)
-            avail = DMA_BUFFER_COUNT / 2;
+        if (avail > ring_count / 2)
+            avail = ring_count / 2;
         ssize_t len = read(c->fd, c->rx_buf, avail * B);
         if (len < 0 && errno != EAGAIN) {
             fail(c, "read: %s", strerror(errno));
@@ -368,7 +373,7 @@ static int64_t drain(struct channel *c)
             /* A half is copied out of the ring (and the ring slot given back) while the DMA fills the
              * other; the copy is checked. */
             for (int64_t i = 0; i < chunk; i++)
-                memcpy(c->rx_buf + i * B, c->rx_ring + ((c->rx_got + i) % DMA_BUFFER_COUNT) * B, B);
+                memcpy(c->rx_buf + i * B, c->rx_ring + ((c->rx_got + i) % ring_count) * B, B);
             ring_update(c, LITEPCIE_IOCTL_MMAP_DMA_WRITER_UPDATE, "writer", c->rx_got + chunk);
             for (int64_t i = 0; i < chunk; i++, c->rx_got++)
                 check_buffer(c, c->rx_buf + i * B, c->rx_got);
@@ -413,6 +418,26 @@ static int stream_done(struct channel *c)
     return done;
 }
 
+/* The ring the driver was loaded with (MMAP_DMA_INFO); without the device, config.h's (the channels then
+ * fail to open and say why). */
+static void read_ring(const char *path)
+{
+    struct litepcie_ioctl_mmap_dma_info info;
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+
+    if (fd < 0)
+        return;
+    if (ioctl(fd, LITEPCIE_IOCTL_MMAP_DMA_INFO, &info) == 0 && info.dma_tx_buf_count && info.dma_tx_buf_size) {
+        ring_count   = (int)info.dma_tx_buf_count;
+        ring_size    = (int)info.dma_tx_buf_size;
+        /* The driver's MSI every max(1, min(DMA_BUFFER_PER_IRQ, count / 8)) buffers (software/driver/ring.py). */
+        ring_per_irq = DMA_BUFFER_PER_IRQ < ring_count / 8 ? DMA_BUFFER_PER_IRQ : ring_count / 8;
+        if (ring_per_irq < 1)
+            ring_per_irq = 1;
+    }
+    close(fd);
+}
+
 static void *run_channel(void *arg)
 {
     struct channel *c = arg;
@@ -455,7 +480,7 @@ static void *run_channel(void *arg)
     }
     if (cfg->mode != COPY) {
         if (c->tx) {
-            c->tx_ring = mmap(NULL, DMA_BUFFER_TOTAL_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, c->fd, 0);
+            c->tx_ring = mmap(NULL, RING_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, c->fd, 0);
             if (c->tx_ring == MAP_FAILED) {
                 c->tx_ring = NULL;
                 fail(c, "mmap of the h2c ring: %s", strerror(errno));
@@ -463,8 +488,8 @@ static void *run_channel(void *arg)
             }
         }
         if (c->rx) {
-            c->rx_ring = mmap(NULL, DMA_BUFFER_TOTAL_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, c->fd,
-                              DMA_BUFFER_TOTAL_SIZE);
+            c->rx_ring = mmap(NULL, RING_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, c->fd,
+                              RING_BYTES);
             if (c->rx_ring == MAP_FAILED) {
                 c->rx_ring = NULL;
                 fail(c, "mmap of the c2h ring: %s", strerror(errno));
@@ -473,8 +498,8 @@ static void *run_channel(void *arg)
         }
     }
     if (cfg->mode != ZERO_COPY) {
-        c->tx_buf = aligned_alloc(4096, DMA_BUFFER_TOTAL_SIZE);
-        c->rx_buf = aligned_alloc(4096, DMA_BUFFER_TOTAL_SIZE);
+        c->tx_buf = aligned_alloc(4096, RING_BYTES);
+        c->rx_buf = aligned_alloc(4096, RING_BYTES);
     }
 
     /* The writer (FPGA -> host) first, so that the loopback's data has somewhere to go. */
@@ -573,9 +598,9 @@ end:
             }
         }
         if (c->tx_ring)
-            munmap(c->tx_ring, DMA_BUFFER_TOTAL_SIZE);
+            munmap(c->tx_ring, RING_BYTES);
         if (c->rx_ring)
-            munmap(c->rx_ring, DMA_BUFFER_TOTAL_SIZE);
+            munmap(c->rx_ring, RING_BYTES);
         close(c->fd);
     }
     free(c->tx_buf);
@@ -723,9 +748,10 @@ static void usage(void)
            "  -t, --transfers N       transfers per channel and size (default: 1 MiB worth, 4 to 64)\n"
            "  -j, --json PATH         write the results as JSON\n"
            "      --stall-timeout S   fail a run that makes no progress for S seconds (default 120)\n"
-           "Transfers smaller than the driver's buffer (%d bytes) move one whole buffer.\n"
+           "Transfers smaller than the driver's buffer (%d bytes unless litepcie.ko was loaded with another\n"
+           "dma_buffer_size) move one whole buffer.\n"
            "h2c, c2h and both write the pattern generator/checker registers: root (CAP_SYS_RAWIO).\n",
-           DMA_BUFFER_SIZE);
+           ring_size);
 }
 
 static void json_stats(FILE *f, const char *key, const double v[3], int last)
@@ -800,6 +826,7 @@ int main(int argc, char **argv)
     }
 
     setvbuf(stdout, NULL, _IOLBF, 0);   /* A run ended by a time limit still shows its lines. */
+    read_ring("/dev/litepcie0");
     simulated = detect_simulated();
     const char *timing_note = simulated ?
         "simulated machine (User-Mode Linux on the simulated SoC): device-cycle figures are meaningful, "
@@ -807,7 +834,7 @@ int main(int argc, char **argv)
         "hardware: device-cycle and wall-time figures are both meaningful";
     printf("hostlink_bench: %s\n", timing_note);
     printf("ring: %d buffers of %d bytes, an MSI every %d; device clock %.1f MHz\n",
-           DMA_BUFFER_COUNT, DMA_BUFFER_SIZE, DMA_BUFFER_PER_IRQ, CONFIG_CLOCK_FREQUENCY / 1e6);
+           ring_count, ring_size, ring_per_irq, CONFIG_CLOCK_FREQUENCY / 1e6);
     printf("%-9s %-4s %2s %-8s %9s %6s %10s %10s %12s %12s %12s %10s %7s\n", "mode", "done", "ch", "dir",
            "size", "xfers", "GB/s(cyc)", "GB/s(wall)", "lat_min(cyc)", "lat_med(cyc)", "lat_p99(cyc)",
            "checked", "errors");
@@ -822,8 +849,8 @@ int main(int argc, char **argv)
         fprintf(json, "{\n  \"tool\": \"hostlink_bench\",\n  \"simulated\": %s,\n  \"timing_note\": \"%s\",\n"
                 "  \"sys_clk_hz\": %d,\n  \"dma_buffer_size\": %d,\n  \"dma_buffer_count\": %d,\n"
                 "  \"dma_buffer_per_irq\": %d,\n  \"dma_channels\": %d,\n  \"runs\": [",
-                simulated ? "true" : "false", timing_note, CONFIG_CLOCK_FREQUENCY, DMA_BUFFER_SIZE,
-                DMA_BUFFER_COUNT, DMA_BUFFER_PER_IRQ, DMA_CHANNELS);
+                simulated ? "true" : "false", timing_note, CONFIG_CLOCK_FREQUENCY, ring_size,
+                ring_count, ring_per_irq, DMA_CHANNELS);
     }
 
     uint64_t total_errors = 0, total_checked = 0;
