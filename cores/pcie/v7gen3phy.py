@@ -42,6 +42,7 @@ from litepcie.phy.common import PHYTXDatapath, PHYRXDatapath
 
 import litepcie.phy
 
+from hostlink.cores.pcie.axis import AXIS_SIGNALS, axis_ports
 from hostlink.cores.pcie.config import check_choice, speed_grade
 from hostlink.cores.pcie.rc_straddle import RCStraddleDepacketizer
 from hostlink.cores.pcie.tlp import TLPHeader4DWExpander
@@ -471,31 +472,22 @@ class V7Gen3PCIEPHY(LiteXModule):
         m_axis_cq_tuser = Signal(22)
         m_axis_rc_tlast = Signal()
         m_axis_cq_tlast = Signal()
+        def adapter(interface, tlp, block_side=None, **tlp_side):
+            """LitePCIe's adapter of the block's `interface`: the TLP stream `tlp` (its signals, but for `tlp_side`,
+            by AXI4-Stream signal name) on one side, the block's (`a`, but for `block_side`) on the other, where
+            the adapter's ports have the block's names (`<interface>_<signal>_a`) and so the other direction."""
+            tlp_side = {**dict(tdata=tlp.dat, tkeep=tlp.be, tlast=tlp.last, tready=tlp.ready, tvalid=tlp.valid),
+                **tlp_side}
+            return Instance(f"{interface}_adapt", p_DATA_WIDTH=dw, p_KEEP_WIDTH=dw//8,
+                i_user_clk=user_clk, i_user_reset=user_reset,
+                **axis_ports(interface, **tlp_side),
+                **axis_ports(interface, sink=not interface.startswith("s_"), suffix="_a",
+                    **_adapter_side(a, interface, **(block_side or {}))))
         self.specials += [
-            Instance("s_axis_rq_adapt", p_DATA_WIDTH=dw, p_KEEP_WIDTH=dw//8,
-                i_user_clk=user_clk, i_user_reset=user_reset,
-                i_s_axis_rq_tdata=s_axis_rq.dat, i_s_axis_rq_tkeep=s_axis_rq.be,
-                i_s_axis_rq_tlast=s_axis_rq.last, o_s_axis_rq_tready=s_axis_rq.ready,
-                i_s_axis_rq_tuser=0, i_s_axis_rq_tvalid=s_axis_rq.valid,
-                **{f"{d}_{n}_a": a[n] for d, n in [("o", "s_axis_rq_tdata"), ("o", "s_axis_rq_tkeep"),
-                    ("o", "s_axis_rq_tlast"), ("i", "s_axis_rq_tready"), ("o", "s_axis_rq_tuser"),
-                    ("o", "s_axis_rq_tvalid")]}),
-            Instance("m_axis_cq_adapt", p_DATA_WIDTH=dw, p_KEEP_WIDTH=dw//8,
-                i_user_clk=user_clk, i_user_reset=user_reset,
-                o_m_axis_cq_tdata=m_axis_cq.dat, o_m_axis_cq_tkeep=m_axis_cq.be,
-                o_m_axis_cq_tlast=m_axis_cq_tlast, i_m_axis_cq_tready=Replicate(m_axis_cq.ready, 4),
-                o_m_axis_cq_tuser=m_axis_cq_tuser, o_m_axis_cq_tvalid=m_axis_cq.valid,
-                **{f"{d}_{n}_a": a[n] for d, n in [("i", "m_axis_cq_tdata"), ("i", "m_axis_cq_tkeep"),
-                    ("i", "m_axis_cq_tlast"), ("o", "m_axis_cq_tready"), ("i", "m_axis_cq_tuser"),
-                    ("i", "m_axis_cq_tvalid")]}),
-            Instance("s_axis_cc_adapt", p_DATA_WIDTH=dw, p_KEEP_WIDTH=dw//8,
-                i_user_clk=user_clk, i_user_reset=user_reset,
-                i_s_axis_cc_tdata=s_axis_cc.dat, i_s_axis_cc_tkeep=s_axis_cc.be,
-                i_s_axis_cc_tlast=s_axis_cc.last, o_s_axis_cc_tready=s_axis_cc.ready,
-                i_s_axis_cc_tuser=0, i_s_axis_cc_tvalid=s_axis_cc.valid,
-                **{f"{d}_{n}_a": a[n] for d, n in [("o", "s_axis_cc_tdata"), ("o", "s_axis_cc_tkeep"),
-                    ("o", "s_axis_cc_tlast"), ("i", "s_axis_cc_tready"), ("o", "s_axis_cc_tuser"),
-                    ("o", "s_axis_cc_tvalid")]}),
+            adapter("s_axis_rq", s_axis_rq, tuser=0),
+            adapter("m_axis_cq", m_axis_cq, tlast=m_axis_cq_tlast, tready=Replicate(m_axis_cq.ready, 4),
+                tuser=m_axis_cq_tuser),
+            adapter("s_axis_cc", s_axis_cc, tuser=0),
         ]
         if rc_straddle:
             # Straddled RC: hostlink's depacketizer reads the descriptors itself (rc_straddle.py).
@@ -509,16 +501,14 @@ class V7Gen3PCIEPHY(LiteXModule):
                 rc_depacketizer.source.connect(self.completion_source),
             ]
         else:
-            self.specials += \
-                Instance("m_axis_rc_adapt", p_DATA_WIDTH=dw, p_KEEP_WIDTH=dw//8,
-                    i_user_clk=user_clk, i_user_reset=user_reset,
-                    o_m_axis_rc_tdata=rc_tdata, o_m_axis_rc_tkeep=m_axis_rc.be,
-                    o_m_axis_rc_tlast=m_axis_rc_tlast, i_m_axis_rc_tready=Replicate(m_axis_rc.ready, 4),
-                    o_m_axis_rc_tuser=m_axis_rc_tuser, o_m_axis_rc_tvalid=m_axis_rc.valid,
-                    # The 7-series RC tuser is 75 bits, the adapter's port 85 (UltraScale+ width).
-                    i_m_axis_rc_tuser_a=Cat(a["m_axis_rc_tuser"], Constant(0, 10)),
-                    **{f"{d}_{n}_a": a[n] for d, n in [("i", "m_axis_rc_tdata"), ("i", "m_axis_rc_tkeep"),
-                        ("i", "m_axis_rc_tlast"), ("o", "m_axis_rc_tready"), ("i", "m_axis_rc_tvalid")]})
+            # The 7-series RC tuser is 75 bits, the adapter's port 85 (UltraScale+ width).
+            self.specials += adapter("m_axis_rc", m_axis_rc,
+                block_side = dict(tuser=Cat(a["m_axis_rc_tuser"], Constant(0, 10))),
+                tdata      = rc_tdata,
+                tlast      = m_axis_rc_tlast,
+                tready     = Replicate(m_axis_rc.ready, 4),
+                tuser      = m_axis_rc_tuser,
+            )
         return a, dict(rc_tdata=rc_tdata, rc_tuser=m_axis_rc_tuser, rc_tlast=m_axis_rc_tlast,
             cq_tuser=m_axis_cq_tuser, cq_tlast=m_axis_cq_tlast)
 
@@ -829,17 +819,17 @@ def _pcie_ports(phy, pads, pcie_refclk, pcie_rst_n, pipe, nlanes):
         o_user_app_rdy                  = Open(),
     )
 
+def _adapter_side(a, interface, **overrides):
+    """The signals of the block's `interface` ("s_axis_rq", ...) on the adapters' side (`a`), by AXI4-Stream
+    signal name, but for `overrides`."""
+    return {**{name: a[f"{interface}_{name}"] for name in AXIS_SIGNALS}, **overrides}
+
 def _axis_ports(a, rq_tdata, rq_tuser, rq_seq_num, rq_seq_num_vld):
     """The four AXI4-Stream interfaces, on the adapters' side (`a`) but for RQ's reworked tdata and tuser
-    (`_add_requester_fixes`)."""
+    (`_add_requester_fixes`) and the 22-bit tready of RC and CQ, every bit driven alike (PG023)."""
     return dict(
         # Requester request (FPGA -> host).
-        i_s_axis_rq_tdata               = rq_tdata,
-        i_s_axis_rq_tkeep               = a["s_axis_rq_tkeep"],
-        i_s_axis_rq_tlast               = a["s_axis_rq_tlast"],
-        o_s_axis_rq_tready              = a["s_axis_rq_tready"],
-        i_s_axis_rq_tuser               = rq_tuser,
-        i_s_axis_rq_tvalid              = a["s_axis_rq_tvalid"],
+        **axis_ports("s_axis_rq", **_adapter_side(a, "s_axis_rq", tdata=rq_tdata, tuser=rq_tuser)),
         o_pcie_rq_seq_num               = rq_seq_num,
         o_pcie_rq_seq_num_vld           = rq_seq_num_vld,
         o_pcie_rq_tag                   = Open(6),
@@ -848,30 +838,17 @@ def _axis_ports(a, rq_tdata, rq_tuser, rq_seq_num, rq_seq_num_vld):
         o_pcie_tfc_npd_av               = Open(2),
 
         # Requester completion (host -> FPGA).
-        o_m_axis_rc_tdata               = a["m_axis_rc_tdata"],
-        o_m_axis_rc_tkeep               = a["m_axis_rc_tkeep"],
-        o_m_axis_rc_tlast               = a["m_axis_rc_tlast"],
-        i_m_axis_rc_tready              = Replicate(a["m_axis_rc_tready"][0], 22),
-        o_m_axis_rc_tuser               = a["m_axis_rc_tuser"],
-        o_m_axis_rc_tvalid              = a["m_axis_rc_tvalid"],
+        **axis_ports("m_axis_rc", **_adapter_side(a, "m_axis_rc",
+            tready=Replicate(a["m_axis_rc_tready"][0], 22))),
 
         # Completer request (host -> FPGA).
-        o_m_axis_cq_tdata               = a["m_axis_cq_tdata"],
-        o_m_axis_cq_tkeep               = a["m_axis_cq_tkeep"],
-        o_m_axis_cq_tlast               = a["m_axis_cq_tlast"],
-        i_m_axis_cq_tready              = Replicate(a["m_axis_cq_tready"][0], 22),
-        o_m_axis_cq_tuser               = a["m_axis_cq_tuser"],
-        o_m_axis_cq_tvalid              = a["m_axis_cq_tvalid"],
+        **axis_ports("m_axis_cq", **_adapter_side(a, "m_axis_cq",
+            tready=Replicate(a["m_axis_cq_tready"][0], 22))),
         i_pcie_cq_np_req                = 1,
         o_pcie_cq_np_req_count          = Open(6),
 
         # Completer completion (FPGA -> host).
-        i_s_axis_cc_tdata               = a["s_axis_cc_tdata"],
-        i_s_axis_cc_tkeep               = a["s_axis_cc_tkeep"],
-        i_s_axis_cc_tlast               = a["s_axis_cc_tlast"],
-        o_s_axis_cc_tready              = a["s_axis_cc_tready"],
-        i_s_axis_cc_tuser               = a["s_axis_cc_tuser"],
-        i_s_axis_cc_tvalid              = a["s_axis_cc_tvalid"],
+        **axis_ports("s_axis_cc", **_adapter_side(a, "s_axis_cc")),
     )
 
 def _config_status_ports(phy, cfg_max_payload, cfg_max_read_req, cfg_function_status_sys):

@@ -42,6 +42,8 @@ from litex.gen import *
 
 from litex.soc.interconnect import stream
 
+from hostlink.cores.pcie.axis import endpoint_axis_ports
+
 VERILOG_SUFFIXES = (".v", ".sv")
 PORTS = {
     "aclk":              ("input",  None),
@@ -220,14 +222,8 @@ def verilog_core_class(path, module):
                 **instance_parameters,
                 i_aclk              = ClockSignal(self.clock_domain),
                 i_aresetn           = ~ResetSignal(self.clock_domain),
-                i_s_axis_h2c_tdata  = sink.data,
-                i_s_axis_h2c_tvalid = sink.valid,
-                o_s_axis_h2c_tready = sink.ready,
-                i_s_axis_h2c_tlast  = sink.last,
-                o_m_axis_c2h_tdata  = source.data,
-                o_m_axis_c2h_tvalid = source.valid,
-                i_m_axis_c2h_tready = source.ready,
-                o_m_axis_c2h_tlast  = source.last,
+                **endpoint_axis_ports("s_axis_h2c", sink),
+                **endpoint_axis_ports("m_axis_c2h", source),
             )
 
     VerilogCore.__name__ = VerilogCore.__qualname__ = module
