@@ -8,6 +8,7 @@ The SoC integration the targets share lives in the cores: `hostlink.cores.pcie.i
 SoC, add_pcie_dma) and `hostlink.cores.dram.integration` (add_dram, the board DRAM helpers).
 """
 
+import dataclasses
 import logging
 import os
 import shutil
@@ -90,18 +91,20 @@ def pcie_target_main(soc_cls, platform_cls, description, sys_clk_freq, argv=None
 
 # UDP targets ---------------------------------------------------------------------------------------
 
+_UDP_SIDES         = {"fpga": "FPGA", "host": "Host"}
+_UDP_ADDRESS_KINDS = {"mac": "MAC address", "ip": "IPv4 address", "port": "UDP port"}
+
 def add_udp_arguments(parser):
     """The command-line options every Ethernet (UDP) target takes, with the same defaults."""
     # Imported here: LiteEth, imported with the UDP cores, creates a migen object at import (a number of
     # migen's global count), which would rename signals in the Verilog of the PCIe targets that import
     # this module.
-    from hostlink.cores.udp.common import UDP_DEFAULTS
-    parser.add_target_argument("--fpga-mac",  default=UDP_DEFAULTS.fpga_mac,            help="FPGA MAC address.")
-    parser.add_target_argument("--fpga-ip",   default=UDP_DEFAULTS.fpga_ip,             help="FPGA IPv4 address.")
-    parser.add_target_argument("--host-mac",  default=UDP_DEFAULTS.host_mac,            help="Host MAC address.")
-    parser.add_target_argument("--host-ip",   default=UDP_DEFAULTS.host_ip,             help="Host IPv4 address.")
-    parser.add_target_argument("--fpga-port", default=UDP_DEFAULTS.fpga_port, type=int, help="FPGA UDP port.")
-    parser.add_target_argument("--host-port", default=UDP_DEFAULTS.host_port, type=int, help="Host UDP port.")
+    from hostlink.cores.udp.common import UDPAddresses
+    # One option per UDPAddresses field (--fpga-mac ... --host-port), its default from there.
+    for field in dataclasses.fields(UDPAddresses):
+        side, kind = field.name.split("_")
+        parser.add_target_argument(f"--{side}-{kind}", default=field.default, type=field.type,
+            help=f"{_UDP_SIDES[side]} {_UDP_ADDRESS_KINDS[kind]}.")
     parser.add_target_argument("--udp-mode",  default="generator", choices=["generator", "echo"],
         help="Payload source: packet generator, or echo of every received payload.")
     parser.add_target_argument("--no-arp",    action="store_true", help="Leave out the ARP responder.")
@@ -112,14 +115,8 @@ def udp_soc_kwargs(args):
     """BaseSoC keyword arguments from the options of add_udp_arguments()."""
     from hostlink.cores.udp.common import UDPAddresses   # Imported here: see add_udp_arguments().
     return dict(
-        addresses = UDPAddresses(
-            fpga_mac  = args.fpga_mac,
-            fpga_ip   = args.fpga_ip,
-            host_mac  = args.host_mac,
-            host_ip   = args.host_ip,
-            fpga_port = args.fpga_port,
-            host_port = args.host_port,
-        ),
+        addresses = UDPAddresses(**{field.name: getattr(args, field.name)
+                                    for field in dataclasses.fields(UDPAddresses)}),
         udp_mode  = args.udp_mode,
         with_arp  = not args.no_arp,
     )
