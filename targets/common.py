@@ -48,6 +48,16 @@ def user_core_argument(args):
     return {"spec": args.user_core, "channel": args.user_channel} if args.user_core else None
 
 
+def pcie_soc_kwargs(args):
+    """BaseSoC keyword arguments from the options of add_pcie_arguments() but --sys-clk-freq, whose default
+    is the target's."""
+    return dict(
+        dma_channels = args.dma_channels,
+        with_dram    = args.with_dram,
+        user_core    = user_core_argument(args),
+    )
+
+
 def target_argument_parser(platform_cls, description):
     """LiteX's target command line for `platform_cls`, with the script's name and `description` in its help.
 
@@ -79,9 +89,7 @@ def pcie_target_main(soc_cls, platform_cls, description, sys_clk_freq, argv=None
     try:
         soc = soc_cls(
             sys_clk_freq = args.sys_clk_freq,
-            dma_channels = args.dma_channels,
-            with_dram    = args.with_dram,
-            user_core    = user_core_argument(args),
+            **pcie_soc_kwargs(args),
             **parser.soc_argdict
         )
     except ValueError as error:

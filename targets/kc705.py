@@ -48,7 +48,7 @@ from hostlink.cores.pcie.integration import DEFAULT_DMA_CHANNELS, check_pcie_par
 from hostlink.cores.pcie.user_core import prepare_user_core, finish_user_core
 from hostlink.targets.common import add_udp_arguments, udp_soc_kwargs, finish_target, log_to_stdout
 from hostlink.targets.boards import BOARDS
-from hostlink.targets.common import target_argument_parser, add_pcie_arguments, user_core_argument
+from hostlink.targets.common import target_argument_parser, add_pcie_arguments, pcie_soc_kwargs
 
 # One byte per cycle is Gigabit line rate.
 SYS_CLK_FREQ = 125e6
@@ -224,9 +224,7 @@ def main(argv=None):
             sys_clk_freq  = sys_clk_freq,
             with_ethernet = not args.no_ethernet,
             with_pcie     = args.with_pcie,
-            dma_channels  = args.dma_channels,
-            with_dram     = args.with_dram,
-            user_core     = user_core_argument(args),
+            **pcie_soc_kwargs(args),
             **udp_soc_kwargs(args),
             **parser.soc_argdict
         )
