@@ -26,7 +26,7 @@ from migen.genlib.resetsync import AsyncResetSynchronizer
 from hostlink.targets import vc709_platform
 from hostlink.cores.dram.clocking import S7DRAMClocking
 from hostlink.cores.dram.integration import board_dram_clk_freq
-from hostlink.cores.pcie.integration import PCIeDMASoC, DEFAULT_DMA_CHANNELS
+from hostlink.cores.pcie.integration import PCIeDMASoC
 from hostlink.targets.boards import BOARDS
 from hostlink.targets.common import pcie_target_main
 from hostlink.cores.pcie.v7gen3phy import V7Gen3PCIEPHY
@@ -72,22 +72,14 @@ class _CRG(LiteXModule):
 RC_STRADDLE = True
 
 class BaseSoC(PCIeDMASoC):
-    LANES       = [1, 2, 4, 8]
-    DATA_WIDTHS = [256]   # One 256-bit beat per 250 MHz cycle keeps up with Gen3 x8 (7.88 GB/s raw).
+    PLATFORM     = vc709_platform
+    SYS_CLK_FREQ = SYS_CLK_FREQ
+    LANES        = [1, 2, 4, 8]
+    DATA_WIDTHS  = [256]   # One 256-bit beat per 250 MHz cycle keeps up with Gen3 x8 (7.88 GB/s raw).
 
-    def __init__(self, platform=None, sys_clk_freq=SYS_CLK_FREQ, dma_channels=DEFAULT_DMA_CHANNELS,
-        lanes=BOARDS["vc709"].pcie.lanes, data_width=BOARDS["vc709"].pcie.data_width, crg_cls=_CRG,
-        pcie_phy_cls=V7Gen3PCIEPHY, rc_straddle=RC_STRADDLE, **kwargs):
-        PCIeDMASoC.__init__(self,
-            platform             = platform if platform is not None else vc709_platform.Platform(),
-            sys_clk_freq         = sys_clk_freq,
-            crg_cls              = crg_cls,
-            pcie_phy_cls         = pcie_phy_cls,
-            lanes                = lanes,
-            data_width           = data_width,
-            allowed_lanes        = self.LANES,
-            allowed_data_widths  = self.DATA_WIDTHS,
-            dma_channels         = dma_channels,
+    def __init__(self, crg_cls=_CRG, pcie_phy_cls=V7Gen3PCIEPHY, lanes=BOARDS["vc709"].pcie.lanes,
+        data_width=BOARDS["vc709"].pcie.data_width, rc_straddle=RC_STRADDLE, **kwargs):
+        PCIeDMASoC.__init__(self, crg_cls, pcie_phy_cls, lanes, data_width,
             # 2 us of read latency at 7.3 GB/s is ~15 KiB: 64 reads of 256 B in flight (Extended Tag, used
             # only once the host enables it; 32 before).
             max_pending_requests = 64,
@@ -95,7 +87,6 @@ class BaseSoC(PCIeDMASoC):
             ident                = f"hostlink VC709 PCIe Gen3 x{lanes} DMA SoC",
             # The DMA side of the PHY's streams is the block's own clock domain (see _CRG).
             pcie_phy_kwargs      = dict(speed="gen3", cd="pcie", rc_straddle=rc_straddle, extended_tags=True),
-            dram_platform        = vc709_platform,
             **kwargs)
         # The Gen3 block next to the edge connector's GTH quads 114/115 (read at finalization).
         self.pcie_phy.update_config({"pcie_blk_locn": "X0Y1"})

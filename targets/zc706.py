@@ -31,7 +31,7 @@ from litepcie.phy.s7pciephy import S7PCIEPHY
 from hostlink.targets import zc706_platform
 from hostlink.cores.dram.clocking import S7DRAMClocking
 from hostlink.cores.dram.integration import board_dram_clk_freq
-from hostlink.cores.pcie.integration import PCIeDMASoC, DEFAULT_DMA_CHANNELS
+from hostlink.cores.pcie.integration import PCIeDMASoC
 from hostlink.targets.boards import BOARDS
 from hostlink.targets.common import finish_target, log_to_stdout, pcie_target_main, target_argument_parser
 
@@ -66,28 +66,19 @@ class _CRG(LiteXModule):
 # BaseSoC ------------------------------------------------------------------------------------------
 
 class BaseSoC(PCIeDMASoC):
-    LANES       = [4]   # The ZC706 edge connector wires 4 lanes to the XC7Z045's GTX transceivers.
-    DATA_WIDTHS = [64, 128]
+    PLATFORM     = zc706_platform
+    SYS_CLK_FREQ = SYS_CLK_FREQ
+    LANES        = [4]   # The ZC706 edge connector wires 4 lanes to the XC7Z045's GTX transceivers.
+    DATA_WIDTHS  = [64, 128]
 
-    def __init__(self, platform=None, sys_clk_freq=SYS_CLK_FREQ, dma_channels=DEFAULT_DMA_CHANNELS,
-        lanes=BOARDS["zc706"].pcie.lanes, data_width=BOARDS["zc706"].pcie.data_width, crg_cls=_CRG,
-        pcie_phy_cls=S7PCIEPHY, **kwargs):
-        PCIeDMASoC.__init__(self,
-            platform             = platform if platform is not None else zc706_platform.Platform(),
-            sys_clk_freq         = sys_clk_freq,
-            crg_cls              = crg_cls,
-            pcie_phy_cls         = pcie_phy_cls,
-            lanes                = lanes,
-            data_width           = data_width,
-            allowed_lanes        = self.LANES,
-            allowed_data_widths  = self.DATA_WIDTHS,
-            dma_channels         = dma_channels,
+    def __init__(self, crg_cls=_CRG, pcie_phy_cls=S7PCIEPHY, lanes=BOARDS["zc706"].pcie.lanes,
+        data_width=BOARDS["zc706"].pcie.data_width, **kwargs):
+        PCIeDMASoC.__init__(self, crg_cls, pcie_phy_cls, lanes, data_width,
             bar0_size            = 0x100000,  # LitePCIe's pcie_7x configuration: BAR0 of 1 MiB.
             # Tags for every read the block's 72 completion headers allow (hostlink.cores.pcie.endpoint): 18
             # of 256 bytes (4.5 KiB, the link at 2 us reads), 8 of 512. 16 tags fell 2.6 % short of it.
             max_pending_requests = 32,
             ident                = f"hostlink ZC706 PCIe Gen2 x{lanes} DMA SoC",
-            dram_platform        = zc706_platform,
             **kwargs)
 
 # Build --------------------------------------------------------------------------------------------

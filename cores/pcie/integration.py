@@ -316,17 +316,18 @@ def add_pcie_endpoint(soc, platform, pcie_phy_cls, lanes, data_width, dma_channe
 class PCIeDMASoC(SoCMini):
     """A board's PCIe scatter-gather DMA SoC with no CPU: the host drives it through BAR0.
 
-    The board's subclass gives its constants (platform, clocking, hard block, lanes, widths) and
-    adds what only that board has after this constructor. This class composes what every board does
-    the same way: CRG, a SoC without CPU/UART/ROM/RAM, the PCIe PHY on `pcie_x<lanes>`, the DMA
-    channels and the LEDs.
+    The board's subclass gives its constants (platform module, system clock, lanes and widths as class
+    attributes; clocking and hard block) and adds what only that board has after this constructor. This
+    class composes what every board does the same way: CRG, a SoC without CPU/UART/ROM/RAM, the PCIe PHY on
+    `pcie_x<lanes>`, the DMA channels and the LEDs.
 
-    `crg_cls(platform, sys_clk_freq)` and `pcie_phy_cls` are parameters so that the simulation
-    (hostlink.sim.pcie) can replace the board clocking and the hard block and keep everything else.
-    `pcie_phy_kwargs` carries the settings of one PHY class only (VC709: `speed="gen3"`).
+    `platform` and `sys_clk_freq` default to the board's. `crg_cls(platform, sys_clk_freq)` and
+    `pcie_phy_cls` are parameters so that the simulation (hostlink.sim.pcie) can replace the board clocking
+    and the hard block and keep everything else. `pcie_phy_kwargs` carries the settings of one PHY class only
+    (VC709: `speed="gen3"`).
 
-    `with_dram` adds the board's DDR3 SODIMM (add_dram) as described by `dram_platform`, the platform
-    module's DDRAM_* constants; the CRG then gets `dram_clk_freq` and makes the `dram`/`dram4x` domains.
+    `with_dram` adds the board's DDR3 SODIMM (add_dram) as described by the platform module's DDRAM_*
+    constants; the CRG then gets `dram_clk_freq` and makes the `dram`/`dram4x` domains.
     `dram_phy(platform, clk_freq) -> (phy, module)` replaces the board's PHY (the simulation's model).
 
     `user_ports` ({channel: UserPort keyword arguments}) gives those channels a port for the user's own
@@ -335,31 +336,37 @@ class PCIeDMASoC(SoCMini):
     on a channel's port as `soc.user_core`, in its own clock: an MMCM on the SoC's clock, or
     `user_core_clock(soc, core)` (the simulation's port).
     """
-    def __init__(self, platform, sys_clk_freq, crg_cls, pcie_phy_cls, lanes, data_width,
-        allowed_lanes,
-        allowed_data_widths,
+    PLATFORM     = None   # The board's platform module: its `Platform` and its DDRAM_* constants.
+    SYS_CLK_FREQ = None
+    LANES        = None   # The lane counts and DMA data widths the board takes.
+    DATA_WIDTHS  = None
+
+    def __init__(self, crg_cls, pcie_phy_cls, lanes, data_width,
+        platform             = None,
+        sys_clk_freq         = None,
         dma_channels         = DEFAULT_DMA_CHANNELS,
         max_pending_requests = 8,
         bar0_size            = 0x100000,
         ident                = "hostlink PCIe DMA SoC",
         pcie_phy_kwargs      = None,
         with_dram            = False,
-        dram_platform        = None,
         dram_phy             = None,
         user_ports           = None,
         user_core            = None,
         user_core_clock      = None,
         **kwargs):
-        check_pcie_parameters(lanes, data_width, dma_channels, allowed_lanes, allowed_data_widths)
+        platform     = platform     if platform     is not None else self.PLATFORM.Platform()
+        sys_clk_freq = sys_clk_freq if sys_clk_freq is not None else self.SYS_CLK_FREQ
+        check_pcie_parameters(lanes, data_width, dma_channels, self.LANES, self.DATA_WIDTHS)
         core, core_ports = prepare_user_core(user_core, data_width, sys_clk_freq)
         if core_ports:
             user_ports = {**(user_ports or {}), **core_ports}
-        if with_dram and dram_platform is None:
+        if with_dram and not hasattr(self.PLATFORM, "DDRAM_RATE"):
             raise ValueError("--with-dram needs the board's DDR3 settings; this board has none")
 
         # CRG --------------------------------------------------------------------------------------
         if with_dram:
-            dram_clk_freq = board_dram_clk_freq(dram_platform)
+            dram_clk_freq = board_dram_clk_freq(self.PLATFORM)
             self.crg = crg_cls(platform, sys_clk_freq, dram_clk_freq=dram_clk_freq)
         else:
             self.crg = crg_cls(platform, sys_clk_freq)
@@ -377,7 +384,7 @@ class PCIeDMASoC(SoCMini):
         # DRAM -------------------------------------------------------------------------------------
         dram_channels = None
         if with_dram:
-            phy, module = (dram_phy or board_dram_phy(dram_platform))(platform, dram_clk_freq)
+            phy, module = (dram_phy or board_dram_phy(self.PLATFORM))(platform, dram_clk_freq)
             dram_channels = add_dram(self, phy, module, dram_clk_freq, dma_channels, data_width)
 
         # PCIe -------------------------------------------------------------------------------------
