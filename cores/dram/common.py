@@ -67,6 +67,36 @@ class RequestWindow(LiteXModule):
             self.words.eq(self.length[shift:]),
         ]
 
+# Window control -----------------------------------------------------------------------------------
+
+# The control interface of DRAMStreamReader and DRAMStreamWriter (hostlink.cores.dram.channel drives it from
+# its CSRs): name, width, direction and meaning of each signal, made by add_window_control().
+WINDOW_CONTROL = [
+    ("base",    REQUEST_BITS, "i: window byte address."),
+    ("length",  REQUEST_BITS, "i: window bytes."),
+    ("start",   1,            "i: opens the window (pulse)."),
+    ("abort",   1,            "i: closes an open window (pulse)."),
+    ("busy",    1,            "o: a window is open or its last transfers are in flight."),
+    ("done",    1,            "o: the last window was moved completely."),
+    ("refused", 1,            "o: the start request was refused (pulse)."),
+    ("words",   REQUEST_BITS, "o: native words moved in the last window."),
+]
+
+def window_start(core, window, *loads):
+    """What an idle DRAM stream core does with `start`: a legal request (`window`, its RequestWindow) that is
+    not aborted at once does `loads` (the core's own NextValues), clears `words` and `done` and opens the
+    window (state RUN); any other is refused."""
+    return If(core.start,
+        If(window.ok & ~core.abort,
+            *loads,
+            NextValue(core.words, 0),
+            NextValue(core.done,  0),
+            NextState("RUN"),
+        ).Else(
+            core.refused.eq(1),
+        )
+    )
+
 # DRAM port in another clock domain ----------------------------------------------------------------
 
 def native_port_cdc(dram_port, controller_domain, user_domain="sys"):

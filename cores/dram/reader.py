@@ -22,7 +22,8 @@ from litex.soc.interconnect import stream
 
 from litedram.frontend.dma import LiteDRAMDMAReader
 
-from hostlink.cores.dram.common import REQUEST_BITS, RequestWindow, check_stream_width, check_dram_size
+from hostlink.cores.dram.common import (REQUEST_BITS, WINDOW_CONTROL, RequestWindow, check_stream_width,
+    check_dram_size, window_start)
 
 # DRAM Stream Reader -------------------------------------------------------------------------------
 
@@ -36,14 +37,10 @@ class DRAMStreamReader(LiteXModule):
         if not isinstance(outstanding, int) or outstanding < 2:
             raise ValueError(f"reads in flight must be an integer >= 2, not {outstanding!r}")
         self.source  = stream.Endpoint([("data", data_width)])
-        self.base    = Signal(REQUEST_BITS)  # i: window byte address.
-        self.length  = Signal(REQUEST_BITS)  # i: window bytes.
-        self.start   = Signal()              # i: opens the window (pulse).
-        self.abort   = Signal()              # i: closes an open window (pulse).
-        self.busy    = Signal()              # o: a window is open or reads are still in flight.
-        self.done    = Signal()              # o: the last window was sent completely.
-        self.refused = Signal()              # o: the start request was refused (pulse).
-        self.words   = Signal(REQUEST_BITS)  # o: native words read in the last window.
+        # Window control (WINDOW_CONTROL: base, length, start, abort, busy, done, refused, words). Named
+        # here, not in a helper: migen names a signal after the functions it is made in.
+        for name, width, _ in WINDOW_CONTROL:
+            setattr(self, name, Signal(width, name=name))
 
         # # #
 
@@ -93,17 +90,10 @@ class DRAMStreamReader(LiteXModule):
         # Control-Path (FSM).
         self.fsm = fsm = FSM(reset_state="IDLE")
         fsm.act("IDLE",
-            If(self.start,
-                If(window.ok & ~self.abort,
-                    NextValue(address,    window.first),
-                    NextValue(to_issue,   window.words),
-                    NextValue(to_send,    window.words * ratio),
-                    NextValue(self.words, 0),
-                    NextValue(self.done,  0),
-                    NextState("RUN"),
-                ).Else(
-                    self.refused.eq(1),
-                )
+            window_start(self, window,
+                NextValue(address,    window.first),
+                NextValue(to_issue,   window.words),
+                NextValue(to_send,    window.words * ratio),
             )
         )
         fsm.act("RUN",

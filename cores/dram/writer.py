@@ -23,7 +23,8 @@ from litex.soc.interconnect import stream
 
 from litedram.frontend.dma import LiteDRAMDMAWriter
 
-from hostlink.cores.dram.common import REQUEST_BITS, RequestWindow, check_stream_width, check_dram_size
+from hostlink.cores.dram.common import (REQUEST_BITS, WINDOW_CONTROL, RequestWindow, check_stream_width,
+    check_dram_size, window_start)
 
 # DRAM Stream Writer -------------------------------------------------------------------------------
 
@@ -35,14 +36,10 @@ class DRAMStreamWriter(LiteXModule):
         check_stream_width(data_width, port.data_width)
         check_dram_size(dram_size, port.data_width)
         self.sink    = stream.Endpoint([("data", data_width)])
-        self.base    = Signal(REQUEST_BITS)  # i: window byte address.
-        self.length  = Signal(REQUEST_BITS)  # i: window bytes.
-        self.start   = Signal()              # i: opens the window (pulse).
-        self.abort   = Signal()              # i: closes an open window (pulse).
-        self.busy    = Signal()              # o: a window is open or its last writes are in flight.
-        self.done    = Signal()              # o: the last window was written completely.
-        self.refused = Signal()              # o: the start request was refused (pulse).
-        self.words   = Signal(REQUEST_BITS)  # o: native words written in the last window.
+        # Window control (WINDOW_CONTROL: base, length, start, abort, busy, done, refused, words). Named
+        # here, not in a helper: migen names a signal after the functions it is made in.
+        for name, width, _ in WINDOW_CONTROL:
+            setattr(self, name, Signal(width, name=name))
 
         # # #
 
@@ -74,18 +71,11 @@ class DRAMStreamWriter(LiteXModule):
         # Control-Path (FSM).
         self.fsm = fsm = FSM(reset_state="IDLE")
         fsm.act("IDLE",
-            If(self.start,
-                If(window.ok & ~self.abort,
-                    NextValue(incoming,   window.words * ratio),
-                    NextValue(address,    window.first),
-                    NextValue(remaining,  window.words),
-                    NextValue(requested,  window.words),
-                    NextValue(self.words, 0),
-                    NextValue(self.done,  0),
-                    NextState("RUN"),
-                ).Else(
-                    self.refused.eq(1),
-                )
+            window_start(self, window,
+                NextValue(incoming,   window.words * ratio),
+                NextValue(address,    window.first),
+                NextValue(remaining,  window.words),
+                NextValue(requested,  window.words),
             )
         )
         fsm.act("RUN",
