@@ -21,7 +21,8 @@ def axis_ports(interface, sink=None, suffix="", **signals):
     if sink is None:
         sink = interface.startswith("s_")
     for name in signals:
-        assert name in AXIS_SIGNALS, f"{name!r} is not an AXI4-Stream signal ({', '.join(AXIS_SIGNALS)})"
+        if name not in AXIS_SIGNALS:
+            raise ValueError(f"an AXI4-Stream signal is one of {', '.join(AXIS_SIGNALS)}, not {name!r}")
     return {f"{'o' if (name == 'tready') == sink else 'i'}_{interface}_{name}{suffix}": signal
         for name, signal in signals.items()}
 
