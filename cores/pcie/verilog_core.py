@@ -200,6 +200,8 @@ def verilog_core_class(path, module):
         raise ValueError(f"user core {module} ({path}): CLK_FREQ_HZ must be a frequency in Hz or 0, not {clk_freq}")
 
     class VerilogCore(LiteXModule):
+        """The Verilog module as a user core: `sink` (host to FPGA) and `source` (FPGA to host) on its
+        s_axis_h2c / m_axis_c2h ports, in its own clock domain when it declares CLK_FREQ_HZ."""
         VERILOG_SOURCES = [path]
         VERILOG_MODULE  = module
 
