@@ -56,17 +56,17 @@ $(PIP_STAMP): requirements.txt setup.py $(APT_SIM_STAMP)
 	@touch $@
 
 # User-Mode Linux kernel for ./sim.py driver ---------------------------------------------------------
-# Debian's linux-source-6.12, with hostlink's patches to arch/um (software/uml/*.patch, applied in the order
-# of UML_PATCHES), configured as ARCH=um defconfig plus software/uml/uml.config, built once into
+# Debian's linux-source-6.12, with hostlink's patches to arch/um (sim/uml/linux/*.patch, applied in the order
+# of UML_PATCHES), configured as ARCH=um defconfig plus sim/uml/linux/uml.config, built once into
 # build/uml/linux. Rebuilt when the source package, a patch or the configuration change. Two jobs: the
 # machine is shared. ./sim.py driver runs `make uml-kernel` itself when the kernel is missing.
 UML_DIR     := build/uml
 UML_VERSION := 6.12
 UML_TARBALL := /usr/src/linux-source-$(UML_VERSION).tar.xz
 UML_TREE    := $(UML_DIR)/linux-source-$(UML_VERSION)
-UML_PATCHES := software/uml/virt-pci-slow-device.patch software/uml/virt-pci-platform-irq.patch \
-               software/uml/fpu-state-size.patch software/uml/tlb-sync-irqs-off.patch
-UML_CONFIG  := software/uml/uml.config
+UML_PATCHES := sim/uml/linux/virt-pci-slow-device.patch sim/uml/linux/virt-pci-platform-irq.patch \
+               sim/uml/linux/fpu-state-size.patch sim/uml/linux/tlb-sync-irqs-off.patch
+UML_CONFIG  := sim/uml/linux/uml.config
 UML_KERNEL  := $(UML_DIR)/linux
 UML_JOBS    ?= 2
 # Stamps named by the tree: a new source version starts again from its tarball.
@@ -141,10 +141,10 @@ test-loaded: install
 	done
 
 # Every figure README.md and doc/ publish, re-measured into build/bench/ (hours; BENCH=<groups> for some:
-# python -m hostlink.software.reports.bench --list names them and their cost).
+# python -m reports.bench --list names them and their cost).
 BENCH ?=
 bench: install
-	$(PY) -m hostlink.software.reports.bench $(if $(BENCH),--only $(BENCH))
+	$(PY) -m reports.bench $(if $(BENCH),--only $(BENCH))
 
 clean:
 	rm -rf build sim_build .pytest_cache

@@ -23,11 +23,13 @@ setup(
     python_requires  = ">=3.9",
     packages         = packages,
     include_package_data = True,
-    # The C tools, the library and the User-Mode Linux files sit in folders of hostlink.software that are not
-    # packages, and the driver's change sets' C beside their modules: named here, so that a regular install has
-    # them too.
+    # The C tools and the library sit in folders of hostlink.software that are not packages, the programs run
+    # inside the simulated machines and the User-Mode Linux kernel's patches in folders of hostlink.sim, and the
+    # driver's change sets' C beside their modules: named here, so that a regular install has them too.
     package_data     = {"": ["*.v", "*.sv", "*.c", "*.cpp", "*.h", "Makefile"],
                         "hostlink.software": ["lib/*", "bench/*", "status/*", "dram/*",
-                                              "dram/include/**/*", "udp/*", "uml/*", "zynq/*"],
+                                              "dram/include/**/*", "udp/*", "zynq/*"],
+                        "hostlink.sim.uml": ["guest/*", "linux/*"],
+                        "hostlink.sim.zynq": ["guest/*"],
                         "hostlink.software.driver": ["*.patch"]},
 )

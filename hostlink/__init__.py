@@ -27,7 +27,7 @@ _REQUIRED  = ("migen", "litex")       # Installed by `make install`, never by De
 
 
 def package_path(*parts):
-    """A file or folder of the package (package_path("software", "uml")): in a checkout the repository's
+    """A file or folder of the package (package_path("software", "lib")): in a checkout the repository's
     folder the link hostlink/<folder> leads to, in an install the installed copy."""
     return os.path.realpath(os.path.join(PACKAGE, *parts))
 

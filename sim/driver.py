@@ -52,7 +52,7 @@ def parse_status(output):
 
 # Default commands ---------------------------------------------------------------------------------
 
-UML_TOOLS      = package_path("software", "uml")
+UML_TOOLS      = package_path("sim", "uml", "guest")
 DMA_TEST_UNTIL = os.path.join(UML_TOOLS, "dma_test_until.py")
 PATTERN_RECORD = os.path.join(UML_TOOLS, "pattern_record.py")
 DRIVER_ACCESS  = os.path.join(UML_TOOLS, "driver_access.py")

@@ -2,7 +2,7 @@
 # Copyright (c) 2026 hostlink developers
 # SPDX-License-Identifier: BSD-2-Clause
 
-"""`make bench` (software/reports/bench.py) covers the figures README.md publishes, writes every output
+"""`make bench` (reports/bench.py) covers the figures README.md publishes, writes every output
 into its folder, and refuses a group it does not have. The benchmarks themselves are not run here."""
 
 import os
@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from helpers import REPO
-from hostlink.software.reports import bench
+from reports import bench
 
 
 def words(command):
@@ -56,7 +56,7 @@ def test_names_are_unique():
 
 
 def test_list_names_every_command_and_the_total():
-    result = subprocess.run([sys.executable, "-m", "hostlink.software.reports.bench", "--list", "--out", "/tmp/b"],
+    result = subprocess.run([sys.executable, "-m", "reports.bench", "--list", "--out", "/tmp/b"],
         cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     lines = result.stdout.strip().splitlines()
@@ -67,7 +67,7 @@ def test_list_names_every_command_and_the_total():
 
 def test_only_selects_groups_and_refuses_an_unknown_one():
     assert {b[0] for b in bench.selected("zc706,udp")} == {"zc706", "udp"}
-    result = subprocess.run([sys.executable, "-m", "hostlink.software.reports.bench", "--only", "nosuch", "--list"],
+    result = subprocess.run([sys.executable, "-m", "reports.bench", "--only", "nosuch", "--list"],
         cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
     assert result.returncode == 2
     assert "unknown group 'nosuch'" in result.stderr
@@ -105,7 +105,7 @@ def test_no_table_cell_is_a_placeholder(path):
 
 def test_a_command_that_shows_losses_is_not_a_failed_bench():
     """LitePCIe's loop mode under a stalling host exits 1 with the bytes it got wrong: that is its figure."""
-    from hostlink.software.reports.bench import BENCHES, EXPECTED_EXIT
+    from reports.bench import BENCHES, EXPECTED_EXIT
     names = {name for _, name, *_ in BENCHES}
     assert set(EXPECTED_EXIT) <= names
     assert all("--flow loop" in command for _, name, command, *_ in BENCHES if name in EXPECTED_EXIT)

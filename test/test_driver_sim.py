@@ -280,7 +280,7 @@ def test_the_reference_path_still_runs_the_driver(tmp_path, board):
     assert code == 0 and result["passed"]
 
 
-UML_TOOLS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "software", "uml")
+UML_TOOLS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "sim", "uml", "guest")
 
 
 @pytest.mark.uml

@@ -258,11 +258,11 @@ def test_register_names_from_the_drivers_header_and_the_csr_map(generated, tmp_p
 
 needs_kernel = pytest.mark.skipif(not os.path.isfile(UML_KERNEL), reason="no User-Mode Linux kernel: `make uml-kernel`")
 EXAMPLE = os.path.join(REPO, "examples", "accelerator_host.py")
-SLOW    = os.path.join(REPO, "software", "uml", "slow_reader.py")
-ERRORS  = os.path.join(REPO, "software", "uml", "library_errors.py")
-THREADS = os.path.join(REPO, "software", "uml", "library_threads.py")
+SLOW    = os.path.join(REPO, "sim", "uml", "guest", "slow_reader.py")
+ERRORS  = os.path.join(REPO, "sim", "uml", "guest", "library_errors.py")
+THREADS = os.path.join(REPO, "sim", "uml", "guest", "library_threads.py")
 ASYNCIO = os.path.join(REPO, "examples", "asyncio_host.py")
-MEMBER  = os.path.join(REPO, "software", "uml", "as_member.py")
+MEMBER  = os.path.join(REPO, "sim", "uml", "guest", "as_member.py")
 
 
 def _run(tmp_path, board, user_core, command):
@@ -425,7 +425,7 @@ def test_real_time_drops_and_packet_lengths_through_the_driver(tmp_path, board):
     assert code == 0 and result["passed"]
 
 
-RING = os.path.join(REPO, "software", "uml", "ring_at_load.py")
+RING = os.path.join(REPO, "sim", "uml", "guest", "ring_at_load.py")
 
 
 @pytest.mark.uml
@@ -469,7 +469,7 @@ def test_a_ring_chosen_when_the_module_loads(tmp_path, board):
 
 
 HOST_PY = os.path.join(REPO, "hostlink", "host.py")
-GONE    = os.path.join(REPO, "software", "uml", "device_gone.py")
+GONE    = os.path.join(REPO, "sim", "uml", "guest", "device_gone.py")
 
 
 def _driver_of_another_soc(tmp_path, board, user_core):

@@ -203,7 +203,7 @@ def test_one_corrupted_word_fails_the_bench(tmp_path):
 
 # As a member of the group `hostlink`, not root: loopback with both completions, every mode; h2c (the
 # checker's registers) refused; the channel usable again afterwards.
-MEMBER = ["python3", os.path.join(REPO, "software", "uml", "as_member.py"), "member", "--", "sh", "-c",
+MEMBER = ["python3", os.path.join(REPO, "sim", "uml", "guest", "as_member.py"), "member", "--", "sh", "-c",
     "hostlink_bench -m zero-copy,copy,double -c poll,irq -s 8K -t 4 -j loopback.json; a=$?; "
     "timeout -s KILL 300 hostlink_bench -d h2c -s 8K:16K -t 4 -j h2c.json; b=$?; "
     "hostlink_bench -m zero-copy -c poll -s 4K -t 2 -j after.json; c=$?; "

@@ -49,7 +49,7 @@ def test_target_runs(board):
 
 
 def test_python_m_tool_runs():
-    result = run(["python3", "-m", "hostlink.software.reports.xilinx_area", "--help"])
+    result = run(["python3", "-m", "reports.xilinx_area", "--help"])
     assert result.returncode == 0, result.stdout
     assert result.stdout.startswith("usage: xilinx_area.py"), result.stdout[:300]
 

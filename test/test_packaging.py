@@ -79,7 +79,8 @@ def test_the_wheel_holds_hostlink_and_nothing_bare(tmp_path):
     for name in ["hostlink/cores/pcie/controller.py", "hostlink/targets/vc709.py", "hostlink/sim/dma.py",
                  "hostlink/sim/pcie/xilinx_stubs.v", "hostlink/examples/accelerator.py",
                  "hostlink/software/driver/hardening.patch", "hostlink/software/lib/hostlink.c",
-                 "hostlink/software/lib/hostlink.pc.in", "hostlink/software/uml/uml.config",
+                 "hostlink/software/lib/hostlink.pc.in", "hostlink/sim/uml/linux/uml.config",
+                 "hostlink/sim/uml/guest/as_member.py", "hostlink/sim/zynq/guest/dma_client_test.py",
                  "hostlink/software/bench/hostlink_bench.c"]:
         assert name in names
     assert not any(name.startswith("hostlink/targets/hostlink/") for name in names)

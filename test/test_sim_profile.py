@@ -2,9 +2,9 @@
 # Copyright (c) 2026 hostlink developers
 # SPDX-License-Identifier: BSD-2-Clause
 
-"""software/reports/sim_profile.py: py-spy samples attributed to the coroutine that ran, by model."""
+"""reports/sim_profile.py: py-spy samples attributed to the coroutine that ran, by model."""
 
-from hostlink.software.reports.sim_profile import NO_PYTHON, profile
+from reports.sim_profile import NO_PYTHON, profile
 
 RESUME = "handle_gpi_callback (bind.cpp:177);EventLoop.run (cocotb/_event_loop.py:53);Task._resume (cocotb/task.py:349)"
 

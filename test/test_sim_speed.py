@@ -9,7 +9,7 @@ test_pcie_host_profiles.py::test_the_reference_model_gives_the_same_run."""
 import pytest
 
 from hostlink.sim.verilator import verilog_design_text
-from hostlink.software.reports import sim_speed
+from reports import sim_speed
 
 VERILOG = """// Date       : 2026-11-29 07:11:40
 // LiteX sha1 : c43ac5f

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from hostlink.software.reports import ecp5_area
+from reports import ecp5_area
 
 from helpers import yowasp_missing
 

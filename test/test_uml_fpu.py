@@ -6,7 +6,7 @@
 
 Linux 6.1's UML, and Debian's 6.12, save each process's extended FPU state in a fixed 2,696-byte
 buffer; the host's PTRACE_SETREGSET takes only the whole area, so on an AMX host (11,008 bytes) the first
-process died and every driver test failed. hostlink's software/uml/fpu-state-size.patch sizes the buffer at boot. Here:
+process died and every driver test failed. hostlink's sim/uml/linux/fpu-state-size.patch sizes the buffer at boot. Here:
 
 - the host's rule itself, on this host: a shorter write of the area fails with EFAULT, the whole area
   (or more) is taken;

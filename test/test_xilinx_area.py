@@ -2,13 +2,13 @@
 # Copyright (c) 2026 hostlink developers
 # SPDX-License-Identifier: BSD-2-Clause
 
-"""`software/reports/xilinx_area.py`: Yosys `stat` parsing, the boards it knows, and its command line.
+"""`reports/xilinx_area.py`: Yosys `stat` parsing, the boards it knows, and its command line.
 (The synthesis itself takes minutes per SoC: it is a report, run by hand; its figures are in
 doc/vc709.md and doc/dram.md.)"""
 
 import pytest
 
-from hostlink.software.reports import xilinx_area
+from reports import xilinx_area
 from hostlink.targets import boards as registry
 
 STAT = """

@@ -2,11 +2,11 @@
 # Copyright (c) 2026 hostlink developers
 # SPDX-License-Identifier: BSD-2-Clause
 
-"""The AXI DMA's area report (software/reports/zynq_dma_area.py): Yosys maps the core to 7-series cells."""
+"""The AXI DMA's area report (reports/zynq_dma_area.py): Yosys maps the core to 7-series cells."""
 
 import pytest
 
-from hostlink.software.reports.zynq_dma_area import area
+from reports.zynq_dma_area import area
 
 
 @pytest.mark.slow

@@ -3,7 +3,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 
 """`add_liteeth_udp_echo()`: LiteEth's own ARP/IP/UDP stack as a UDP echo, the reference SoC the area
-report (software/reports/ecp5_area.py) puts next to hostlink's UDPCore (`--ethernet-stack liteeth`)."""
+report (reports/ecp5_area.py) puts next to hostlink's UDPCore (`--ethernet-stack liteeth`)."""
 
 from migen import *
 

@@ -38,7 +38,7 @@ __all__ = ["DriverSimError", "Plugin", "Step", "run", "init_script", "mounts_and
 # spinning (the benches: sim/uml/bench.py, sim/zynq/uml_bench.py).
 KERNEL_STUCK_S = 300
 
-# virt-pci's device (CONFIG_UML_PCI_OVER_VIRTIO_DEVICE_ID, software/uml/uml.config): each bridge's socket.
+# virt-pci's device (CONFIG_UML_PCI_OVER_VIRTIO_DEVICE_ID, sim/uml/linux/uml.config): each bridge's socket.
 DEVICE_ID = 1234
 
 # What the init's commands find on their PATH after the plug-in's folders, and where they keep scratch files:

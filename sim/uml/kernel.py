@@ -12,7 +12,7 @@ it is trusted with a run.
   names the cause, instead of failing every command of a run. The known cause: a kernel whose buffer for
   the host's FPU state is smaller than the CPU's XSAVE area (Linux 6.12's fixed 2,696 bytes on an AMX host,
   11,008), whose first process dies ("ptrace set fp regs failed, errno = 14"); hostlink's
-  software/uml/fpu-state-size.patch sizes the buffer at boot.
+  sim/uml/linux/fpu-state-size.patch sizes the buffer at boot.
 """
 
 import hashlib
@@ -116,7 +116,7 @@ def boot_failure_cause(output):
     if re.search(r"ptrace set fp regs failed, errno = 14", output):
         return ("its first process died restoring the host's FPU state (ptrace: EFAULT): the kernel's FPU "
                 "buffer is smaller than this CPU's XSAVE area (an AMX host?). Rebuild it with `make "
-                "uml-kernel`, whose software/uml/fpu-state-size.patch sizes the buffer at boot")
+                "uml-kernel`, whose sim/uml/linux/fpu-state-size.patch sizes the buffer at boot")
     for pattern in (r"Failed to initialize default registers.*", r"Kernel panic[^\n]*", r"[^\n]*did not power off[^\n]*"):
         match = re.search(pattern, output)
         if match:

@@ -35,6 +35,7 @@ __all__ = ["run_zynq_linux", "PlatformBusPlugin", "device_tree_source", "default
 
 PLATFORM_BASE = 0x1000_0000          # virt-pci's platform window (arch/um/drivers/virt-pci.c).
 SOFTWARE      = package_path("software", "zynq")
+GUEST         = package_path("sim", "zynq", "guest")   # Programs run inside the machine.
 # Built for the machine (build_software): the dmaengine client, the user-level driver's kernel part and its program.
 SOURCES       = [os.path.join(SOFTWARE, n) for n in ("hostlink_dma_client.c", "hostlink_dma_client.h",
                  "hostlink_dma_user.c", "hostlink_dma_user.h", "dma_user_test.c")]
@@ -146,7 +147,7 @@ def default_commands(software, size=1 << 20, chunk=256 << 10):
     """What ./sim.py driver --board zc706 --ps7 runs: `size` bytes each way through Linux's xilinx_dma (the
     dmaengine client), single then double buffered, and its error path; the DMA handed to the user-level driver;
     the same by polling, and its error path. One step each, so that each has its own counts."""
-    client = ["python3", os.path.join(SOFTWARE, "dma_client_test.py")]
+    client = ["python3", os.path.join(GUEST, "dma_client_test.py")]
     user = [os.path.join(software, "dma_user_test")]
     return [["insmod", os.path.join(software, "hostlink_dma_client.ko")],
             [*client, str(size), str(chunk), "1"],

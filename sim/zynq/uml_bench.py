@@ -14,7 +14,7 @@ The Zynq SoC's logic (sim/zynq/top.py, the AXI DMA with its streams looped back)
 - HP0: the PS's DDR is the kernel's own memory (the vhost-user memory table: a DMA address is a physical
   address), behind the same model as ./sim.py zynq's (sim/zynq/memory.py: latency, bursts in flight, rate).
 - The interrupts: the DMA's two lines are lines 0 (MM2S) and 1 (S2MM) of the platform bus's interrupt
-  controller (software/uml/virt-pci-platform-irq.patch). A line's rise is one VIRTIO_PCIDEV_OP_INT message;
+  controller (sim/uml/linux/virt-pci-platform-irq.patch). A line's rise is one VIRTIO_PCIDEV_OP_INT message;
   a line still high after a register write (the kernel cleared some of the status, not all) is another,
   as a level-triggered controller would interrupt again.
 

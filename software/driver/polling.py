@@ -35,7 +35,7 @@ status register of that channel every DMA_BUFFER_PER_IRQ buffers. What changes:
   counters of directions whose MSI is on, which no refresh touches), so an MSI on the CPU holding it
   cannot deadlock. (Under User-Mode Linux an MSI taken during a register read once corrupted the
   read, which this file worked around with interrupts off; that is fixed in virt-pci itself,
-  software/uml/virt-pci-slow-device.patch.)
+  sim/uml/linux/virt-pci-slow-device.patch.)
 - Starting the reader (host -> FPGA) kept no buffer written before: its software count was cleared,
   while LitePCIe's reader in loop mode streams the ring from buffer 0 as soon as it is enabled. Now
   the count written before the start is kept, so a process fills the first half ring, then starts the

@@ -3,7 +3,7 @@
  * SPDX-License-Identifier: BSD-2-Clause
  *
  * libhostlink's failures under the real driver: each call that must fail, its negative errno and the
- * words its message must have. Built with the library, not installed; software/uml/library_errors.py
+ * words its message must have. Built with the library, not installed; sim/uml/guest/library_errors.py
  * runs it in the simulation (User-Mode Linux) with a user's credentials, on a channel given to a core that
  * gives nothing unless sent something (the example accelerator). Nothing is sent to the core.
  *

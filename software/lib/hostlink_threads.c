@@ -3,7 +3,7 @@
  * SPDX-License-Identifier: BSD-2-Clause
  *
  * libhostlink with threads, signals and close under the real driver: built with the library, not
- * installed; software/uml/library_threads.py runs it in the simulation (User-Mode Linux) as a member of
+ * installed; sim/uml/guest/library_threads.py runs it in the simulation (User-Mode Linux) as a member of
  * the device's group, on a channel given to the example accelerator (y = 3x + 0x1234 on 16-bit samples).
  *
  *     hostlink_threads CHANNEL          every check that leaves the core as it found it

@@ -29,7 +29,7 @@ import array
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
 from hostlink.host import Channel   # noqa: E402
 
 BYTES_PER_CYCLE = 16   # At most what a DMA word carries per cycle (128 bits): the ring fills no faster.

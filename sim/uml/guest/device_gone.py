@@ -33,8 +33,8 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", ".."))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "examples"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", ".."))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "examples"))
 from hostlink.host import Channel, HostlinkError, list_boards, list_devices   # noqa: E402
 from accelerator_host import expected                          # noqa: E402
 

@@ -4,7 +4,7 @@
 
 """Simulation speed: `./sim.py dma` against its reference path, on one machine in one run (issues 34, 48).
 
-    python -m hostlink.software.reports.sim_speed [--boards vc709,zc706,kc705] [--size 4M] [--json PATH]
+    python -m reports.sim_speed [--boards vc709,zc706,kc705] [--size 4M] [--json PATH]
 
 For each board and host profile (default, worst) it runs the same jobs (c2h, h2c and bidir of `--size`)
 twice: as `./sim.py dma` runs them by default and with `--reference`. By default every board runs on the

@@ -4,9 +4,9 @@
 
 """`make bench`: re-measure every figure README.md and doc/ publish, with the commands they name.
 
-    python -m hostlink.software.reports.bench                    # everything, into build/bench/
-    python -m hostlink.software.reports.bench --only zc706,udp   # some groups
-    python -m hostlink.software.reports.bench --list             # the commands and their estimated cost
+    python -m reports.bench                    # everything, into build/bench/
+    python -m reports.bench --only zc706,udp   # some groups
+    python -m reports.bench --list             # the commands and their estimated cost
 
 Each command writes its JSON (and the sweep its PNG) into the output folder, its output into
 `<name>.log` next to it; `summary.txt` lists every command, its status and its wall-clock time. A
@@ -84,25 +84,25 @@ BENCHES = [
         "doc/udp.md"),
     ("zynq",  "zynq",           "./sim.py zynq --json {out}/zynq.json --plot {out}/zynq.png", 3.2,
         "README.md, doc/zynq.md"),
-    ("area",  "zynq_dma_area",  "python -m hostlink.software.reports.zynq_dma_area --json {out}/zynq_dma_area.json", 0.1,
+    ("area",  "zynq_dma_area",  "python -m reports.zynq_dma_area --json {out}/zynq_dma_area.json", 0.1,
         "doc/zynq.md"),
-    ("area",  "ecp5_area",      "python -m hostlink.software.reports.ecp5_area --seeds 1,2,3 --json {out}/ecp5_area.json", 6.3,
+    ("area",  "ecp5_area",      "python -m reports.ecp5_area --seeds 1,2,3 --json {out}/ecp5_area.json", 6.3,
         "README.md, doc/udp.md"),
-    ("area",  "xilinx_area_vc709",      "python -m hostlink.software.reports.xilinx_area --board vc709 --json {out}/xilinx_area_vc709.json", 0.8,
+    ("area",  "xilinx_area_vc709",      "python -m reports.xilinx_area --board vc709 --json {out}/xilinx_area_vc709.json", 0.8,
         "doc/vc709.md, doc/dram.md"),
-    ("area",  "xilinx_area_vc709_dram", "python -m hostlink.software.reports.xilinx_area --board vc709 --with-dram --json {out}/xilinx_area_vc709_dram.json", 2.3,
+    ("area",  "xilinx_area_vc709_dram", "python -m reports.xilinx_area --board vc709 --with-dram --json {out}/xilinx_area_vc709_dram.json", 2.3,
         "doc/dram.md"),
-    ("area",  "xilinx_area_kc705",      "python -m hostlink.software.reports.xilinx_area --board kc705 --json {out}/xilinx_area_kc705.json", 0.7,
+    ("area",  "xilinx_area_kc705",      "python -m reports.xilinx_area --board kc705 --json {out}/xilinx_area_kc705.json", 0.7,
         "doc/dram.md"),
-    ("area",  "xilinx_area_kc705_dram", "python -m hostlink.software.reports.xilinx_area --board kc705 --with-dram --json {out}/xilinx_area_kc705_dram.json", 1.9,
+    ("area",  "xilinx_area_kc705_dram", "python -m reports.xilinx_area --board kc705 --with-dram --json {out}/xilinx_area_kc705_dram.json", 1.9,
         "doc/dram.md"),
-    ("area",  "xilinx_area_zc706",      "python -m hostlink.software.reports.xilinx_area --board zc706 --json {out}/xilinx_area_zc706.json", 0.6,
+    ("area",  "xilinx_area_zc706",      "python -m reports.xilinx_area --board zc706 --json {out}/xilinx_area_zc706.json", 0.6,
         "doc/dram.md"),
-    ("area",  "xilinx_area_zc706_dram", "python -m hostlink.software.reports.xilinx_area --board zc706 --with-dram --json {out}/xilinx_area_zc706_dram.json", 1.9,
+    ("area",  "xilinx_area_zc706_dram", "python -m reports.xilinx_area --board zc706 --with-dram --json {out}/xilinx_area_zc706_dram.json", 1.9,
         "doc/dram.md"),
-    ("speed", "sim_speed",      "python -m hostlink.software.reports.sim_speed --json {out}/sim_speed.json", 11.8,
+    ("speed", "sim_speed",      "python -m reports.sim_speed --json {out}/sim_speed.json", 11.8,
         "doc/pcie_sim.md"),
-    ("speed", "fast_agreement", "python -m hostlink.software.reports.fast_agreement --json {out}/fast_agreement.json", 5.4,
+    ("speed", "fast_agreement", "python -m reports.fast_agreement --json {out}/fast_agreement.json", 5.4,
         "doc/pcie_sim.md"),
     ("user",  "user_zc706",     "./sim.py dma --board zc706 --user-core examples.accelerator:Accelerator --sizes 1M,4M --json {out}/user_zc706.json", 0.1,
         "doc/user_cores.md"),

@@ -8,7 +8,7 @@
     ./sim.py dma --board vc709 --sizes 4M --directions c2h &
     py-spy record --pid $(pgrep -f verilator/sim_top) --duration 30 --rate 200 --native \\
         --format raw --output prof.raw
-    python -m hostlink.software.reports.sim_profile prof.raw
+    python -m reports.sim_profile prof.raw
 
 Each sample goes to the coroutine that was running (the frame under cocotb's Task._resume), grouped by
 the model it belongs to; samples without a Python frame are the Verilated model, VPI callbacks and libc.

@@ -5,7 +5,7 @@
 
 """Area and Fmax on ECP5 (LFE5U-25F-6, ColorLight i5) from the open flow (YoWASP Yosys/nextpnr).
 
-    python -m hostlink.software.reports.ecp5_area [--json PATH] [--build-dir DIR] [--no-soc] [--seeds 1,2,3]
+    python -m reports.ecp5_area [--json PATH] [--build-dir DIR] [--no-soc] [--seeds 1,2,3]
 
 Rows:
 - UDPTransmitter alone: cells from `synth_ecp5` (LUT4, CCU2C carry cells = 2 LUT4 each, FFs, EBR),

@@ -35,7 +35,7 @@ import threading
 
 from driver_access import GROUP_GID, MEMBER, OUTSIDER, as_user, give_nodes_to_group
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))
 from hostlink.host import Channel, HostlinkError   # noqa: E402
 
 

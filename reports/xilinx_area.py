@@ -5,7 +5,7 @@
 
 """Area of a PCIe DMA SoC (VC709 by default, ZC706, KC705) from Yosys `synth_xilinx` (YoWASP), no Vivado.
 
-    python -m hostlink.software.reports.xilinx_area [--board B] [--dma-channels N] [--with-dram] [--json PATH]
+    python -m reports.xilinx_area [--board B] [--dma-channels N] [--with-dram] [--json PATH]
                                                     [--build-dir DIR]
 
 The SoC's generated Verilog (and on the VC709 LitePCIe's UltraScale adapters) is synthesized with the PCIe

@@ -4,7 +4,7 @@
 
 """The fast path's agreement with the reference path, row by row (issue 48).
 
-    python -m hostlink.software.reports.fast_agreement [--boards vc709,zc706,kc705] [--profiles default,worst]
+    python -m reports.fast_agreement [--boards vc709,zc706,kc705] [--profiles default,worst]
                                                         [--json PATH]
 
 Runs test/test_fast_path.py's matrix (sim/pcie/fast/agreement.py: the host profiles default, worst,

@@ -22,7 +22,7 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", ".."))
+sys.path.insert(0, os.path.join(HERE, "..", "..", ".."))
 from hostlink.host import Channel   # noqa: E402
 
 IMPOSSIBLE = [("dma_buffer_count=0",), ("dma_buffer_count=3",), ("dma_buffer_count=512",),

@@ -5,7 +5,7 @@
 
 """Area of the Zynq SoC's AXI DMA (cores/zynq/axi_dma.py) from Yosys `synth_xilinx` (YoWASP), no Vivado.
 
-    python -m hostlink.software.reports.zynq_dma_area [--json PATH] [--build-dir DIR]
+    python -m reports.zynq_dma_area [--json PATH] [--build-dir DIR]
 
 The DMA alone, as ZynqDMASoC has it (64-bit AXI3 master, 16-beat bursts, 4 in flight each way, 64-beat
 FIFOs), its ports the design's: Yosys maps it to 7-series cells, an estimate of what Vivado would place.
@@ -26,7 +26,7 @@ from litex.soc.interconnect.axi import AXIInterface
 
 from hostlink import BUILD_ROOT
 from hostlink.cores.zynq.axi_dma import AXIDMA
-from hostlink.software.reports.xilinx_area import XC7Z045, synthesize
+from reports.xilinx_area import XC7Z045, synthesize
 
 __all__ = ["area", "main"]
 

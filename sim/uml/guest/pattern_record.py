@@ -23,7 +23,7 @@ import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
 from hostlink.protocol import IOCTLS   # noqa: E402
 
 # struct litepcie_ioctl_reg {uint32_t addr; uint32_t val; uint8_t is_write;}: LITEPCIE_IOCTL_REG.

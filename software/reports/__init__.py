@@ -1,5 +1,0 @@
-# This file is part of hostlink.
-# Copyright (c) 2026 hostlink developers
-# SPDX-License-Identifier: BSD-2-Clause
-
-"""Reports that build designs and print figures (area, Fmax); they never assert."""
