@@ -24,7 +24,7 @@ from hostlink.software.driver import polling as driver_polling
 from hostlink.software.driver.hardening import harden_driver
 from hostlink.software.driver.patches import DriverPatchError
 from hostlink.software.driver.polling import add_polling
-from hostlink.software import bench_plot
+from reports import bench_plot
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

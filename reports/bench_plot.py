@@ -4,7 +4,7 @@
 
 """Plots of hostlink_bench's JSON: throughput against transfer size and latency against transfer size.
 
-    python -m hostlink.software.bench_plot bench.json [more.json ...] [--out DIR] [--wall]
+    python -m reports.bench_plot bench.json [more.json ...] [--out DIR] [--wall]
 
 One pair of PNGs per board (JSON file), direction and channel count, one line per mode and completion
 method (zero-copy irq, copy poll, ...). Device-cycle figures by default; `--wall` plots host wall time
@@ -81,7 +81,7 @@ def plot(data, out_dir, label, wall=False):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m hostlink.software.bench_plot",
+    parser = argparse.ArgumentParser(prog="python -m reports.bench_plot",
         description=__doc__.strip().splitlines()[0])
     parser.add_argument("json", nargs="+", help="hostlink_bench --json output(s); the file name labels the plots.")
     parser.add_argument("--out",  default="build/bench", help="Directory for the PNGs (default build/bench).")
