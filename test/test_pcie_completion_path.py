@@ -18,7 +18,7 @@ from migen import *
 from hostlink.cores.pcie.tlp import TLPHeaderExtracter, CompletionDepacketizer, TLPDepacketizer
 from hostlink.cores.pcie.controller import TLPController
 
-from benches.migen_streams import IDLE_X_BACKPRESSURE, MAX_CYCLES, Readiness, StreamBench, stuck, wait_for
+from benches.migen_streams import IDLE_X_BACKPRESSURE, MAX_CYCLES, StreamBench, monitor, stuck, wait_for
 from benches.tlps import TlpType, completion_dws, request_dws
 
 # TLPs as beats ------------------------------------------------------------------------------------
@@ -186,66 +186,90 @@ def _requester(dut, requests, beats, offset=0):
     return _read_requests(dut, requests, (beats - (offset > 0))*8, offset*4)
 
 
+def _completion(dut, tag, beats, end=1, on_wait=None, **fields):
+    """One completion of `beats` beats for `tag`, as the host sends it to the controller (waiting for ready,
+    `on_wait` called for each cycle waited); `fields`: the completion's other fields, each a value or, for
+    one that changes from beat to beat, a function of the beat's number."""
+    source = dut.master_out.source
+    for w in range(beats):
+        yield source.valid.eq(1)
+        yield source.tag.eq(tag)
+        yield source.first.eq(w == 0)
+        yield source.last.eq(w == beats - 1)
+        yield source.end.eq(end)
+        for name, value in fields.items():
+            yield getattr(source, name).eq(value(w) if callable(value) else value)
+        yield
+        yield from wait_for(source.ready, on_wait)
+    yield source.valid.eq(0)
+
+
+def _host(dut, done, on_request, answer):
+    """The host of the controller benches, until `done()`: takes each read request the controller sends
+    (`on_request(tag, adr)`), then runs `answer()`, a generator that may send completions, each cycle."""
+    sink = dut.master_out.sink
+    yield sink.ready.eq(1)
+    for _ in range(MAX_CYCLES):
+        if done():
+            return
+        yield
+        if (yield sink.valid) and (yield sink.ready):
+            on_request((yield sink.tag), (yield sink.adr))
+        yield from answer()
+    raise stuck("the host's completions")
+
+
+def _held(dut, completions):
+    """Sends `completions` (a generator) with the host's requests held meanwhile."""
+    yield dut.master_out.sink.ready.eq(0)
+    yield from completions
+    yield dut.master_out.sink.ready.eq(1)
+
+
+def _consumer(dut, fields, count, rng, ready_probability, received):
+    """Receives `count` beats from the controller (ready with probability `ready_probability`, then a while
+    longer: nothing more may come), each as the tuple of its `fields`."""
+    return monitor(dut.master_in.source, fields, lambda: len(received) >= count, rng, ready_probability,
+                   lambda beat: received.append(tuple(beat[f] for f in fields)))
+
+
 def _controller_bench(dut, requests, max_pending, words_per_completion, completions_per_request, rng,
     ready_probability, log):
     """Requests in, a host that completes out of order, completions out; fills `log`."""
     outstanding = {}           # tag -> request index
     order       = []           # request indices in the order they left
     host_queue  = []           # (tag, index) waiting for completion
+    answered    = []           # tags completed
+    words       = completions_per_request*words_per_completion
 
-    def host():
-        yield dut.master_out.sink.ready.eq(1)
-        sent = 0
-        for _ in range(MAX_CYCLES):
-            if sent == len(requests):
-                break
-            yield
-            if (yield dut.master_out.sink.valid) and (yield dut.master_out.sink.ready):
-                tag   = (yield dut.master_out.sink.tag)
-                index = (yield dut.master_out.sink.adr) >> 12
-                assert tag not in outstanding, f"tag {tag} reused before its completion"
-                outstanding[tag] = index
-                log["max_outstanding"] = max(log.get("max_outstanding", 0), len(outstanding))
-                order.append(index)
-                host_queue.append((tag, index))
-            # Complete a random outstanding request (out of order), whole, beat after beat.
-            if host_queue and rng.random() < 0.5:
-                tag, index = host_queue.pop(rng.randrange(len(host_queue)))
-                yield dut.master_out.sink.ready.eq(0)
-                for c in range(completions_per_request):
-                    for w in range(words_per_completion):
-                        yield dut.master_out.source.valid.eq(1)
-                        yield dut.master_out.source.tag.eq(tag)
-                        yield dut.master_out.source.first.eq(w == 0)
-                        yield dut.master_out.source.last.eq(w == words_per_completion - 1)
-                        yield dut.master_out.source.end.eq(c == completions_per_request - 1)
-                        yield dut.master_out.source.dat.eq(index << 16 | c*words_per_completion + w)
-                        yield
-                        yield from wait_for(dut.master_out.source.ready, lambda: log.__setitem__(
-                            "completion_stalls", log.get("completion_stalls", 0) + 1))
-                yield dut.master_out.source.valid.eq(0)
-                del outstanding[tag]
-                sent += 1
-                yield dut.master_out.sink.ready.eq(1)
-        else:
-            raise stuck("the host's completions")
+    def on_request(tag, adr):
+        assert tag not in outstanding, f"tag {tag} reused before its completion"
+        outstanding[tag] = adr >> 12
+        log["max_outstanding"] = max(log.get("max_outstanding", 0), len(outstanding))
+        order.append(adr >> 12)
+        host_queue.append((tag, adr >> 12))
 
-    def consumer():
-        words = completions_per_request*words_per_completion
-        received = log.setdefault("received", [])
-        readiness = Readiness(rng, ready_probability)   # Ready a while longer at the end: nothing more may come.
-        for _ in range(MAX_CYCLES):
-            ready = readiness.next(len(received) >= len(requests)*words)
-            if ready is None:
-                break
-            yield dut.master_in.source.ready.eq(ready)
-            yield
-            if ready and (yield dut.master_in.source.valid):
-                received.append(((yield dut.master_in.source.dat),
-                    (yield dut.master_in.source.channel), (yield dut.master_in.source.user_id)))
+    def stall():
+        log["completion_stalls"] = log.get("completion_stalls", 0) + 1
+
+    def completions(tag, index):
+        for c in range(completions_per_request):
+            yield from _completion(dut, tag, words_per_completion, end=c == completions_per_request - 1,
+                on_wait=stall, dat=lambda w: index << 16 | c*words_per_completion + w)
+
+    def answer():
+        # Complete a random outstanding request (out of order), whole, beat after beat.
+        if host_queue and rng.random() < 0.5:
+            tag, index = host_queue.pop(rng.randrange(len(host_queue)))
+            yield from _held(dut, completions(tag, index))
+            del outstanding[tag]
+            answered.append(tag)
 
     log["order"] = order
-    return [_requester(dut, requests, completions_per_request*words_per_completion), host(), consumer()]
+    return [_requester(dut, requests, words),
+        _host(dut, lambda: len(answered) == len(requests), on_request, answer),
+        _consumer(dut, ["dat", "channel", "user_id"], len(requests)*words, rng, ready_probability,
+                  log.setdefault("received", []))]
 
 
 @pytest.mark.parametrize("max_pending, ready_probability", [(4, 1.0), (4, 0.5), (8, 0.8), (1, 1.0)])
@@ -284,59 +308,32 @@ def _interleaving_bench(dut, requests, words_per_completion, completions_per_req
     each), as a root complex serving several reads at once does."""
     order   = []
     pending = []   # [tag, index, completions sent]
+    done    = []   # request indices completed
+    words   = completions_per_request*words_per_completion
 
-    def host():
-        yield dut.master_out.sink.ready.eq(1)
-        done = 0
-        for _ in range(MAX_CYCLES):
-            if done == len(requests):
-                break
-            yield
-            if (yield dut.master_out.sink.valid) and (yield dut.master_out.sink.ready):
-                index = (yield dut.master_out.sink.adr) >> 12
-                order.append(index)
-                pending.append([(yield dut.master_out.sink.tag), index, 0])
-                log["max_outstanding"] = max(log.get("max_outstanding", 0), len(pending))
-                in_flight = sum((completions_per_request - c)*words_per_completion for _, _, c in pending)
-                log["max_beats_in_flight"] = max(log.get("max_beats_in_flight", 0), in_flight)
-            if pending and rng.random() < 0.7:
-                entry = rng.choice(pending)
-                tag, index, c = entry
-                yield dut.master_out.sink.ready.eq(0)   # Requests wait while a completion is sent.
-                for w in range(words_per_completion):
-                    yield dut.master_out.source.valid.eq(1)
-                    yield dut.master_out.source.tag.eq(tag)
-                    yield dut.master_out.source.first.eq(w == 0)
-                    yield dut.master_out.source.last.eq(w == words_per_completion - 1)
-                    yield dut.master_out.source.end.eq(c == completions_per_request - 1)
-                    yield dut.master_out.source.dat.eq(index << 16 | c*words_per_completion + w)
-                    yield
-                yield dut.master_out.source.valid.eq(0)
-                yield dut.master_out.sink.ready.eq(1)
-                entry[2] += 1
-                if entry[2] == completions_per_request:
-                    pending.remove(entry)
-                    done += 1
-        else:
-            raise stuck("the host's completions")
+    def on_request(tag, adr):
+        order.append(adr >> 12)
+        pending.append([tag, adr >> 12, 0])
+        log["max_outstanding"] = max(log.get("max_outstanding", 0), len(pending))
+        in_flight = sum((completions_per_request - c)*words_per_completion for _, _, c in pending)
+        log["max_beats_in_flight"] = max(log.get("max_beats_in_flight", 0), in_flight)
 
-    def consumer():
-        received = log.setdefault("received", [])
-        readiness = Readiness(rng, ready_probability)   # Ready a while longer at the end: nothing more may come.
-        for _ in range(MAX_CYCLES):
-            ready = readiness.next(len(received) >= len(requests)*words_per_completion*completions_per_request)
-            if ready is None:
-                break
-            yield dut.master_in.source.ready.eq(ready)
-            yield
-            if ready and (yield dut.master_in.source.valid):
-                received.append(((yield dut.master_in.source.dat),
-                    (yield dut.master_in.source.first), (yield dut.master_in.source.last),
-                    (yield dut.master_in.source.end), (yield dut.master_in.source.channel),
-                    (yield dut.master_in.source.user_id)))
+    def answer():
+        if pending and rng.random() < 0.7:
+            entry = rng.choice(pending)
+            tag, index, c = entry
+            yield from _held(dut, _completion(dut, tag, words_per_completion, end=c == completions_per_request - 1,
+                dat=lambda w: index << 16 | c*words_per_completion + w))
+            entry[2] += 1
+            if entry[2] == completions_per_request:
+                pending.remove(entry)
+                done.append(index)
 
     log["order"] = order
-    return [_requester(dut, requests, completions_per_request*words_per_completion, offset), host(), consumer()]
+    return [_requester(dut, requests, words, offset),
+        _host(dut, lambda: len(done) == len(requests), on_request, answer),
+        _consumer(dut, ["dat", "first", "last", "end", "channel", "user_id"], len(requests)*words, rng,
+                  ready_probability, log.setdefault("received", []))]
 
 
 @pytest.mark.slow
@@ -376,15 +373,7 @@ def test_controller_streams_consecutive_requests_without_a_bubble():
                 raise stuck(f"read request {index}")
         yield dut.master_in.sink.valid.eq(0)
         for index, tag in reversed(list(enumerate(tags))):   # Completed last request first.
-            for w in range(16):
-                yield dut.master_out.source.valid.eq(1)
-                yield dut.master_out.source.tag.eq(tag)
-                yield dut.master_out.source.first.eq(w == 0)
-                yield dut.master_out.source.last.eq(w == 15)
-                yield dut.master_out.source.end.eq(1)
-                yield dut.master_out.source.dat.eq(index << 16 | w)
-                yield
-        yield dut.master_out.source.valid.eq(0)
+            yield from _completion(dut, tag, 16, dat=lambda w: index << 16 | w)
         yield dut.master_in.source.ready.eq(1)
         for cycle in range(400):
             yield
@@ -423,14 +412,7 @@ def test_controller_reuses_a_returned_tag_at_once_with_or_without_extended_tag(e
         assert len(log["tags"]) == usable
         # The first read is answered: its tag comes back once its beat is delivered, and the next read
         # leaves with it.
-        first = log["tags"][0]
-        yield dut.master_out.source.valid.eq(1)
-        yield dut.master_out.source.tag.eq(first)
-        yield dut.master_out.source.first.eq(1)
-        yield dut.master_out.source.last.eq(1)
-        yield dut.master_out.source.end.eq(1)
-        yield
-        yield dut.master_out.source.valid.eq(0)
+        yield from _completion(dut, log["tags"][0], 1)
         delivered = None
         for cycle in range(100):
             yield dut.master_in.sink.adr.eq(index << 12)
@@ -528,6 +510,7 @@ def _rcb_bench(dut, requests, request_bytes, completion_bytes, rng, log, offset=
     counted as the hard block must (one per 64-byte block each read spans)."""
     order   = []
     pending = []   # [tag, index, [completion lengths in bytes]]
+    done    = []   # request indices completed
 
     def blocks(adr, length):
         return (adr % 64 + length + 63)//64
@@ -540,41 +523,22 @@ def _rcb_bench(dut, requests, request_bytes, completion_bytes, rng, log, offset=
             adr, length = adr + piece, length - piece
         return pieces
 
-    def host():
-        yield dut.master_out.sink.ready.eq(1)
-        done = 0
-        for _ in range(MAX_CYCLES):
-            if done == len(requests):
-                break
-            yield
-            if (yield dut.master_out.sink.valid) and (yield dut.master_out.sink.ready):
-                adr   = (yield dut.master_out.sink.adr)
-                order.append(adr >> 12)
-                pending.append([(yield dut.master_out.sink.tag), adr >> 12, split(adr % 4096, request_bytes)])
-                owed = sum(blocks(a, n) for _, _, pieces in pending for a, n in pieces)
-                log["max_headers"] = max(log.get("max_headers", 0), owed)
-            if pending and rng.random() < 0.7:
-                entry = rng.choice(pending)
-                tag, index, pieces = entry
-                adr, length = pieces.pop(0)
-                words = (adr % beat_bytes + length + beat_bytes - 1)//beat_bytes
-                yield dut.master_out.sink.ready.eq(0)
-                for w in range(words):
-                    yield dut.master_out.source.valid.eq(1)
-                    yield dut.master_out.source.tag.eq(tag)
-                    yield dut.master_out.source.first.eq(w == 0)
-                    yield dut.master_out.source.last.eq(w == words - 1)
-                    yield dut.master_out.source.end.eq(not pieces)
-                    yield dut.master_out.source.adr.eq(adr & 0x7f)
-                    yield dut.master_out.source.len.eq((length//4) & 0x3ff)
-                    yield
-                yield dut.master_out.source.valid.eq(0)
-                yield dut.master_out.sink.ready.eq(1)
-                if not pieces:
-                    pending.remove(entry)
-                    done += 1
-        else:
-            raise stuck("the host's completions")
+    def on_request(tag, adr):
+        order.append(adr >> 12)
+        pending.append([tag, adr >> 12, split(adr % 4096, request_bytes)])
+        owed = sum(blocks(a, n) for _, _, pieces in pending for a, n in pieces)
+        log["max_headers"] = max(log.get("max_headers", 0), owed)
+
+    def answer():
+        if pending and rng.random() < 0.7:
+            entry = rng.choice(pending)
+            tag, index, pieces = entry
+            adr, length = pieces.pop(0)
+            yield from _held(dut, _completion(dut, tag, (adr % beat_bytes + length + beat_bytes - 1)//beat_bytes,
+                end=not pieces, adr=adr & 0x7f, len=(length//4) & 0x3ff))
+            if not pieces:
+                pending.remove(entry)
+                done.append(index)
 
     def consumer():
         yield dut.master_in.source.ready.eq(1)
@@ -587,7 +551,8 @@ def _rcb_bench(dut, requests, request_bytes, completion_bytes, rng, log, offset=
                     break
 
     log["order"] = order
-    return [_read_requests(dut, requests, request_bytes//4, offset), host(), consumer()]
+    return [_read_requests(dut, requests, request_bytes//4, offset),
+        _host(dut, lambda: len(done) == len(requests), on_request, answer), consumer()]
 
 
 @pytest.mark.slow
@@ -643,81 +608,63 @@ def _fault_bench(dut, count, beats, faults, rng, ready_probability, log):
     completion with a non-success status), "poisoned" (a poisoned completion, err with data, then a clean
     one), "stray" (a completion for a tag not outstanding first, then the
     right one), "long" (one beat more than the read asked for)."""
-    order   = []
-    pending = []   # [tag, index]
-    late    = []   # tags whose read timed out, answered late
+    order    = []
+    pending  = []   # [tag, index]
+    late     = []   # tags whose read timed out, answered late
+    answered = []   # request indices answered in time
+    lost     = [i for i, f in faults.items() if f == "lost"]
 
     def completion(tag, index, words, err=0, marker=0, end=1, length=0, offset=0, req_id=0):
-        for w in range(words):
-            yield dut.master_out.source.valid.eq(1)
-            yield dut.master_out.source.req_id.eq(req_id)
-            yield dut.master_out.source.tag.eq(tag)
-            yield dut.master_out.source.first.eq(w == 0)
-            yield dut.master_out.source.last.eq(w == words - 1)
-            yield dut.master_out.source.end.eq(end and not (err and not length))
-            yield dut.master_out.source.err.eq(err)
-            yield dut.master_out.source.len.eq(length)
-            yield dut.master_out.source.dat.eq(marker << 32 | index << 16 | (offset + w))
-            yield
-        yield dut.master_out.source.valid.eq(0)
+        yield from _completion(dut, tag, words, end=end and not (err and not length), req_id=req_id, err=err,
+            len=length, dat=lambda w: marker << 32 | index << 16 | (offset + w))
         yield dut.master_out.source.err.eq(0)
 
-    def host():
-        yield dut.master_out.sink.ready.eq(1)
-        answered, timeouts = 0, 0
-        lost = [i for i, f in faults.items() if f == "lost"]
-        for _ in range(MAX_CYCLES):
-            if answered + len(lost) == count and len(late) == len(lost):
-                break
-            yield
-            if (yield dut.master_out.sink.valid) and (yield dut.master_out.sink.ready):
-                tag, index = (yield dut.master_out.sink.tag), (yield dut.master_out.sink.adr) >> 12
-                order.append(index)
-                pending.append([tag, index])
-            if (yield dut.timeouts) != timeouts:
-                timeouts += 1
-                entry = next(e for e in pending if faults.get(e[1]) == "lost")
-                pending.remove(entry)
-                yield dut.master_out.sink.ready.eq(0)
-                yield from completion(entry[0], entry[1], beats, marker=0xbad)   # Too late: dropped.
-                yield dut.master_out.sink.ready.eq(1)
-                late.append(entry[0])
-                continue
-            answerable = [e for e in pending if faults.get(e[1]) != "lost"]
-            if answerable and rng.random() < 0.5:
-                entry = rng.choice(answerable)
-                tag, index = entry
-                fault = faults.get(index)
-                yield dut.master_out.sink.ready.eq(0)
-                if fault == "ur":
-                    yield from completion(tag, index, 1, err=1)
-                elif fault == "stray":
-                    busy  = {t for t, _ in pending}
-                    stray = next((t for t in range(2**len(dut.free_tags.source.tag)) if t not in busy), 0xfe)
-                    yield from completion(stray, index, beats, marker=0xbad)
-                    yield from completion(0xfe, index, 1, marker=0xbad)   # Not even one of our tags.
-                    yield from completion(tag, index, beats)
-                elif fault == "long":
-                    yield from completion(tag, index, beats + 1)
-                elif fault == "foreign":
-                    # A completion of the right tag for another requester, then the right one.
-                    yield from completion(tag, index, beats, marker=0xbad, req_id=0x0108)
-                    yield from completion(tag, index, beats)
-                elif fault == "long2":
-                    # Two completions, the second two beats longer than what is left of the read.
-                    half = beats//2
-                    yield from completion(tag, index, half, end=0, length=8*half)
-                    yield from completion(tag, index, beats - half + 2, length=8*(beats - half + 2), offset=half)
-                elif fault == "poisoned":
-                    # Its first half poisoned (EP: err with data), its second half clean.
-                    half = beats//2
-                    yield from completion(tag, index, half, err=1, end=0, length=8*half)
-                    yield from completion(tag, index, beats - half, length=8*(beats - half))
-                else:
-                    yield from completion(tag, index, beats)
-                yield dut.master_out.sink.ready.eq(1)
-                pending.remove(entry)
-                answered += 1
+    def on_request(tag, adr):
+        order.append(adr >> 12)
+        pending.append([tag, adr >> 12])
+
+    def answer():
+        if (yield dut.timeouts) != len(late):   # A read timed out: it is answered now, too late.
+            entry = next(e for e in pending if faults.get(e[1]) == "lost")
+            pending.remove(entry)
+            yield from _held(dut, completion(entry[0], entry[1], beats, marker=0xbad))   # Dropped.
+            late.append(entry[0])
+            return
+        answerable = [e for e in pending if faults.get(e[1]) != "lost"]
+        if answerable and rng.random() < 0.5:
+            entry = rng.choice(answerable)
+            yield from _held(dut, answers(*entry))
+            pending.remove(entry)
+            answered.append(entry[1])
+
+    def answers(tag, index):
+        fault = faults.get(index)
+        if fault == "ur":
+            yield from completion(tag, index, 1, err=1)
+        elif fault == "stray":
+            busy  = {t for t, _ in pending}
+            stray = next((t for t in range(2**len(dut.free_tags.source.tag)) if t not in busy), 0xfe)
+            yield from completion(stray, index, beats, marker=0xbad)
+            yield from completion(0xfe, index, 1, marker=0xbad)   # Not even one of our tags.
+            yield from completion(tag, index, beats)
+        elif fault == "long":
+            yield from completion(tag, index, beats + 1)
+        elif fault == "foreign":
+            # A completion of the right tag for another requester, then the right one.
+            yield from completion(tag, index, beats, marker=0xbad, req_id=0x0108)
+            yield from completion(tag, index, beats)
+        elif fault == "long2":
+            # Two completions, the second two beats longer than what is left of the read.
+            half = beats//2
+            yield from completion(tag, index, half, end=0, length=8*half)
+            yield from completion(tag, index, beats - half + 2, length=8*(beats - half + 2), offset=half)
+        elif fault == "poisoned":
+            # Its first half poisoned (EP: err with data), its second half clean.
+            half = beats//2
+            yield from completion(tag, index, half, err=1, end=0, length=8*half)
+            yield from completion(tag, index, beats - half, length=8*(beats - half))
+        else:
+            yield from completion(tag, index, beats)
 
     def consumer():
         received = log.setdefault("received", [])
@@ -744,7 +691,9 @@ def _fault_bench(dut, count, beats, faults, rng, ready_probability, log):
 
     log["order"], log["late"] = order, late
     requests = [(0, index) for index in range(count)]
-    return [_requester(dut, requests, beats), host(), consumer()]
+    return [_requester(dut, requests, beats),
+        _host(dut, lambda: len(answered) + len(lost) == count and len(late) == len(lost), on_request, answer),
+        consumer()]
 
 
 def _fault_dut(max_pending=4, timeout_cycles=300):

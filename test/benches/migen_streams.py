@@ -5,16 +5,17 @@
 """Stream drivers and monitors for gateware tests in migen's simulator (run_simulation generators), shared
 so that every bench waits, drains and fails the same way:
 
-    send(endpoint, packets, rng, valid_probability, stalls=None)   drive packets of (dat, be) beats
-    collect(endpoint, fields, count, rng, ready_probability, out)  receive `count` packets, then drain
-    Readiness(rng, ready_probability)                              a monitor's ready, with the drain
-    wait_for(signal, on_wait=None)                                 a bounded handshake wait
-    stuck(what)                                                    the error of a bench loop that ran out
-    IDLE_X_BACKPRESSURE                                            (valid, ready) probabilities, crossed
-    IDLE_X_BACKPRESSURE_AS_IDLE                                    the same as (idle, back-pressure)
-    StreamBench(dut, sink, valid_probability, ready_probability)   the above for a design with one input
-                                                                   stream and one or more outputs, with
-                                                                   the end check (nothing lost or extra)
+    send(endpoint, packets, rng, valid_probability, stalls=None)      drive packets of (dat, be) beats
+    monitor(endpoint, fields, done, rng, ready_probability, on_beat)  take beats until done(), then drain
+    collect(endpoint, fields, count, rng, ready_probability, out)     receive `count` packets, then drain
+    Readiness(rng, ready_probability)                                 a monitor's ready, with the drain
+    wait_for(signal, on_wait=None)                                    a bounded handshake wait
+    stuck(what)                                                       the error of a bench loop that ran out
+    IDLE_X_BACKPRESSURE                                               (valid, ready) probabilities, crossed
+    IDLE_X_BACKPRESSURE_AS_IDLE                                       the same as (idle, back-pressure)
+    StreamBench(dut, sink, valid_probability, ready_probability)      the above for a design with one input
+                                                                      stream and one or more outputs, with
+                                                                      the end check (nothing lost or extra)
 
 A design that stops answering fails its test after MAX_CYCLES instead of hanging the run; a monitor stays
 ready DRAIN_CYCLES after the output it expects and keeps whatever else comes, so a test that compares
@@ -85,25 +86,37 @@ class Readiness:
         return True
 
 
-def collect(endpoint, fields, count, rng, ready_probability, packets):
-    """Receives `count` packets on `endpoint` (ready with probability `ready_probability`): for each, the
-    list of beats as dicts of `fields` and first/last. Then stays ready for DRAIN_CYCLES and keeps whatever
-    else comes, an unfinished packet too."""
-    current, readiness = [], Readiness(rng, ready_probability)
+def monitor(endpoint, fields, done, rng, ready_probability, on_beat):
+    """Takes beats from `endpoint` (ready with probability `ready_probability`) until `done()`, then for
+    DRAIN_CYCLES more; `on_beat` is given each beat as a dict of `fields`."""
+    readiness = Readiness(rng, ready_probability)
     for _ in range(MAX_CYCLES):
-        ready = readiness.next(len(packets) >= count)
+        ready = readiness.next(done())
         if ready is None:
             break
         yield endpoint.ready.eq(ready)
         yield
         if ready and (yield endpoint.valid):
             beat = {}
-            for f in fields + ["first", "last"]:
+            for f in fields:
                 beat[f] = (yield getattr(endpoint, f))
-            current.append(beat)
-            if beat["last"]:
-                packets.append(current)
-                current = []
+            on_beat(beat)
+
+
+def collect(endpoint, fields, count, rng, ready_probability, packets):
+    """Receives `count` packets on `endpoint` (ready with probability `ready_probability`): for each, the
+    list of beats as dicts of `fields` and first/last. Then stays ready for DRAIN_CYCLES and keeps whatever
+    else comes, an unfinished packet too."""
+    current = []
+
+    def on_beat(beat):
+        current.append(beat)
+        if beat["last"]:
+            packets.append(current[:])
+            current.clear()
+
+    yield from monitor(endpoint, fields + ["first", "last"], lambda: len(packets) >= count, rng, ready_probability,
+                       on_beat)
     if current:
         packets.append(current)
 
