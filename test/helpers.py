@@ -11,6 +11,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from litex.soc.integration.builder import Builder
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -52,6 +54,29 @@ def run_target(board, *args, timeout=300):
     target = os.path.join(REPO, "targets", f"{board}.py")
     return subprocess.run([sys.executable, target, *args], cwd=REPO, env=env_without_vivado(),
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=timeout)
+
+
+def refusal(main, argv, capsys):
+    """What `main(argv)` wrote to stderr as it refused its arguments, as argparse does (exit code 2)."""
+    with pytest.raises(SystemExit) as exit:
+        main(argv)
+    assert exit.value.code == 2
+    return capsys.readouterr().err
+
+
+def sim_py_refusal(*argv):
+    """What `./sim.py argv...` wrote to stderr as it refused its arguments (exit code 2), run as a user runs it."""
+    result = subprocess.run([sys.executable, os.path.join(REPO, "sim.py"), *argv], cwd=REPO, capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 2, result.stderr
+    return result.stderr
+
+
+def target_refusal(board, *args):
+    """The last line `targets/<board>.py args...` wrote to stderr as it refused its arguments (exit code 2)."""
+    result = run_target(board, *args)
+    assert result.returncode == 2, result.stderr[-2000:]
+    return result.stderr.strip().splitlines()[-1]
 
 
 def yowasp_missing():

@@ -9,9 +9,6 @@ take most of the time); each test then asserts on its own rows.
 """
 
 import json
-import subprocess
-import sys
-import os
 
 import pytest
 
@@ -21,9 +18,8 @@ from hostlink.sim.pcie.driver import split_descriptors
 from hostlink.sim.pcie.soc import get_board
 from hostlink.cores.pcie.config import DMA_DESCRIPTOR_MAX_BYTES
 
-from helpers import check_enumeration
+from helpers import check_enumeration, sim_py_refusal
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # One bus word (16 bytes on the 128-bit datapath) to 1 MiB, with sizes that are not powers of two.
 # LitePCIe's DMA moves whole bus words: other lengths are refused (test_length_not_whole_bus_words).
@@ -182,10 +178,7 @@ def test_unknown_board_is_refused():
     (["--sweep-latency", "--sizes", "4K,8K"],  "runs one size on one channel"),
 ])
 def test_cli_rejects_bad_arguments(args, message):
-    result = subprocess.run([sys.executable, os.path.join(ROOT, "sim.py"), "dma", *args],
-        capture_output=True, text=True, timeout=120)
-    assert result.returncode == 2
-    assert message in result.stderr
+    assert message in sim_py_refusal("dma", *args)
 
 
 def test_sweep_jobs_split_each_total_across_the_channels():

@@ -24,6 +24,8 @@ from hostlink.sim import udp
 from hostlink.sim.netns import NetNamespace, unavailable_reason
 from hostlink.sim.udp.soc import WIRE_OVERHEAD, wire_cycles
 
+from helpers import refusal
+
 GEN_PAYLOADS  = [0, 1, 3, 4, 17, 18, 512, 1471, 1472]
 GEN_COUNT     = 40
 ECHO_PAYLOADS = [0, 1, 18, 1472]
@@ -63,29 +65,24 @@ def run_sim(tmp_dir, name, args):
 
 
 @pytest.fixture(scope="module")
-def gen_dir(tmp_path_factory):
+def sim_dirs(tmp_path_factory):
+    """Each mode's directory for the module's runs, which keeps its compiled model."""
     needs_tap()
-    return str(tmp_path_factory.mktemp("sim_udp_generator"))
+    return {mode: str(tmp_path_factory.mktemp(f"sim_udp_{mode}")) for mode in ("generator", "echo")}
 
 
 @pytest.fixture(scope="module")
-def gen(gen_dir):
-    return run_sim(gen_dir, "generator", ["--payload", ",".join(map(str, GEN_PAYLOADS)),
-                                          "--count", str(GEN_COUNT)])
+def gen(sim_dirs):
+    return run_sim(sim_dirs["generator"], "generator", ["--payload", ",".join(map(str, GEN_PAYLOADS)),
+                                                        "--count", str(GEN_COUNT)])
 
 
 @pytest.fixture(scope="module")
-def echo_dir(tmp_path_factory):
-    needs_tap()
-    return str(tmp_path_factory.mktemp("sim_udp_echo"))
-
-
-@pytest.fixture(scope="module")
-def echo(echo_dir):
+def echo(sim_dirs):
     # Eight requests in flight: they reach the core back to back at wire pace (payloads under
     # 4 bytes carry no sequence number, so the run sends those one at a time).
-    return run_sim(echo_dir, "echo", ["--mode", "echo", "--payload", ",".join(map(str, ECHO_PAYLOADS)),
-                                      "--count", str(ECHO_COUNT), "--window", "8"] + ECHO_ADDRESSES)
+    return run_sim(sim_dirs["echo"], "echo", ["--mode", "echo", "--payload", ",".join(map(str, ECHO_PAYLOADS)),
+                                              "--count", str(ECHO_COUNT), "--window", "8"] + ECHO_ADDRESSES)
 
 # Generator ----------------------------------------------------------------------------------------
 
@@ -145,9 +142,9 @@ def test_generator_runs_at_line_rate(gen):
 
 
 @pytest.mark.sim
-def test_generator_model_is_reused(gen, gen_dir):
+def test_generator_model_is_reused(gen, sim_dirs):
     assert "compiling the Verilator model" in gen[2]
-    rc, report, out = run_sim(gen_dir, "again", ["--payload", "1472", "--count", "5"])
+    rc, report, out = run_sim(sim_dirs["generator"], "again", ["--payload", "1472", "--count", "5"])
     assert "reusing the Verilator model" in out and "compiling" not in out
     assert rc == 0 and report["results"][0]["received"] == 5
 
@@ -177,9 +174,9 @@ def test_echo_every_echo_correct(echo):
 
 
 @pytest.mark.sim
-def test_echo_one_request_at_a_time(echo, echo_dir):
-    rc, report, out = run_sim(echo_dir, "window", ["--mode", "echo", "--payload", "18,1472", "--count", "30",
-                                                   "--window", "1"] + ECHO_ADDRESSES)
+def test_echo_one_request_at_a_time(echo, sim_dirs):
+    rc, report, out = run_sim(sim_dirs["echo"], "window", ["--mode", "echo", "--payload", "18,1472", "--count", "30",
+                                                           "--window", "1"] + ECHO_ADDRESSES)
     assert rc == 0 and "reusing the Verilator model" in out
     for r in report["results"]:
         assert r["echoed_ok"] == 30 and r["lost"] == 0
@@ -239,7 +236,8 @@ def test_processes_in_a_deleted_namespace_are_ended():
 
 @pytest.mark.sim
 @pytest.mark.parametrize("signame", ["SIGINT", "SIGTERM"])
-def test_interrupted_run_stops_the_simulator_and_deletes_its_namespace(gen, gen_dir, signame):
+def test_interrupted_run_stops_the_simulator_and_deletes_its_namespace(gen, sim_dirs, signame):
+    gen_dir = sim_dirs["generator"]
     # A run far too long to finish, stopped once traffic flows; as Ctrl-C does, SIGINT goes to the
     # whole process group (simulator and host tool included).
     # A shell without job control starts background commands with SIGINT ignored, and children inherit
@@ -271,7 +269,8 @@ def test_interrupted_run_stops_the_simulator_and_deletes_its_namespace(gen, gen_
 
 
 @pytest.mark.sim
-def test_killed_run_leaves_no_process(gen, gen_dir):
+def test_killed_run_leaves_no_process(gen, sim_dirs):
+    gen_dir = sim_dirs["generator"]
     # SIGKILL leaves no chance to clean up: the simulator and the tool die with their parent, and
     # only the namespace's name remains, empty, for the next cleanup.
     p = subprocess.Popen([sys.executable, SIM_PY, "udp", "--payload", "1472", "--count", "10000000",
@@ -327,10 +326,7 @@ def test_summary_names_the_kernel_counters_that_moved(capsys):
     (["--mode", "loopback"],            "invalid choice: 'loopback'"),
 ])
 def test_bad_arguments_are_refused(capsys, args, message):
-    with pytest.raises(SystemExit) as e:
-        udp.main(args)
-    assert e.value.code == 2
-    assert message in capsys.readouterr().err
+    assert message in refusal(udp.main, args, capsys)
 
 
 @pytest.mark.parametrize("args, message", [
