@@ -108,29 +108,22 @@ class Bench:
         self.rc.max_read_request_size = mps_code(profile.max_read_request)
         self.landing = LandingWatch(self.rc)
 
+        # What both hard blocks' models take.
+        link = dict(link_speed=profile.link_speed, link_width=profile.link_width, data_width=cfg["data_width"],
+                    user_clk_freq=cfg["user_clk_hz"], seed=profile.seed)
         if cfg["device"] == "s7":
             from hostlink.sim.pcie.s7_device import S7PcieDevice
-            self.dev = S7PcieDevice(self.dut, cfg["hard_block_prefix"],
-                link_speed       = profile.link_speed,
-                link_width       = profile.link_width,
-                data_width       = cfg["data_width"],
-                user_clk_freq    = cfg["user_clk_hz"],
+            self.dev = S7PcieDevice(self.dut, cfg["hard_block_prefix"], **link,
                 tx_backpressure_probability = profile.backpressure,
                 rx_gap_probability          = profile.rx_gaps,
                 completion_headers          = cfg.get("block_completion_headers"),
-                seed             = profile.seed,
             )
         elif cfg["device"] == "us":
             from hostlink.sim.pcie.v7gen3 import make_v7gen3_device
-            self.dev = make_v7gen3_device(self.dut, cfg["hard_block_prefix"],
-                link_speed    = profile.link_speed,
-                link_width    = profile.link_width,
-                data_width    = cfg["data_width"],
-                user_clk_freq = cfg["user_clk_hz"],
-                backpressure  = profile.backpressure,
-                rc_straddle   = cfg.get("rc_straddle", False),
-                seed          = profile.seed,
-                reference     = cfg.get("reference", False),
+            self.dev = make_v7gen3_device(self.dut, cfg["hard_block_prefix"], **link,
+                backpressure = profile.backpressure,
+                rc_straddle  = cfg.get("rc_straddle", False),
+                reference    = cfg.get("reference", False),
             )
             if cfg.get("block_completion_headers") is not None:
                 self.dev.rx_buf_cplh_fc_limit = self.dev.cplh_limit = cfg["block_completion_headers"]
