@@ -13,6 +13,7 @@ import sys
 
 from hostlink.cores.pcie.config import DMA_DESCRIPTOR_MAX_BYTES, check_dma_channels, check_dma_length
 from hostlink.protocol import FLOW_MODES, FRAMED_FLOWS
+from hostlink.sim import plots
 from hostlink.sim.pcie import latency_sweep
 from hostlink.sim.pcie.host import host_profile
 from hostlink.sim.pcie.soc import BOARDS, DEFAULT_BOARD, get_board
@@ -330,31 +331,23 @@ def format_table(results):
 
 def plot_throughput(results, path):
     """Throughput against total bytes moved, one line per direction and channel count."""
-    import matplotlib
-    matplotlib.use("Agg")   # Files only: no display.
-    import matplotlib.pyplot as plt
     series = {}
     for r in results["results"]:
         if r["cycles"] is not None:
             series.setdefault((r["direction"], r["channels"]), []).append((r["bytes"], r["gbytes_per_s"]))
-    figure, axes = plt.subplots(figsize=(8, 5))
     styles = {"h2c": "-o", "c2h": "-s", "bidir": "-^"}
-    for (direction, channels), points in sorted(series.items()):
-        points.sort()
-        axes.plot([p[0] for p in points], [p[1] for p in points], styles.get(direction, "-"),
-            label=f"{direction}, {channels} channel{'s' if channels > 1 else ''}")
-    axes.set_xscale("log", base=2)
-    axes.set_xlabel("bytes moved per direction (all channels)")
-    axes.set_ylabel("GB/s per direction (simulated time)")
-    host = results["host"]
-    axes.set_title(f"{results['board']}: Gen{host['link_speed']} x{host['link_width']}, MPS "
-        f"{host['max_payload_size']}, MRRS {host['max_read_request']}, {host['read_latency_ns']:.0f} ns reads, "
-        f"sys_clk {results['sys_clk_hz']/1e6:.0f} MHz", fontsize=9)
-    axes.grid(True, which="both", alpha=0.3)
-    axes.legend(fontsize=8)
-    figure.tight_layout()
-    figure.savefig(path, dpi=120)
-    plt.close(figure)
+    with plots.png(path) as axes:
+        for (direction, channels), points in sorted(series.items()):
+            points.sort()
+            axes.plot([p[0] for p in points], [p[1] for p in points], styles.get(direction, "-"),
+                label=f"{direction}, {channels} channel{'s' if channels > 1 else ''}")
+        axes.set_xscale("log", base=2)
+        axes.set_xlabel("bytes moved per direction (all channels)")
+        axes.set_ylabel("GB/s per direction (simulated time)")
+        host = results["host"]
+        axes.set_title(f"{results['board']}: Gen{host['link_speed']} x{host['link_width']}, MPS "
+            f"{host['max_payload_size']}, MRRS {host['max_read_request']}, {host['read_latency_ns']:.0f} ns reads, "
+            f"sys_clk {results['sys_clk_hz']/1e6:.0f} MHz", fontsize=9)
 
 # Main ---------------------------------------------------------------------------------------------
 

@@ -203,6 +203,22 @@ def processes_under(directory):
     return found
 
 
+def endless_run(gen_dir):
+    """The command of a ./sim.py udp run far too long to finish, on the generator's model."""
+    return [sys.executable, SIM_PY, "udp", "--payload", "1472", "--count", "10000000",
+            "--build-dir", os.path.join(gen_dir, "build")]
+
+
+def namespace_once_flowing(p):
+    """The network namespace of the run `p` (started with endless_run()), read once its traffic flows."""
+    out = ""
+    while "packets of 1472 bytes" not in out:
+        line = p.stdout.readline()
+        assert line, out
+        out += line
+    return out.split("namespace ")[1].split(",")[0]
+
+
 def wait_for_children_under(directory, names, timeout=120):
     """Waits until processes_under(directory) are exactly one process each of `names` (by the program's
     file name), every one past `ip netns exec` and `setpriv`."""
@@ -242,17 +258,11 @@ def test_interrupted_run_stops_the_simulator_and_deletes_its_namespace(gen, sim_
     # whole process group (simulator and host tool included).
     # A shell without job control starts background commands with SIGINT ignored, and children inherit
     # that (e.g. `make test &` in a script): restore the default, as an interactive terminal has it.
-    p = subprocess.Popen([sys.executable, SIM_PY, "udp", "--payload", "1472", "--count", "10000000",
-                          "--build-dir", os.path.join(gen_dir, "build")],
-                         start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    p = subprocess.Popen(endless_run(gen_dir), start_new_session=True, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True,
                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
-        out = ""
-        while "packets of 1472 bytes" not in out:
-            line = p.stdout.readline()
-            assert line, out
-            out += line
-        name = out.split("namespace ")[1].split(",")[0]
+        name = namespace_once_flowing(p)
         assert name in netns_names()
         if signame == "SIGINT":
             os.killpg(p.pid, signal.SIGINT)
@@ -273,15 +283,8 @@ def test_killed_run_leaves_no_process(gen, sim_dirs):
     gen_dir = sim_dirs["generator"]
     # SIGKILL leaves no chance to clean up: the simulator and the tool die with their parent, and
     # only the namespace's name remains, empty, for the next cleanup.
-    p = subprocess.Popen([sys.executable, SIM_PY, "udp", "--payload", "1472", "--count", "10000000",
-                          "--build-dir", os.path.join(gen_dir, "build")],
-                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    out = ""
-    while "packets of 1472 bytes" not in out:
-        line = p.stdout.readline()
-        assert line, out
-        out += line
-    name = out.split("namespace ")[1].split(",")[0]
+    p = subprocess.Popen(endless_run(gen_dir), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    name = namespace_once_flowing(p)
     # The line comes just before the host tool starts, and a child only dies with its parent once setpriv
     # has set its parent-death signal and become the child (`ip netns exec ... setpriv ... hostlink-udp`).
     # A busy machine can delay that past any fixed wait: wait until both children are themselves.

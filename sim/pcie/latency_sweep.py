@@ -12,6 +12,8 @@ SoC keeps in flight stop covering the latency.
 
 import argparse
 
+from hostlink.sim import plots
+
 DEFAULT_LATENCIES_NS = (500, 1000, 1500, 2000, 2500, 3000)
 DEFAULT_MRRS         = (128, 256, 512, 4096)
 
@@ -81,24 +83,16 @@ def format_table(board, rows):
 
 def plot(board, rows, path, limit_gbytes_per_s=None):
     """h2c GB/s against read latency, one line per MRRS."""
-    import matplotlib
-    matplotlib.use("Agg")   # Files only: no display.
-    import matplotlib.pyplot as plt
-    figure, axes = plt.subplots(figsize=(8, 5))
-    for mrrs in sorted({r["max_read_request"] for r in rows}):
-        points = sorted((r["read_latency_ns"]/1000, r["gbytes_per_s"]) for r in rows
-            if r["max_read_request"] == mrrs and r["cycles"] is not None)
-        axes.plot([p[0] for p in points], [p[1] for p in points], "-o", label=f"MRRS {mrrs}")
-    if limit_gbytes_per_s:
-        axes.axhline(limit_gbytes_per_s, color="grey", linestyle="--", label="link limit")
-    axes.set_xlabel("host read latency (us)")
-    axes.set_ylabel("host to FPGA GB/s (simulated time)")
-    host = rows[0]["host"] if rows else {}
-    axes.set_title(f"{board}: Gen{host.get('link_speed')} x{host.get('link_width')}, MPS "
-        f"{host.get('max_payload_size')}, {rows[0]['bytes'] if rows else 0} bytes per run", fontsize=9)
-    axes.set_ylim(bottom=0)
-    axes.grid(True, alpha=0.3)
-    axes.legend(fontsize=8)
-    figure.tight_layout()
-    figure.savefig(path, dpi=120)
-    plt.close(figure)
+    with plots.png(path) as axes:
+        for mrrs in sorted({r["max_read_request"] for r in rows}):
+            points = sorted((r["read_latency_ns"]/1000, r["gbytes_per_s"]) for r in rows
+                if r["max_read_request"] == mrrs and r["cycles"] is not None)
+            axes.plot([p[0] for p in points], [p[1] for p in points], "-o", label=f"MRRS {mrrs}")
+        if limit_gbytes_per_s:
+            axes.axhline(limit_gbytes_per_s, color="grey", linestyle="--", label="link limit")
+        axes.set_xlabel("host read latency (us)")
+        axes.set_ylabel("host to FPGA GB/s (simulated time)")
+        host = rows[0]["host"] if rows else {}
+        axes.set_title(f"{board}: Gen{host.get('link_speed')} x{host.get('link_width')}, MPS "
+            f"{host.get('max_payload_size')}, {rows[0]['bytes'] if rows else 0} bytes per run", fontsize=9)
+        axes.set_ylim(bottom=0)

@@ -19,6 +19,7 @@ import json
 import os
 import tempfile
 
+from hostlink.sim import plots
 from hostlink.sim.dma import parse_size
 from hostlink.sim.watchdog import OneLineArgumentParser, output_file
 from hostlink.sim.zynq.ps_model import PS_MODEL
@@ -154,30 +155,23 @@ def format_table(results):
 def plot(results, path):
     """MB/s against size per mode (simulated, the hardware alone), the port's rate, and the paper's Table I points
     (single buffer, about 100 KB, its software included) for comparison; written to `path` (PNG)."""
-    import matplotlib
-    matplotlib.use("Agg")   # Files only: no display.
-    import matplotlib.pyplot as plt
-    figure, axes = plt.subplots(figsize=(8, 5))
-    for mode in MODES:
-        points = sorted((row["size"], row["mbytes_per_s"]) for row in results["results"]
-                        if row["mode"] == mode and row.get("cycles"))
-        if points:
-            axes.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=f"hostlink {mode} (hardware, simulated)")
     rate = results["ps_model"]["rate_bytes_per_s"] / 1e6
-    axes.axhline(rate, color="grey", linestyle="--", label=f"the modelled HP port, {rate:,.0f} MB/s")
-    for (name, value), marker in zip(PAPER_TABLE_I.items(), ["s", "^", "v"]):
-        axes.plot([PAPER_TABLE_I_BYTES], [value], marker=marker, linestyle="none", color="black",
-                  label=f"paper, Table I: {name}, {value:.0f} MB/s")
-    axes.set_xscale("log", base=2)
-    axes.set_xlabel("transfer size (bytes)")
-    axes.set_ylabel("MB/s")
-    axes.set_title(f"Zynq AXI DMA on HP0, {results['clock_hz'] / 1e6:.0f} MHz logic: ./sim.py zynq (the paper's figures "
-                   f"include its software)", fontsize=9)
-    axes.grid(True, which="both", alpha=0.3)
-    axes.legend(fontsize=8)
-    figure.tight_layout()
-    figure.savefig(path, dpi=100)
-    plt.close(figure)
+    with plots.png(path, dpi=100) as axes:
+        for mode in MODES:
+            points = sorted((row["size"], row["mbytes_per_s"]) for row in results["results"]
+                            if row["mode"] == mode and row.get("cycles"))
+            if points:
+                axes.plot([p[0] for p in points], [p[1] for p in points], marker="o",
+                          label=f"hostlink {mode} (hardware, simulated)")
+        axes.axhline(rate, color="grey", linestyle="--", label=f"the modelled HP port, {rate:,.0f} MB/s")
+        for (name, value), marker in zip(PAPER_TABLE_I.items(), ["s", "^", "v"]):
+            axes.plot([PAPER_TABLE_I_BYTES], [value], marker=marker, linestyle="none", color="black",
+                      label=f"paper, Table I: {name}, {value:.0f} MB/s")
+        axes.set_xscale("log", base=2)
+        axes.set_xlabel("transfer size (bytes)")
+        axes.set_ylabel("MB/s")
+        axes.set_title(f"Zynq AXI DMA on HP0, {results['clock_hz'] / 1e6:.0f} MHz logic: ./sim.py zynq (the paper's "
+                       f"figures include its software)", fontsize=9)
     return path
 
 
