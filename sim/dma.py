@@ -18,7 +18,7 @@ from hostlink.sim.pcie import latency_sweep
 from hostlink.sim.pcie.host import host_profile
 from hostlink.sim.pcie.soc import BOARDS, DEFAULT_BOARD, get_board
 from hostlink.sim.pcie.driver import TABLE_DEPTH
-from hostlink.sim.watchdog import OneLineArgumentParser, finite_float, output_file
+from hostlink.sim.watchdog import OneLineArgumentParser, finite_float, number_list, output_file
 
 DIRECTIONS  = ("h2c", "c2h", "bidir")
 DEFAULT_RING        = 8
@@ -55,14 +55,8 @@ def parse_directions(text):
     return directions
 
 
-def parse_channel_counts(text):
-    try:
-        counts = [int(t) for t in str(text).split(",") if t.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"channel counts must be integers like 1 or 1,2,4, not {text!r}")
-    if not counts or any(c < 1 for c in counts):
-        raise argparse.ArgumentTypeError(f"channel counts must be >= 1, not {text!r}")
-    return counts
+parse_channel_counts = number_list(int, "channel counts must be integers like 1 or 1,2,4", lambda count: count >= 1,
+                                   "channel counts must be >= 1")
 
 
 def parse_stream_names(text):

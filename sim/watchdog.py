@@ -21,7 +21,7 @@ import sys
 import tempfile
 import time
 
-__all__ = ["OneLineArgumentParser", "finite_float", "output_file", "run_with_limit", "CHILD_ENV"]
+__all__ = ["OneLineArgumentParser", "finite_float", "number_list", "output_file", "run_with_limit", "CHILD_ENV"]
 
 CHILD_ENV  = "HOSTLINK_SIM_CHILD" # Set in the child: it runs the command itself.
 TERM_GRACE = 20                   # Seconds between SIGTERM and SIGKILL.
@@ -50,6 +50,21 @@ def finite_float(minimum=None, positive=False):
             raise argparse.ArgumentTypeError(f"must be >= {minimum:g}, not {text!r}")
         return value
     return parse
+
+def number_list(kind, not_numbers, valid, not_valid):
+    """An argparse type: comma-separated numbers ('1,2,4') as a list of `kind` (int, float). Refused with
+    `not_numbers` when one is not a number, with `not_valid` when there are none or `valid(value)` is false
+    for one."""
+    def parse(text):
+        try:
+            values = [kind(t) for t in str(text).split(",") if t.strip()]
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{not_numbers}, not {text!r}")
+        if not values or not all(valid(v) for v in values):
+            raise argparse.ArgumentTypeError(f"{not_valid}, not {text!r}")
+        return values
+    return parse
+
 
 def output_file(text):
     """An argparse type: a file to write the results into (--json, --plot), checked before the run so that

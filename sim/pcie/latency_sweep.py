@@ -10,35 +10,21 @@ and one PNG. Reads in flight divided by the round trip bound h2c: the table show
 SoC keeps in flight stop covering the latency.
 """
 
-import argparse
-
 from hostlink.sim import plots
+from hostlink.sim.watchdog import number_list
 
 DEFAULT_LATENCIES_NS = (500, 1000, 1500, 2000, 2500, 3000)
 DEFAULT_MRRS         = (128, 256, 512, 4096)
 
 
-def parse_latencies(text):
-    """'500,1000,2000' (ns) -> [500.0, 1000.0, 2000.0]."""
-    try:
-        values = [float(t) for t in str(text).split(",") if t.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"read latencies are numbers of ns like 500,1000,2000, not {text!r}")
-    if not values or any(not 0 <= v <= 100_000 for v in values):
-        raise argparse.ArgumentTypeError(f"read latencies must be from 0 to 100000 ns, not {text!r}")
-    return values
+# '500,1000,2000' (ns) -> [500.0, 1000.0, 2000.0].
+parse_latencies = number_list(float, "read latencies are numbers of ns like 500,1000,2000",
+                              lambda ns: 0 <= ns <= 100_000, "read latencies must be from 0 to 100000 ns")
 
-
-def parse_mrrs_list(text):
-    """'128,256,512' -> [128, 256, 512]; each a PCIe Max Read Request Size."""
-    try:
-        values = [int(t) for t in str(text).split(",") if t.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"MRRS values are byte counts like 128,256,512, not {text!r}")
-    bad = [v for v in values if v not in (128, 256, 512, 1024, 2048, 4096)]
-    if not values or bad:
-        raise argparse.ArgumentTypeError(f"each MRRS must be a power of two from 128 to 4096, not {text!r}")
-    return values
+# '128,256,512' -> [128, 256, 512]; each a PCIe Max Read Request Size.
+parse_mrrs_list = number_list(int, "MRRS values are byte counts like 128,256,512",
+                              lambda mrrs: mrrs in (128, 256, 512, 1024, 2048, 4096),
+                              "each MRRS must be a power of two from 128 to 4096")
 
 
 def sweep(run_one, profile_for, latencies_ns, mrrs_list, progress=None):
