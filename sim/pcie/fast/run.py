@@ -252,19 +252,23 @@ class FastMemPool:
         return FastRegion(self.lib, base, size)
 
 
+def counters(*names, **renamed):
+    """A class decorator: read-only attributes that read the compiled model's counters (`self.lib`), each of
+    `names` the counter of its own name, each of `renamed` (attribute="counter") the counter named."""
+    def add(cls):
+        for attribute, name in {**{name: name for name in names}, **renamed}.items():
+            setattr(cls, attribute, property(lambda self, name=name: self.lib.counter(name)))
+        return cls
+    return add
+
+
+@counters("reads_served", "dma_bytes_written", "faults_injected", "bad_reads", "bad_writes", "largest_read",
+          "most_blocks_owed")
 class FastHost:
     """The host's side as the bench reads it (HostRootComplex's counters and faults)."""
     def __init__(self, lib):
         self.lib = lib
         self.mem_pool = FastMemPool(lib)
-
-    reads_served     = property(lambda self: self.lib.counter("reads_served"))
-    dma_bytes_written = property(lambda self: self.lib.counter("dma_bytes_written"))
-    faults_injected  = property(lambda self: self.lib.counter("faults_injected"))
-    bad_reads        = property(lambda self: self.lib.counter("bad_reads"))
-    bad_writes       = property(lambda self: self.lib.counter("bad_writes"))
-    largest_read     = property(lambda self: self.lib.counter("largest_read"))
-    most_blocks_owed = property(lambda self: self.lib.counter("most_blocks_owed"))
 
     @property
     def last_read_data_ns(self):
@@ -287,16 +291,11 @@ class FastHost:
             done.append((names[kind], address.value))
 
 
+@counters("rx_cpl_bytes", "rx_cpl_drops", "cplh_limit", "most_cplh_used", msi_held="msis_held")
 class FastDevice:
     """The hard block's side as the bench reads it (S7PcieDevice's counters)."""
     def __init__(self, lib):
         self.lib = lib
-
-    rx_cpl_bytes   = property(lambda self: self.lib.counter("rx_cpl_bytes"))
-    rx_cpl_drops   = property(lambda self: self.lib.counter("rx_cpl_drops"))
-    cplh_limit     = property(lambda self: self.lib.counter("cplh_limit"))
-    most_cplh_used = property(lambda self: self.lib.counter("most_cplh_used"))
-    msi_held       = property(lambda self: self.lib.counter("msis_held"))
 
     @property
     def rx_cpl_last_ns(self):
@@ -311,20 +310,13 @@ class FastDevice:
         self.lib.fs_hold_msis(count, cycles)
 
 
+@counters("rx_cpl_bytes", "rx_cpl_drops", "cplh_limit", "most_cplh_used", "completion_timeouts", "rc_wait_cycles",
+          msi_sent="msis_sent", msi_refused="msis_refused")
 class FastUSDevice:
     """The `pcie3_7x` block's side as the bench reads it (v7gen3_device.py's V7Gen3PcieDevice's counters)."""
     def __init__(self, lib):
         self.lib = lib
         self._completion_timeout_ns = 50e6
-
-    rx_cpl_bytes        = property(lambda self: self.lib.counter("rx_cpl_bytes"))
-    rx_cpl_drops        = property(lambda self: self.lib.counter("rx_cpl_drops"))
-    cplh_limit          = property(lambda self: self.lib.counter("cplh_limit"))
-    most_cplh_used      = property(lambda self: self.lib.counter("most_cplh_used"))
-    msi_sent            = property(lambda self: self.lib.counter("msis_sent"))
-    msi_refused         = property(lambda self: self.lib.counter("msis_refused"))
-    completion_timeouts = property(lambda self: self.lib.counter("completion_timeouts"))
-    rc_wait_cycles      = property(lambda self: self.lib.counter("rc_wait_cycles"))
 
     @property
     def rx_cpl_last_ns(self):

@@ -159,6 +159,25 @@ struct Source {
 struct Request { bool active = false; uint64_t address; uint32_t length_dw; int first_be, last_be;
                  uint16_t requester; int tc, attr; bool read; uint64_t serial; };
 
+// A 256-bit AXI stream into the block (RQ, CC): its inputs as sampled before the edge, and the DWs of the TLP
+// whose beats it has taken so far (FastRqSink, CcSink: tkeep per DW; a discontinued frame is flagged).
+struct StreamIn {
+    uint32_t data[8]; uint32_t keep = 0; uint64_t user = 0; bool valid = false, last = false;
+    bool ready = false, in_frame = false, discontinue = false;
+    std::vector<uint32_t> dw;
+
+    // The beat on the inputs, if taken: `started` when it is a frame's first; true when it is its last.
+    bool take(bool discontinue_bit, bool& started) {
+        started = false;
+        if (!(ready && valid)) return false;
+        if (!in_frame) { in_frame = started = true; dw.clear(); discontinue = false; }
+        if (discontinue_bit) discontinue = true;
+        for (int k = 0; k < 8; k++) if (keep >> k & 1) dw.push_back(data[k]);
+        if (last) in_frame = false;
+        return last;
+    }
+};
+
 struct USSim : SimBase {
     // Hard block configuration (fs_hard_block).
     bool straddle = true;
@@ -170,8 +189,7 @@ struct USSim : SimBase {
     int reset_edges = 27;               // cocotbext's _run_reset: two edges, 100 ns, an edge.
 
     // Requester (RQ in, RC out).
-    std::vector<uint32_t> rq_dw; int rq_first_be = 0, rq_last_be = 0, rq_seq = 0; bool rq_discontinue = false;
-    bool rq_ready = false, rq_in_frame = false;
+    StreamIn rq; int rq_first_be = 0, rq_last_be = 0, rq_seq = 0;
     std::deque<std::pair<uint64_t, int>> seq_nums;   // (when the TLP entered the port's queue, its number).
     Request active[256];
     uint64_t request_serial = 0;
@@ -179,7 +197,7 @@ struct USSim : SimBase {
 
     // Completer (CQ out, CC in).
     std::deque<std::pair<uint64_t, Frame>> cq_waiting;   // Requests for the next clock edge (_run_cq_logic).
-    std::vector<uint32_t> cc_dw; bool cc_ready = false, cc_in_frame = false; bool cc_discontinue = false;
+    StreamIn cc;
 
     // Configuration management (_run_cfg_mgmt_logic): a read or write answered on the fourth edge.
     int mgmt_edges = 0; bool mgmt_done = false; uint32_t mgmt_addr = 0; bool mgmt_read = false;
@@ -195,8 +213,7 @@ struct USSim : SimBase {
     uint64_t error_uncor = 0; bool prev_uncor = false;
 
     // Sampled before the edge.
-    uint32_t rq_data[8], cc_data[8]; uint32_t rq_keep = 0, cc_keep = 0; uint64_t rq_user = 0, cc_user = 0;
-    bool rq_valid = false, rq_last = false, cc_valid = false, cc_last = false, rc_tready = false, cq_tready = false;
+    bool rc_tready = false, cq_tready = false;
     uint32_t msi_int = 0; bool mgmt_rd = false, mgmt_wr = false, uncor = false; uint32_t mgmt_address = 0;
 
     USSim() {
@@ -206,12 +223,12 @@ struct USSim : SimBase {
     }
 
     void edge_sample() override {
-        get_words(HB(s_axis_rq_tdata), rq_data);
-        rq_keep = HB(s_axis_rq_tkeep); rq_user = HB(s_axis_rq_tuser);
-        rq_valid = HB(s_axis_rq_tvalid); rq_last = HB(s_axis_rq_tlast);
-        get_words(HB(s_axis_cc_tdata), cc_data);
-        cc_keep = HB(s_axis_cc_tkeep); cc_user = HB(s_axis_cc_tuser);
-        cc_valid = HB(s_axis_cc_tvalid); cc_last = HB(s_axis_cc_tlast);
+        get_words(HB(s_axis_rq_tdata), rq.data);
+        rq.keep = HB(s_axis_rq_tkeep); rq.user = HB(s_axis_rq_tuser);
+        rq.valid = HB(s_axis_rq_tvalid); rq.last = HB(s_axis_rq_tlast);
+        get_words(HB(s_axis_cc_tdata), cc.data);
+        cc.keep = HB(s_axis_cc_tkeep); cc.user = HB(s_axis_cc_tuser);
+        cc.valid = HB(s_axis_cc_tvalid); cc.last = HB(s_axis_cc_tlast);
         rc_tready = HB(m_axis_rc_tready) & 1;
         cq_tready = HB(m_axis_cq_tready) & 1;
         msi_int = HB(cfg_interrupt_msi_int);
@@ -250,25 +267,22 @@ struct USSim : SimBase {
     // Requester: RQ -> TLPs (RqSink, us_model's _run_rq_logic) -----------------------------------
 
     void rq_edge() {
-        if (rq_ready && rq_valid) {
-            if (!rq_in_frame) {
-                rq_in_frame = true; rq_dw.clear();
-                rq_first_be = rq_user & 0xf; rq_last_be = (rq_user >> 4) & 0xf; rq_seq = (rq_user >> 24) & 0xf;
-                rq_discontinue = false;
-            }
-            if (rq_user >> 11 & 1) rq_discontinue = true;
-            for (int k = 0; k < 8; k++) if (rq_keep >> k & 1) rq_dw.push_back(rq_data[k]);
-            if (rq_last) { rq_in_frame = false; rq_request(); }
+        bool started, ended = rq.take(rq.user >> 11 & 1, started);
+        if (started) {
+            rq_first_be = rq.user & 0xf; rq_last_be = (rq.user >> 4) & 0xf; rq_seq = (rq.user >> 24) & 0xf;
         }
+        if (ended) rq_request();
         // FastRqSink: tready low on the cycles the pause generator draws.
-        rq_ready = !(backpressure > 0 && uniform(device_rng) < backpressure);
-        HB(s_axis_rq_tready) = rq_ready;
+        rq.ready = !paused();
+        HB(s_axis_rq_tready) = rq.ready;
     }
+
+    bool paused() { return backpressure > 0 && uniform(device_rng) < backpressure; }
 
     void rq_request() {
         // Tlp_us.unpack_us_rq and _run_rq_logic.
-        if (rq_discontinue || rq_dw.size() < 4) { dropped_requests++; return; }
-        const uint32_t* d = rq_dw.data();
+        if (rq.discontinue || rq.dw.size() < 4) { dropped_requests++; return; }
+        const uint32_t* d = rq.dw.data();
         uint64_t address = ((uint64_t)d[1] << 32) | (d[0] & ~3u);
         uint32_t length = d[2] & 0x7ff;
         int req_type = (d[2] >> 11) & 0xf;
@@ -281,7 +295,7 @@ struct USSim : SimBase {
         if (req_type > 1 || !(cfg_command & 4)) { dropped_requests++; return; }   // Only memory; bus master.
         bool write = req_type == 1;
         Bytes tlp = request_tlp(write, address, length, requester, tag, tc, attr, ep, rq_first_be, rq_last_be,
-                                write ? d + 4 : nullptr, write ? rq_dw.size() - 4 : 0);
+                                write ? d + 4 : nullptr, write ? rq.dw.size() - 4 : 0);
         if (!write) {
             bool extended = cfg_dcommand >> 8 & 1;
             if (tag >= (extended ? 64 : 32) || active[tag].active) { tag_errors++; return; }
@@ -430,20 +444,16 @@ struct USSim : SimBase {
 
     void cc_edge() {
         // CcSink and _run_cc_logic: a completion's TLP is sent when its last beat is taken.
-        if (cc_ready && cc_valid) {
-            if (!cc_in_frame) { cc_in_frame = true; cc_dw.clear(); cc_discontinue = false; }
-            if (cc_user & 1) cc_discontinue = true;
-            for (int k = 0; k < 8; k++) if (cc_keep >> k & 1) cc_dw.push_back(cc_data[k]);
-            if (cc_last) { cc_in_frame = false; cc_completion(); }
-        }
-        cc_ready = !(backpressure > 0 && uniform(device_rng) < backpressure);
-        HB(s_axis_cc_tready) = cc_ready;
+        bool started;
+        if (cc.take(cc.user & 1, started)) cc_completion();
+        cc.ready = !paused();
+        HB(s_axis_cc_tready) = cc.ready;
     }
 
     void cc_completion() {
         // Tlp_us.unpack_us_cc.
-        if (cc_discontinue || cc_dw.size() < 3) { dropped_requests++; return; }
-        const uint32_t* d = cc_dw.data();
+        if (cc.discontinue || cc.dw.size() < 3) { dropped_requests++; return; }
+        const uint32_t* d = cc.dw.data();
         uint32_t lower = d[0] & 0x7f, byte_count = (d[0] >> 16) & 0x1fff;
         uint32_t length = d[1] & 0x7ff; int status = (d[1] >> 11) & 7; bool ep = d[1] >> 14 & 1;
         uint16_t requester = d[1] >> 16;
@@ -458,7 +468,7 @@ struct USSim : SimBase {
         put_be32(&b[0], dw0);
         put_be32(&b[4], (uint32_t)completer << 16 | (uint32_t)status << 13 | (byte_count & 0xfff));
         put_be32(&b[8], (uint32_t)requester << 16 | (uint32_t)tag << 8 | lower);
-        for (uint32_t i = 0; i < length && 3 + i < cc_dw.size(); i++)
+        for (uint32_t i = 0; i < length && 3 + i < cc.dw.size(); i++)
             for (int k = 0; k < 4; k++) b.push_back((uint8_t)(d[3 + i] >> (8 * k)));
         tx_tlps++;
         up.send(std::move(b), now);
