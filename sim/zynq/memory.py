@@ -119,13 +119,16 @@ class PSMemory:
             self.most_reads = max(self.most_reads, len(self.reads))
             self._pause_reads()
 
+    async def _first_due(self, queue):
+        """The first entry of `queue` (each led by the time it is due), once there is one and it is due."""
+        while not queue:
+            await RisingEdge(self.clock)
+        await self._until(queue[0][0])
+        return queue[0]
+
     async def _give_reads(self):
         while True:
-            if not self.reads:
-                await RisingEdge(self.clock)
-                continue
-            due, address, beats, response = self.reads[0]
-            await self._until(due)
+            _, address, beats, response = await self._first_due(self.reads)
             for n in range(beats):
                 await self._token("read")
                 start = address + n*self.beat_bytes
@@ -156,11 +159,7 @@ class PSMemory:
 
     async def _give_responses(self):
         while True:
-            if not self.responses:
-                await RisingEdge(self.clock)
-                continue
-            due, response = self.responses[0]
-            await self._until(due)
+            _, response = await self._first_due(self.responses)
             await self.b.send(AxiBTransaction(bid=0, bresp=response))
             self.responses.popleft()
             self._pause_writes()
