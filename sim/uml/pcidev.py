@@ -138,8 +138,29 @@ class HostActivity:
 class QueueServer:
     """What the bridges on virt-pci's queues share (this one and sim/zynq/uml_bench.py's PlatformBridge): a
     request gathered from a descriptor chain and an answer scattered into one, the commands served in order,
-    and simulated time held while the kernel computes. Needs `backend`, `host`, `hold_cap_s`, `held_s` and an
-    async `_serve(head, chain)` returning the bytes written."""
+    and simulated time held while the kernel computes, in one main loop (run). Needs `backend`, `host`,
+    `hold_cap_s`, `held_s`, `poll_ns`, `open`, `memory_registered`, `_register_memory()` (the kernel's memory
+    table has come), `_send_interrupts(irq_vq)` and an async `_serve(head, chain)` returning the bytes
+    written."""
+
+    def close(self):
+        self.open = False
+        self.backend.close()
+
+    async def run(self):
+        cmd_vq, irq_vq = self.backend.queues
+        while self.open and not self.backend.closed:
+            self.backend.poll()
+            if self.backend.memory.regions and not self.memory_registered:
+                self._register_memory()
+            self._watch()
+            await self._serve_commands(cmd_vq)
+            self._send_interrupts(irq_vq)
+            self._hold(cmd_vq)
+            await Timer(self.poll_ns, "ns")
+
+    def _watch(self):
+        """What the bridge watches on each turn of the main loop, before it serves the commands."""
 
     def _gather(self, chain):
         return b"".join(self.backend.memory.read(a, n) for a, n, w in chain if not w)
@@ -192,7 +213,7 @@ class PciDevBridge(QueueServer):
         # lines (a command the SoC never finishes shows there); None between commands.
         self.serving   = None
         self.memory_registered = False
-        self.running   = True
+        self.open      = True
         # {(bar, offset)}: writes not forwarded to the SoC, counted in `withheld`. The simulated SoC loses
         # the first BAR read after its soft reset (ctrl_reset), which LitePCIe's probe writes (see
         # doc/driver_sim.md, known limits).
@@ -240,34 +261,22 @@ class PciDevBridge(QueueServer):
         self.pending_msis.append(data)
         self.msis += 1
 
-    def close(self):
-        self.running = False
-        self.backend.close()
+    # Main loop (QueueServer.run) -------------------------------------------------------------------
 
-    # Main loop -------------------------------------------------------------------------------------
-
-    async def run(self):
-        cmd_vq, irq_vq = self.backend.queues
-        while self.running and not self.backend.closed:
-            self.backend.poll()
-            if self.backend.memory.regions and not self.memory_registered:
-                self._register_memory()
-            await self._serve_commands(cmd_vq)
-            if self.msi_in_service and len(self.pending_msis) > 1:
-                self.msis_merged += len(self.pending_msis) - 1
-                del self.pending_msis[1:]
-            while self.pending_msis and not self.msi_in_service and irq_vq.ready and irq_vq.pending():
-                head, chain = irq_vq.pop()
-                data = self.pending_msis.pop(0)
-                self.msi_in_service = self.msi_ack is not None
-                self.msi_sent_ns = get_sim_time("ns")
-                message = MSG.pack(OP_MSI, 0, 0, len(data), MSI_ADDRESS) + data
-                self._scatter(chain, message)
-                irq_vq.push(head, len(message))
-                if self.host is not None:
-                    self.host.woken()
-            self._hold(cmd_vq)
-            await Timer(self.poll_ns, "ns")
+    def _send_interrupts(self, irq_vq):
+        if self.msi_in_service and len(self.pending_msis) > 1:
+            self.msis_merged += len(self.pending_msis) - 1
+            del self.pending_msis[1:]
+        while self.pending_msis and not self.msi_in_service and irq_vq.ready and irq_vq.pending():
+            head, chain = irq_vq.pop()
+            data = self.pending_msis.pop(0)
+            self.msi_in_service = self.msi_ack is not None
+            self.msi_sent_ns = get_sim_time("ns")
+            message = MSG.pack(OP_MSI, 0, 0, len(data), MSI_ADDRESS) + data
+            self._scatter(chain, message)
+            irq_vq.push(head, len(message))
+            if self.host is not None:
+                self.host.woken()
 
     def _register_memory(self):
         for guest_addr, size, _, view, _ in self.backend.memory.regions:

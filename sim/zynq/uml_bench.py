@@ -98,7 +98,7 @@ class PlatformBridge(QueueServer):
         self.outside = 0              # Accesses outside the DMA's registers (answered with all-ones, dropped).
         self.memory_registered = False
         self.kernel_memory = None     # [physical address, bytes] of the kernel's memory: the DDR behind HP0
-        self.serving = True
+        self.open = True
         self.host = None
         self.hold_cap_s = hold_cap_s
         self.held_s = 0.0
@@ -109,10 +109,6 @@ class PlatformBridge(QueueServer):
         for channel in ("mm2s", "s2mm"):
             cocotb.start_soon(self._time_ends(channel, getattr(dut, f"{channel}_done"), "done_ns"))
             cocotb.start_soon(self._time_ends(channel, getattr(dut, f"{channel}_irq"), "irq_ns"))
-
-    def close(self):
-        self.serving = False
-        self.backend.close()
 
     def _register_memory(self):
         regions = self.backend.memory.regions
@@ -140,26 +136,22 @@ class PlatformBridge(QueueServer):
             if transfer is not None and transfer[key] is None:
                 transfer[key] = get_sim_time("ns")
 
-    async def run(self):
-        cmd_vq, irq_vq = self.backend.queues
-        while self.serving and not self.backend.closed:
-            self.backend.poll()
-            if self.backend.memory.regions and not self.memory_registered:
-                self._register_memory()
-            self._watch_lines()
-            await self._serve_commands(cmd_vq)
-            while self.pending_irqs and irq_vq.ready and irq_vq.pending():
-                number = self.pending_irqs.pop(0)
-                self.note_steps()
-                head, chain = irq_vq.pop()
-                message = MSG.pack(OP_INT, 0, 0, 4, 0) + struct.pack("<I", number)
-                self._scatter(chain, message)
-                irq_vq.push(head, len(message))
-                self.interrupts[number] += 1
-                if self.host is not None:
-                    self.host.woken()
-            self._hold(cmd_vq)
-            await Timer(self.poll_ns, "ns")
+    # Main loop (QueueServer.run) -------------------------------------------------------------------
+
+    def _watch(self):
+        self._watch_lines()
+
+    def _send_interrupts(self, irq_vq):
+        while self.pending_irqs and irq_vq.ready and irq_vq.pending():
+            number = self.pending_irqs.pop(0)
+            self.note_steps()
+            head, chain = irq_vq.pop()
+            message = MSG.pack(OP_INT, 0, 0, 4, 0) + struct.pack("<I", number)
+            self._scatter(chain, message)
+            irq_vq.push(head, len(message))
+            self.interrupts[number] += 1
+            if self.host is not None:
+                self.host.woken()
 
     def note_steps(self):
         while os.path.exists(os.path.join(self.shared, f"cmd{len(self.steps)}.rc")):
