@@ -8,24 +8,20 @@ from migen import *
 
 from hostlink.cores.pcie.cycle_counter import CycleCounter
 
+from benches.migen_streams import pulse
+
 
 def test_counts_every_cycle_and_latches_on_request():
     dut = CycleCounter(with_csr=False)
     seen = {}
     def bench():
-        for _ in range(10):
-            yield
-        yield dut.latch.eq(1)
-        yield
-        yield dut.latch.eq(0)
+        yield from pulse(dut.latch, after=10)
         yield
         first = yield dut.value
         for _ in range(37):
             yield
         assert (yield dut.value) == first   # Holds until the next latch.
-        yield dut.latch.eq(1)
-        yield
-        yield dut.latch.eq(0)
+        yield from pulse(dut.latch)
         yield
         seen["first"], seen["second"] = first, (yield dut.value)
     run_simulation(dut, bench())

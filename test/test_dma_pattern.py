@@ -12,6 +12,8 @@ from migen import *
 
 from hostlink.cores.pcie.dma_pattern import DMAPatternGenerator, DMAPatternChecker
 
+from benches.migen_streams import sample
+
 
 def _run_generator(data_width, length, ready_probability, cycles=200, seed=1):
     dut = DMAPatternGenerator(data_width, with_csr=False)
@@ -20,12 +22,7 @@ def _run_generator(data_width, length, ready_probability, cycles=200, seed=1):
     def bench():
         yield dut.length.eq(length)
         yield dut.enable.eq(1)
-        for _ in range(cycles):
-            ready = rng.random() < ready_probability
-            yield dut.source.ready.eq(ready)
-            yield
-            if ready and (yield dut.source.valid):
-                beats.append((yield dut.source.data))
+        yield from sample(dut.source, cycles, rng, ready_probability, beats)
     run_simulation(dut, bench())
     words = data_width // 32
     return [(b >> (32*i)) & 0xffffffff for b in beats for i in range(words)]

@@ -14,6 +14,7 @@ from migen import *
 
 from hostlink.examples.accelerator import Accelerator
 
+from benches.migen_streams import sample
 from test_user_port import collect, drive, from_words, to_words
 
 FLOWS = [pytest.param(flow, marks=pytest.mark.slow) for flow in [(1.0, 1.0), (0.4, 1.0), (1.0, 0.3)]] + [(0.5, 0.5)]
@@ -73,13 +74,7 @@ def test_counting_source_counts_at_its_rate_and_counts_its_overruns(rate, ready_
         yield core._enable.re.eq(1)
         yield
         yield core._enable.re.eq(0)
-        rng = random.Random(3)
-        for _ in range(cycles):
-            ready = rng.random() < ready_p
-            yield core.source.ready.eq(ready)
-            yield
-            if ready and (yield core.source.valid):
-                out.append((yield core.source.data))
+        yield from sample(core.source, cycles, random.Random(3), ready_p, out)
         # Stop (through the MultiReg), taking what comes meanwhile: no overrun after the last word seen.
         yield core._enable.storage.eq(0)
         yield core.source.ready.eq(1)

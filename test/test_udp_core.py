@@ -20,6 +20,7 @@ from hostlink.cores.udp.core import _Counter, MAX_CLOCK_RATIO
 from hostlink.cores.udp.mac import PipelinedMACCore
 from hostlink.cores.udp.common import *
 from hostlink.cores.udp.arp import arp_reply_frame
+from benches.migen_streams import pulse
 from benches.udp_models import PHYModel, PHYTxMonitor, PHYRxDriver, StreamSink
 
 FPGA_MAC, FPGA_IP, FPGA_PORT = "10:e2:d5:00:00:01", "192.168.1.50", 1234
@@ -59,8 +60,12 @@ def run(core, generators, cycles):
     run_simulation(core, generators + [timeout()], clocks=CLOCKS)
 
 
-def counter(core, name):
-    return (yield core.counters[name])
+def read_after(cycles, signals, values):
+    """A bench generator: `cycles` cycles, then each of `signals` ({key: signal}) read into `values`."""
+    for _ in range(cycles):
+        yield
+    for key, signal in signals.items():
+        values[key] = (yield signal)
 
 # Generator ----------------------------------------------------------------------------------------
 
@@ -74,12 +79,8 @@ def test_generator_back_to_back_at_line_rate(length):
     mon = PHYTxMonitor(phy)
     wire = max(HEADER_LEN + length, 60) + WIRE_OVERHEAD
     values = {}
-    def check():
-        for _ in range(count * wire + 200):
-            yield
-        values["sent"] = yield from counter(core, "tx_sent")
-        values["cycles"] = (yield core.gen_cycles)
-    run(core, [mon.generator(), check()], count * wire + 220)
+    run(core, [mon.generator(), read_after(count * wire + 200,
+        {"sent": core.counters["tx_sent"], "cycles": core.gen_cycles}, values)], count * wire + 220)
     assert [bytes(f) for f in mon.frames] == \
            [expected_frame(generator_payload(i, length), padded=True) for i in range(count)]
     # Only the MAC's own gap between frames: the line is never idle longer than the standard gap.
@@ -92,13 +93,7 @@ def test_generator_back_to_back_at_line_rate(length):
 def test_generator_gap_and_stop():
     core, phy = make_core(generator_defaults=dict(count=0, payload_length=40, gap=300, start=True), with_csr=False)
     mon = PHYTxMonitor(phy)
-    def stop():
-        for _ in range(800):
-            yield
-        yield core.gen_stop.eq(1)
-        yield
-        yield core.gen_stop.eq(0)
-    run(core, [mon.generator(), stop()], 1500)
+    run(core, [mon.generator(), pulse(core.gen_stop, after=800)], 1500)
     # count=0 runs until stop; a 300-cycle gap separates the requests. A request holds the
     # transmitter for its 82 bytes, its acceptance cycle, and the 8 preamble bytes plus two cycles
     # that the MAC (its datapath in the core's clock) holds it while inserting the preamble.
@@ -113,12 +108,8 @@ def test_generator_length_above_maximum_is_refused_and_counted():
     core, phy = make_core(generator_defaults=dict(count=1, payload_length=549, start=True), with_csr=False, mtu=576)
     mon = PHYTxMonitor(phy)
     values = {}
-    def check():
-        for _ in range(700):
-            yield
-        values["refused"] = yield from counter(core, "tx_refused")
-        values["sent"]    = yield from counter(core, "tx_sent")
-    run(core, [mon.generator(), check()], 720)
+    run(core, [mon.generator(), read_after(700,
+        {"refused": core.counters["tx_refused"], "sent": core.counters["tx_sent"]}, values)], 720)
     assert mon.frames == [] and values == {"refused": 1, "sent": 0}
 
 
@@ -155,11 +146,8 @@ def test_arp_requests_for_our_ip_are_answered():
     drv.send(arp_request(), bad_fcs=True)            # Bad FCS: ignored.
     drv.send(arp_request(dst=FPGA_MAC))              # Unicast request (cache refresh): answered.
     values = {}
-    def check():
-        for _ in range(800):
-            yield
-        values["replies"] = yield from counter(core, "arp_replies")
-    run(core, [mon.generator(), drv.generator(), check()], 820)
+    run(core, [mon.generator(), drv.generator(), read_after(800, {"replies": core.counters["arp_replies"]}, values)],
+        820)
     reply = arp_reply_frame(mac_to_int(FPGA_MAC), ip_to_int(FPGA_IP), mac_to_int(HOST_MAC), ip_to_int(HOST_IP))
     assert [bytes(f) for f in mon.frames] == [reply + bytes(18)] * 2
     parsed = Ether(mon.frames[0])
@@ -188,13 +176,8 @@ def test_echo_sends_each_valid_payload_back():
         drv.send(host_frame(p))
         drv.send(host_frame(b"wrong port", dport=FPGA_PORT + 1))
     values = {}
-    def check():
-        for _ in range(1100):
-            yield
-        values["received"] = yield from counter(core, "rx_received")
-        values["port"]     = yield from counter(core, "rx_drop_port")
-        values["sent"]     = yield from counter(core, "tx_sent")
-    run(core, [mon.generator(), drv.generator(), check()], 1120)
+    run(core, [mon.generator(), drv.generator(), read_after(1100, {"received": core.counters["rx_received"],
+        "port": core.counters["rx_drop_port"], "sent": core.counters["tx_sent"]}, values)], 1120)
     assert [bytes(f)[:HEADER_LEN + len(p)] for f, p in zip(mon.frames, payloads)] == \
            [expected_frame(p) for p in payloads]
     assert values == {"received": len(payloads), "port": len(payloads), "sent": len(payloads)}
@@ -208,12 +191,8 @@ def test_echo_drops_bad_ipv4_checksum_and_counts_it():
     drv.send(bad)
     drv.send(host_frame(b"good"))
     values = {}
-    def check():
-        for _ in range(500):
-            yield
-        values["checksum"] = yield from counter(core, "rx_drop_checksum")
-        values["received"] = yield from counter(core, "rx_received")
-    run(core, [mon.generator(), drv.generator(), check()], 520)
+    run(core, [mon.generator(), drv.generator(), read_after(500, {"checksum": core.counters["rx_drop_checksum"],
+        "received": core.counters["rx_received"]}, values)], 520)
     assert [bytes(f)[:HEADER_LEN + 4] for f in mon.frames] == [expected_frame(b"good")]
     assert values == {"checksum": 1, "received": 1}
 

@@ -8,8 +8,10 @@ so that every bench waits, drains and fails the same way:
     send(endpoint, packets, rng, valid_probability, stalls=None)      drive packets of (dat, be) beats
     monitor(endpoint, fields, done, rng, ready_probability, on_beat)  take beats until done(), then drain
     collect(endpoint, fields, count, rng, ready_probability, out)     receive `count` packets, then drain
+    sample(endpoint, cycles, rng, ready_probability, out)             take beats' data for `cycles`, no drain
     Readiness(rng, ready_probability)                                 a monitor's ready, with the drain
     wait_for(signal, on_wait=None)                                    a bounded handshake wait
+    pulse(signal, after=0)                                            high for one cycle, `after` cycles on
     stuck(what)                                                       the error of a bench loop that ran out
     IDLE_X_BACKPRESSURE                                               (valid, ready) probabilities, crossed
     IDLE_X_BACKPRESSURE_AS_IDLE                                       the same as (idle, back-pressure)
@@ -46,6 +48,15 @@ def wait_for(signal, on_wait=None):
             on_wait()
         yield
     raise AssertionError(f"waited {MAX_CYCLES} cycles for a handshake: the design is stuck")
+
+
+def pulse(signal, after=0):
+    """`after` cycles, then `signal` high for one cycle (a strobe: a CSR's write, a start, a stop)."""
+    for _ in range(after):
+        yield
+    yield signal.eq(1)
+    yield
+    yield signal.eq(0)
 
 
 def stuck(what):
@@ -101,6 +112,17 @@ def monitor(endpoint, fields, done, rng, ready_probability, on_beat):
             for f in fields:
                 beat[f] = (yield getattr(endpoint, f))
             on_beat(beat)
+
+
+def sample(endpoint, cycles, rng, ready_probability, out):
+    """`cycles` cycles of `endpoint` (ready with probability `ready_probability`): the data of each beat taken
+    appended to `out`. No drain: for a test of what comes within a time, or while something else changes."""
+    for _ in range(cycles):
+        ready = rng.random() < ready_probability
+        yield endpoint.ready.eq(ready)
+        yield
+        if ready and (yield endpoint.valid):
+            out.append((yield endpoint.data))
 
 
 def collect(endpoint, fields, count, rng, ready_probability, packets):
