@@ -19,11 +19,11 @@ import argparse
 import collections
 
 GROUPS = [   # (part of the frame's file, group), first match wins.
-    ("sim/pcie/v7gen3",    "hostlink's Gen3 hard-block adapter (sim/pcie/v7gen3_device.py)"),
+    ("sim/pcie/models/v7gen3", "hostlink's Gen3 hard-block adapter (sim/pcie/models/v7gen3_device.py)"),
     ("sim/",               "hostlink's host model, bench and jobs (sim/)"),
     ("us/interface.py",    "cocotbext-pcie's RQ/RC/CQ/CC stream sinks and sources (us/interface.py)"),
     ("us/us_model.py",     "cocotbext-pcie's UltraScale device model, per-cycle logic (us/us_model.py)"),
-    ("s7_device.py",       "hostlink's 7-series hard-block model (sim/pcie/s7_device.py)"),
+    ("s7_device.py",       "hostlink's 7-series hard-block model (sim/pcie/models/s7_device.py)"),
     ("core/",              "cocotbext-pcie's root complex and fabric (ports, switch: core/)"),
     ("cocotb/",            "cocotb's trigger dispatch, not attributable to one coroutine"),
 ]

@@ -25,7 +25,7 @@ DIRECTIONS = ("c2h", "h2c", "bidir")
 
 def timed_run(board, size, profile_name, reference):
     from hostlink.sim.dma import board_profile_defaults, run
-    from hostlink.sim.pcie.host import host_profile
+    from hostlink.sim.pcie.models.host import host_profile
     from hostlink.sim.pcie.run import build_model
     from hostlink.sim.pcie.soc import get_board
     from hostlink.sim.pcie.fast.run import build_fast_model, fast_path_runs

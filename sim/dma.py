@@ -15,7 +15,7 @@ from hostlink.cores.pcie.config import DMA_DESCRIPTOR_MAX_BYTES, check_dma_chann
 from hostlink.protocol import FLOW_MODES, FRAMED_FLOWS
 from hostlink.sim import plots
 from hostlink.sim.pcie import latency_sweep
-from hostlink.sim.pcie.host import host_profile
+from hostlink.sim.pcie.models.host import host_profile
 from hostlink.sim.pcie.soc import BOARDS, DEFAULT_BOARD, get_board
 from hostlink.sim.pcie.driver import TABLE_DEPTH
 from hostlink.sim.watchdog import OneLineArgumentParser, finite_float, number_list, output_file

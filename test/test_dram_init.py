@@ -361,7 +361,7 @@ def test_init_runs_the_generated_sequence(zc706_dram):
 @pytest.fixture(scope="module")
 def sim_bringup(tmp_path_factory):
     from hostlink.sim.pcie.dram_bringup import build_bringup_library
-    from hostlink.sim.pcie.host import host_profile
+    from hostlink.sim.pcie.models.host import host_profile
     from hostlink.sim.pcie.run import run_jobs
     from hostlink.sim.pcie.soc import get_board
     out = tmp_path_factory.mktemp("sim_bringup")

@@ -254,7 +254,7 @@ def _sim_jobs(refusal_channel):
 
 @pytest.fixture(scope="module")
 def sim_results():
-    from hostlink.sim.pcie.host import host_profile
+    from hostlink.sim.pcie.models.host import host_profile
     from hostlink.sim.pcie.run import run_jobs
     profile = host_profile("default", link_speed=2, link_width=4)
     return run_jobs("zc706", _sim_jobs(refusal_channel=0), profile, with_dram=True)["results"]
@@ -311,7 +311,7 @@ def test_cli_with_dram_rejects_bad_address():
 
 @pytest.fixture(scope="module")
 def kc705_sim_run():
-    from hostlink.sim.pcie.host import host_profile
+    from hostlink.sim.pcie.models.host import host_profile
     from hostlink.sim.pcie.run import run_jobs
     profile = host_profile("default", link_speed=2, link_width=8)
     return run_jobs("kc705", _sim_jobs(refusal_channel=1), profile, with_dram=True)

@@ -13,7 +13,7 @@ within 1 % of the reference at 1 MiB and 3 % at 64 KiB (doc/pcie_sim.md explains
 import pytest
 
 from hostlink.sim.dma import board_profile_defaults, make_jobs
-from hostlink.sim.pcie.host import host_profile
+from hostlink.sim.pcie.models.host import host_profile
 from hostlink.sim.pcie.soc import get_board
 
 from hostlink.sim.pcie.fast.agreement import MATRIX, SKIPPED, differences, run_both
@@ -130,7 +130,7 @@ def test_the_fast_path_knows_every_fault_the_host_model_injects():
     """A fault added to host.py's FAULTS must be modelled in s7_fast.cpp too; one it does not know is
     refused in one line, never run as another."""
     from hostlink.sim.pcie.fast.run import FAULT_KINDS, FastHost
-    from hostlink.sim.pcie.host import FAULTS
+    from hostlink.sim.pcie.models.host import FAULTS
     assert set(FAULT_KINDS) == set(FAULTS)
     with pytest.raises(ValueError, match="fault must be one of timeout, ur, ca, poisoned, long, stray, foreign, "
                                          "not 'nosuch'"):

@@ -20,7 +20,7 @@ import json
 import pytest
 
 from hostlink.sim.dma import main as dma_main, board_profile_defaults
-from hostlink.sim.pcie.host import host_profile
+from hostlink.sim.pcie.models.host import host_profile
 from hostlink.sim.pcie.soc import get_board
 from hostlink.targets import boards as registry
 

@@ -13,7 +13,7 @@ import pytest
 
 from hostlink.targets import kc705
 from hostlink.targets import boards as registry
-from hostlink.sim.pcie.s7_device import check_user_interface
+from hostlink.sim.pcie.models.s7_device import check_user_interface
 
 from helpers import (bus_ports, check_enumeration, check_every_row, check_pcie_registers, elaborate,
                      elaborate_fresh, run_target, xdc_ports)
@@ -187,7 +187,7 @@ def _jobs():
 @pytest.fixture(scope="module")
 def sim_run():
     from hostlink.sim.pcie.run import run_jobs
-    from hostlink.sim.pcie.host import host_profile
+    from hostlink.sim.pcie.models.host import host_profile
     # The default host: completions reordered, split on 64-byte boundaries, back-pressure, gaps.
     profile = host_profile("default", link_speed=2, link_width=8, seed=5)
     assert profile.reorder_completions and profile.backpressure > 0 and profile.rx_gaps > 0

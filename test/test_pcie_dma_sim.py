@@ -13,7 +13,7 @@ import json
 import pytest
 
 from hostlink.sim.dma import make_jobs, parse_size, plot_throughput, main as dma_main
-from hostlink.sim.pcie.host import host_profile
+from hostlink.sim.pcie.models.host import host_profile
 from hostlink.sim.pcie.driver import split_descriptors
 from hostlink.sim.pcie.soc import get_board
 from hostlink.cores.pcie.config import DMA_DESCRIPTOR_MAX_BYTES
@@ -240,5 +240,5 @@ def test_latency_sweep_runs_each_profile(tmp_path):
 ])
 def test_host_flags_requests_over_the_limit_or_across_4k(address, length, limit, bad):
     """The host model's check of every read (MRRS) and every write (MPS) the device makes."""
-    from hostlink.sim.pcie.host import breaks_limits
+    from hostlink.sim.pcie.models.host import breaks_limits
     assert breaks_limits(address, length, limit) is bad

@@ -13,7 +13,7 @@ channel's transfer, the hard block's error reports, and the clean transfer after
 
 import pytest
 
-from hostlink.sim.pcie.host import host_profile, FAULTS
+from hostlink.sim.pcie.models.host import host_profile, FAULTS
 from hostlink.sim.dma import board_profile_defaults
 from hostlink.sim.pcie.soc import get_board
 from hostlink.targets import boards as registry

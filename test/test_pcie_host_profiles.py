@@ -16,7 +16,7 @@ hold a queue of completions.
 import pytest
 
 from hostlink.sim.dma import board_profile_defaults
-from hostlink.sim.pcie.host import host_profile
+from hostlink.sim.pcie.models.host import host_profile
 from hostlink.sim.pcie.soc import get_board
 from hostlink.sim.pcie.fast.run import fast_path_runs
 from hostlink.targets import boards as registry

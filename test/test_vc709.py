@@ -286,7 +286,7 @@ def _jobs():
 @pytest.fixture(scope="module")
 def sim_run():
     from hostlink.sim.pcie.run import run_jobs
-    from hostlink.sim.pcie.host import host_profile
+    from hostlink.sim.pcie.models.host import host_profile
     # MRRS 512: a host that kept the firmware's value (the VC709's own profile grants 4096, below).
     profile = host_profile("default", link_speed=3, link_width=8, seed=9)
     return run_jobs("vc709", _jobs(), profile, dma_channels=2)
@@ -316,7 +316,7 @@ def _large_mrrs_jobs():
 @pytest.fixture(scope="module")
 def sim_run_large_mrrs():
     from hostlink.sim.pcie.run import run_jobs
-    from hostlink.sim.pcie.host import host_profile
+    from hostlink.sim.pcie.models.host import host_profile
     profile = host_profile("default", link_speed=3, link_width=8, max_read_request=4096, seed=4)
     return run_jobs("vc709", _large_mrrs_jobs(), profile, dma_channels=2)
 

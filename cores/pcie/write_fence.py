@@ -23,7 +23,7 @@ it makes afterwards follows them.
   (the product guide's own mechanism for ordering completions after requests).
 - `pcie_7x` (LitePCIe's S7PCIEPHY, PG054): the write's last beat accepted on `s_axis_tx`. PG054 names no
   later point; the block is taken to send its MSI after the TLPs already in its transmit buffer (posted
-  requests in order), which the block model (hostlink.sim.pcie.s7_device) does too.
+  requests in order), which the block model (hostlink.sim.pcie.models.s7_device) does too.
 
 The counting and holding are `DMAFence`'s (fence.py), as for the readers (read_fence.py). Each held event
 costs at most the pipeline's depth in time (a few hundred ns), not throughput.

@@ -26,7 +26,7 @@ import random
 import logging
 
 from hostlink.sim.pcie.triggers import FAST, RisingEdge, Timer, Event, First, get_sim_time, start_soon
-from hostlink.sim.pcie.host import HostProfile
+from hostlink.sim.pcie.models.host import HostProfile
 from hostlink.sim.pcie.driver import CSRMap, DMADriver, split_descriptors
 from hostlink.sim.pcie.patterns import count_pattern, mismatched_bytes
 
@@ -80,7 +80,7 @@ class Bench:
     async def setup(self):
         from cocotb.clock import Clock
         from cocotbext.pcie.core.caps import PciCapId
-        from hostlink.sim.pcie.host import HostRootComplex
+        from hostlink.sim.pcie.models.host import HostRootComplex
         cfg, profile = self.config, self.profile
         for name in ("cocotb.pcie", "cocotb"):
             logging.getLogger(name).setLevel(logging.WARNING)
@@ -112,7 +112,7 @@ class Bench:
         link = dict(link_speed=profile.link_speed, link_width=profile.link_width, data_width=cfg["data_width"],
                     user_clk_freq=cfg["user_clk_hz"], seed=profile.seed)
         if cfg["device"] == "s7":
-            from hostlink.sim.pcie.s7_device import S7PcieDevice
+            from hostlink.sim.pcie.models.s7_device import S7PcieDevice
             self.dev = S7PcieDevice(self.dut, cfg["hard_block_prefix"], **link,
                 tx_backpressure_probability = profile.backpressure,
                 rx_gap_probability          = profile.rx_gaps,

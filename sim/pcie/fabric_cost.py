@@ -34,7 +34,7 @@ async def _run(config):
     from cocotbext.pcie.core import Device, Endpoint
     from cocotbext.pcie.core.tlp import Tlp, TlpType
     from hostlink.sim.pcie.bench import mps_code
-    from hostlink.sim.pcie.host import HostProfile, HostRootComplex
+    from hostlink.sim.pcie.models.host import HostProfile, HostRootComplex
 
     profile = HostProfile(**config["host"]).check()
     rc = HostRootComplex(profile)
@@ -96,7 +96,7 @@ def measure(board_name, count=4096, direction="c2h", profile=None):
     """{"wall_us_per_tlp", "tlps", "wall_s", "sim_ns", "gbytes_per_s"} of `count` MPS writes (c2h) or MRRS
     reads (h2c) between a bare device and the host model, on the board's link and host profile."""
     from hostlink.sim.dma import board_profile_defaults
-    from hostlink.sim.pcie.host import host_profile
+    from hostlink.sim.pcie.models.host import host_profile
     from hostlink.sim.pcie.run import BUILD_ROOT, run_bench
     from hostlink.sim.verilator import compile_model
     from hostlink.sim.pcie.soc import get_board

@@ -20,7 +20,7 @@ async def run_fault_job(bench, job):
     buffer; "descriptors" (refused and unaligned descriptors); "msi" (the hard block refuses, or holds,
     the next MSI). Reports the fault counters' changes, the hard block's error reports and each
     transfer's words and mismatches (checker, 32-bit words)."""
-    from hostlink.sim.pcie.host import FAULTS
+    from hostlink.sim.pcie.models.host import FAULTS
     drv, fault, size = bench.driver, job["fault"], job["size"]
     ch, other = job["channel"], job["other"]
     words, wbytes = size//4, bench.config["data_width"]//8

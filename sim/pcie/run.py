@@ -16,7 +16,7 @@ import time
 
 from hostlink import REPO, BUILD_ROOT
 from hostlink.sim.pcie.soc import get_board, generate_sim_soc, STUBS, HARD_BLOCK_JSON, USER_CORE_JSON
-from hostlink.sim.pcie.host import HostProfile
+from hostlink.sim.pcie.models.host import HostProfile
 from hostlink.sim.pcie.stream_profile import check_stream_names
 from hostlink.sim.build_lock import held
 from hostlink.sim.progress import Progress, RateEstimate

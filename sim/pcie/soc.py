@@ -99,7 +99,7 @@ class SimBoard:
     """A board of the registry (hostlink.targets.boards) as the PCIe simulation runs it."""
     name:           str
     soc_factory:    object   # (dma_channels, with_dram, user_core) -> SoC instance
-    device:         str      # Device model: "s7" (sim/pcie/s7_device.py) or "us" (cocotbext-pcie's).
+    device:         str      # Device model: "s7" (sim/pcie/models/s7_device.py) or "us" (cocotbext-pcie's).
     link_speed:     int
     link_width:     int
     data_width:     int

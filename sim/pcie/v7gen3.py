@@ -71,7 +71,7 @@ def make_v7gen3_device(dut, prefix=HARD_BLOCK_PREFIX, *, link_speed=3, link_widt
     (v7gen3_device.py's docstring, "Event-driven"); test_pcie_host_profiles.py requires both to give the
     same runs.
     """
-    from hostlink.sim.pcie.v7gen3_device import V7Gen3PcieDevice   # Needs cocotb: at simulation time only.
+    from hostlink.sim.pcie.models.v7gen3_device import V7Gen3PcieDevice   # Needs cocotb: at simulation time only.
     return V7Gen3PcieDevice(dut, prefix,
         link_speed       = link_speed,
         link_width       = link_width,

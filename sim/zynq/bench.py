@@ -27,7 +27,7 @@ from cocotbext.axi import AxiLiteBus, AxiLiteMaster
 
 from hostlink.protocol import (AXI_DMA_REGISTERS as REGISTERS, DMACR_RS, DMACR_IOC_IRQ_EN, DMACR_ERR_IRQ_EN,
     DMASR_IOC_IRQ, DMASR_ERR_IRQ)
-from hostlink.sim.zynq.memory import PSMemory
+from hostlink.sim.zynq.models.memory import PSMemory
 from hostlink.sim.zynq.top import pattern
 
 MODES = {"loopback": 0, "mm2s": 1, "s2mm": 1}

@@ -22,7 +22,7 @@ import tempfile
 from hostlink.sim import plots
 from hostlink.sim.dma import parse_size
 from hostlink.sim.watchdog import OneLineArgumentParser, output_file
-from hostlink.sim.zynq.ps_model import PS_MODEL
+from hostlink.sim.zynq.models.ps_model import PS_MODEL
 
 __all__ = ["main", "parse_args", "run", "run_limit", "plot", "LOG_ROOTS", "DEFAULT_SIZES", "PAPER_TABLE_I"]
 
@@ -111,7 +111,7 @@ def run_limit(args):
 def run(sizes, modes, clock_hz=PS_MODEL["clock_hz"], read_latency_ns=PS_MODEL["read_latency_ns"],
         write_latency_ns=PS_MODEL["write_latency_ns"], max_reads=PS_MODEL["max_reads"],
         max_writes=PS_MODEL["max_writes"], rate_bytes_per_s=PS_MODEL["rate_bytes_per_s"], verbose=False):
-    """Runs every (mode, size) job with the PS model's figures (sim/zynq/ps_model.py's unless given); returns the
+    """Runs every (mode, size) job with the PS model's figures (sim/zynq/models/ps_model.py's unless given); returns the
     bench's results (sim/zynq/bench.py)."""
     check_sizes(sizes, modes)
     from hostlink.sim.pcie.run import BUILD_ROOT, run_bench

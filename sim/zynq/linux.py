@@ -28,7 +28,7 @@ from hostlink.sim.uml import harness
 from hostlink.sim.uml.harness import DEVICE_ID, DriverSimError, Plugin
 from hostlink.sim.uml.kernel import UML_TREE, BUILD_TIME
 from hostlink.sim.uml.report import kernel_problems, report_the_end
-from hostlink.sim.zynq.ps_model import PS_MODEL
+from hostlink.sim.zynq.models.ps_model import PS_MODEL
 from hostlink.sim.zynq.uml_bench import DMA_OFFSET
 
 __all__ = ["run_zynq_linux", "PlatformBusPlugin", "device_tree_source", "default_commands", "build_software"]

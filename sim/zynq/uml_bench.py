@@ -12,7 +12,7 @@ The Zynq SoC's logic (sim/zynq/top.py, the AXI DMA with its streams looped back)
   vhost_user.py), and becomes an AXI-Lite access by cocotbext-axi's AxiLiteMaster on the DMA's registers
   (offset - DMA_OFFSET); one at a time, in order, as the PS's GP0 port issues a core's accesses.
 - HP0: the PS's DDR is the kernel's own memory (the vhost-user memory table: a DMA address is a physical
-  address), behind the same model as ./sim.py zynq's (sim/zynq/memory.py: latency, bursts in flight, rate).
+  address), behind the same model as ./sim.py zynq's (sim/zynq/models/memory.py: latency, bursts in flight, rate).
 - The interrupts: the DMA's two lines are lines 0 (MM2S) and 1 (S2MM) of the platform bus's interrupt
   controller (sim/uml/linux/virt-pci-platform-irq.patch). A line's rise is one VIRTIO_PCIDEV_OP_INT message;
   a line still high after a register write (the kernel cleared some of the status, not all) is another,
@@ -45,7 +45,7 @@ from hostlink.protocol import AXI_DMA_REGISTERS as REGISTERS
 from hostlink.sim.uml.bench import end_hung_kernel, start_kernel
 from hostlink.sim.uml.pcidev import MSG, OP_INT, OP_MMIO_READ, OP_MMIO_WRITE, OP_NAMES, HostActivity, QueueServer
 from hostlink.sim.uml.vhost_user import VhostUserBackend
-from hostlink.sim.zynq.memory import PSMemory
+from hostlink.sim.zynq.models.memory import PSMemory
 
 # The DMA's registers in the platform bus's window (0x10000000 + DMA_OFFSET), as at 0x4040_0000 on the Zynq.
 DMA_OFFSET = 0x40_0000

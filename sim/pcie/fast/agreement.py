@@ -66,7 +66,7 @@ SKIPPED = {("kc705", "mps512")}
 def matrix_profile(board, name):
     """The host profile of the matrix's entry `name` for `board` (its link's defaults, then the entry's)."""
     from hostlink.sim.dma import board_profile_defaults
-    from hostlink.sim.pcie.host import host_profile
+    from hostlink.sim.pcie.models.host import host_profile
     from hostlink.sim.pcie.soc import get_board
     base, overrides = MATRIX[name]
     settings = board_profile_defaults(get_board(board))

@@ -7,7 +7,7 @@
 // completions, faults, MMIO, MSIs), the clocks and the main loop, and the C interface Python loads with ctypes
 // (run.py). Each device file includes it once and adds its hard block's user interface, beat by beat.
 //
-// It models what sim/pcie/host.py on cocotbext-pcie's link models, which stays the reference
+// It models what sim/pcie/models/host.py on cocotbext-pcie's link models, which stays the reference
 // (`./sim.py dma --reference`); doc/pcie_sim.md says where the two differ and why.
 //
 // fast_top.h, generated per model by run.py, names the SoC's ports (HB(x): the hard block's port x) and

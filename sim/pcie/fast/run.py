@@ -452,7 +452,7 @@ def function_model(config, profile, block):
     leaves it after enumeration: BAR 0 at BAR0_BASE, memory space and bus master on, MPS the smaller of the
     host's and the block's, MRRS the host's, Extended Tag where both offer it, MSI on at MSI_ADDRESS."""
     if config["device"] == "s7":
-        from hostlink.sim.pcie.s7_device import S7PcieFunction
+        from hostlink.sim.pcie.models.s7_device import S7PcieFunction
         f = S7PcieFunction(vendor_id=VENDOR_ID, device_id=block["device_id"], bar0_size=BAR0_SIZE,
                            max_payload_size=block["max_payload"])
     else:
@@ -507,7 +507,7 @@ class FastDut:
 def hard_block(config, profile):
     """What the fast path sets up for the SoC's hard block, as the reference's device model has it."""
     if config["device"] == "s7":
-        from hostlink.sim.pcie.s7_device import check_user_interface
+        from hostlink.sim.pcie.models.s7_device import check_user_interface
         from hostlink.cores.pcie.endpoint import S7_COMPLETION_SPACE
         check_user_interface(profile.link_speed, profile.link_width, config["data_width"], config["user_clk_hz"])
         max_payload = 256 if profile.link_width == 8 else 512   # What LitePCIe's pcie_7x announces.

@@ -7,7 +7,7 @@
 // loads this library with ctypes, runs the bench's jobs and is called only when the host has something for
 // it (an MMIO read's completion, an MSI, a watched buffer complete) or at a time it asked for.
 //
-// The hard block is what sim/pcie/s7_device.py models, which stays the reference (`./sim.py dma
+// The hard block is what sim/pcie/models/s7_device.py models, which stays the reference (`./sim.py dma
 // --reference`); the host and the link are fast_common.h's. doc/pcie_sim.md says where the two differ and why.
 
 #include "fast_common.h"

@@ -26,7 +26,7 @@ from cocotb.triggers import RisingEdge, Timer
 from cocotb.utils import get_sim_time
 
 from cocotbext.axi import AxiBus
-from hostlink.sim.zynq.ps_model import PS_MODEL
+from hostlink.sim.zynq.models.ps_model import PS_MODEL
 
 from cocotbext.axi.axi_channels import AxiARSink, AxiAWSink, AxiBSource, AxiBTransaction, AxiRSource, AxiRTransaction, AxiWSink
 

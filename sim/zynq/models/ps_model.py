@@ -3,7 +3,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 
 """The PS model's defaults, once: what `./sim.py zynq`, the Linux run (`./sim.py driver --board zc706 --ps7`)
-and sim/zynq/memory.py's PSMemory take unless told otherwise.
+and sim/zynq/models/memory.py's PSMemory take unless told otherwise.
 
 150 MHz logic (the PS's FCLK0), 200 ns from a read burst's address to its first beat, 100 ns from a write's last
 beat to its response, 8 bursts in flight each way, 1,200 MB/s each way (UG585's figure for one HP port).
