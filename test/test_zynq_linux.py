@@ -19,6 +19,7 @@ import sys
 import pytest
 
 from hostlink.sim.uml.kernel import UML_KERNEL, UML_TREE
+from hostlink.sim.uml.harness import DriverSimError
 from hostlink.sim.zynq.linux import device_tree_source, default_commands, init_script, compile_device_tree
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -44,6 +45,15 @@ def test_the_device_tree_puts_the_generated_dma_node_on_the_platform_bus():
 def test_the_device_tree_compiles(tmp_path):
     path = compile_device_tree(device_tree_source(str(tmp_path / "platform.sock")), str(tmp_path / "machine.dtb"))
     assert open(path, "rb").read(4) == b"\xd0\x0d\xfe\xed"                       # The FDT magic.
+
+
+@pytest.mark.skipif(not os.path.isfile(DTC), reason="no dtc: it is built with the User-Mode Linux kernel")
+def test_a_device_tree_warning_is_refused(tmp_path):
+    """dtc runs without -q and its warnings fail the run: a channel node named with a unit address and no reg
+    (the binding's example's form) is refused, naming dtc's check."""
+    source = device_tree_source(str(tmp_path / "platform.sock")).replace("dma-channel-mm2s", "dma-channel@10400000")
+    with pytest.raises(DriverSimError, match="unit_address_vs_reg"):
+        compile_device_tree(source, str(tmp_path / "machine.dtb"))
 
 
 def test_the_init_runs_each_command_and_saves_the_logs(tmp_path):

@@ -36,7 +36,7 @@ from litex.soc.interconnect.csr import CSRField, CSRStorage
 from hostlink.cores.pcie.cycle_counter import CycleCounter
 from hostlink.cores.pcie.dma_pattern import DMAPatternChecker, DMAPatternGenerator
 from hostlink.cores.zynq.axi_dma import AXIDMA
-from hostlink.protocol import AXI_DMA_LENGTH_BITS as LENGTH_BITS, AXI_DMA_MM2S, AXI_DMA_S2MM
+from hostlink.protocol import AXI_DMA_LENGTH_BITS as LENGTH_BITS
 
 __all__ = ["ZynqDMASoC", "ZynqBuilder", "DMAStreams", "device_tree", "dma_node", "DMA_BASE", "DMA_SIZE"]
 
@@ -155,9 +155,11 @@ def dma_node(base, data_width, mm2s_interrupt, s2mm_interrupt, clocks, interrupt
         f"\txlnx,addrwidth = <0x20>;",
         f"\txlnx,sg-length-width = <{LENGTH_BITS}>;",
     ]
-    for offset, kind, interrupt in [(AXI_DMA_MM2S, "mm2s", mm2s_interrupt), (AXI_DMA_S2MM, "s2mm", s2mm_interrupt)]:
+    # The channels' nodes are named without a unit address: they have no `reg` (the binding's example's
+    # dma-channel@<address> makes dtc warn unit_address_vs_reg); xilinx_dma finds them by their compatible.
+    for kind, interrupt in [("mm2s", mm2s_interrupt), ("s2mm", s2mm_interrupt)]:
         lines += [
-            f"\tdma-channel@{base + offset:x} {{",
+            f"\tdma-channel-{kind} {{",
             f"\t\tcompatible = \"xlnx,axi-dma-{kind}-channel\";",
             f"\t\tdma-channels = <1>;",
             f"\t\tinterrupts = <{interrupt}>;",

@@ -99,9 +99,10 @@ def compile_device_tree(source, path):
     dts = os.path.splitext(path)[0] + ".dts"
     with open(dts, "w") as f:
         f.write(source)
-    result = subprocess.run([dtc, "-q", "-I", "dts", "-O", "dtb", "-o", path, dts], capture_output=True, text=True)
-    if result.returncode != 0:
-        raise DriverSimError(f"dtc could not compile {dts}: {result.stderr.strip()}")
+    # Not quiet (-q): a warning is a defect of the tree, refused like an error.
+    result = subprocess.run([dtc, "-I", "dts", "-O", "dtb", "-o", path, dts], capture_output=True, text=True)
+    if result.returncode != 0 or result.stderr.strip():
+        raise DriverSimError(f"dtc could not compile {dts} without warnings: {result.stderr.strip()}")
     return path
 
 
