@@ -172,6 +172,19 @@ def test_generated_driver_is_hardened(generated):
     assert subprocess.run(["sh", "-n", os.path.join(kernel, "init.sh")]).returncode == 0
 
 
+def test_the_largest_ring_is_the_dmas_descriptor_table():
+    """ring.patch sizes a channel's buffer tables, and bounds dma_buffer_count, by the DMA's descriptor table
+    depth: LitePCIeDMA's table_depth, which cores/pcie/integration.py leaves at its default (loop mode holds
+    the whole ring in the table)."""
+    import inspect
+    from litepcie.frontend.dma import LitePCIeDMA
+    depth = inspect.signature(LitePCIeDMA).parameters["table_depth"].default
+    from hostlink import package_path
+    assert "table_depth" not in read(package_path("cores", "pcie", "integration.py"))
+    text = "".join(replacement for _, _, _, replacement in driver.ring.RING_PATCHES)
+    assert re.search(rf"HOSTLINK_DMA_TABLE_DEPTH\s*=\s*{depth},", text), depth
+
+
 def test_every_anchor_is_litepcies_own():
     """Each change set's anchors: LitePCIe's text, once in its sources, never text a hostlink change wrote
     (a change next to another set's lines is anchored on LitePCIe's line beside them)."""

@@ -42,14 +42,13 @@ import os
 
 from hostlink.software.driver.patches import DriverPatchError, apply_patches, load_patches, patch_file
 
-__all__ = ["RING_PATCHES", "DMA_TABLE_DEPTH", "MAX_BUFFER_SIZE", "choose_ring", "refuse_another_ring",
-           "DriverPatchError"]
+__all__ = ["RING_PATCHES", "choose_ring", "refuse_another_ring", "DriverPatchError"]
 
 # The changes, as C, in ring.patch.
 RING_PATCHES, _ = load_patches("ring.patch")
 
-DMA_TABLE_DEPTH = 256         # LitePCIeDMA's table_depth (cores/pcie/integration.py keeps LitePCIe's default).
-MAX_BUFFER_SIZE = 8 << 20     # A descriptor's length field has 24 bits.
+# The bounds are written once, in ring.patch's enum; test_driver.py checks its table depth against LitePCIeDMA's
+# (cores/pcie/integration.py keeps LitePCIe's default).
 
 
 def choose_ring(kernel_dir, patches=None):
