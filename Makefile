@@ -30,14 +30,14 @@ APT_SIM_STAMP := $(VENV)/.stamp-apt-sim
 APT_STAMP     := $(VENV)/.stamp-apt
 PIP_STAMP     := $(VENV)/.stamp-pip
 
-.PHONY: all install install-sim sim check test test-loaded bench clean distclean uml-kernel
+.PHONY: all install install-sim sim check test test-loaded bench clean distclean uml-kernel arm-kernel
 
 all: test
 
 # What ./sim.py needs; everything (`install`) for the tests, ./sim.py driver and udp, and make bench.
 install-sim: $(APT_SIM_STAMP) $(PIP_STAMP)
 
-install: install-sim $(APT_STAMP) uml-kernel
+install: install-sim $(APT_STAMP) uml-kernel arm-kernel
 
 $(APT_SIM_STAMP): software/apt_packages.py
 	@$(PYTHON) software/apt_packages.py sim
@@ -107,6 +107,31 @@ $(UML_KERNEL): $(UML_STAMP)-config $(UML_STAMP)-patch
 	@echo "uml-kernel: building the User-Mode Linux kernel in $(UML_TREE) (about 9 minutes on 2 cores, once)"
 	$(MAKE) -C $(UML_TREE) ARCH=um -j$(UML_JOBS) all
 	cp $(UML_TREE)/linux $@
+
+# ARM kernel for the Zynq SoC's modules ---------------------------------------------------------------
+# Debian's linux-source-6.12 again, built for the Zynq-7000's ARM with Debian's cross compiler as the
+# smallest kernel the SoC's modules need (software/zynq/kernel.config over allnoconfig): its Module.symvers
+# lets hostlink_dma_client.ko and hostlink_dma_user.ko build as for a board (test/test_zynq_arm.py).
+ARM_DIR    := build/arm
+ARM_TREE   := $(ARM_DIR)/linux-source-$(UML_VERSION)
+ARM_CONFIG := software/zynq/kernel.config
+ARM_KERNEL := $(ARM_TREE)/Module.symvers
+ARM_MAKE   := $(MAKE) -C $(ARM_TREE) ARCH=arm CROSS_COMPILE=arm-linux-gnueabihf-
+
+arm-kernel: $(ARM_KERNEL)
+
+$(ARM_TREE).stamp-tree: $(UML_TARBALL) | $(APT_STAMP)
+	rm -rf $(ARM_DIR) && mkdir -p $(ARM_DIR)
+	tar -xJf $(UML_TARBALL) -C $(ARM_DIR)
+	@touch $@
+
+$(ARM_KERNEL): $(ARM_TREE).stamp-tree $(ARM_CONFIG)
+	$(ARM_MAKE) KCONFIG_ALLCONFIG=$(abspath $(ARM_CONFIG)) allnoconfig >/dev/null
+	@grep -E '^CONFIG_' $(ARM_CONFIG) | while read -r option; do \
+	  grep -qx "$$option" $(ARM_TREE)/.config || { echo "arm-kernel: $$option did not stick in $(ARM_TREE)/.config"; exit 1; }; \
+	done
+	@echo "arm-kernel: building the Zynq's ARM kernel in $(ARM_TREE) (once)"
+	$(ARM_MAKE) -j$(UML_JOBS) vmlinux modules >/dev/null
 
 sim: install-sim
 	$(PY) ./sim.py

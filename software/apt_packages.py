@@ -30,6 +30,8 @@ TEST_PACKAGES = SIM_PACKAGES + [
                                                  # security updates carry 6.12; bookworm-backports too).
     "gdb",                                  # The kernel's stacks when a run of it hangs (sim/uml/bench.py).
     "pkgconf",                              # libhostlink's hostlink.pc, as a user's build finds it.
+    "gcc-arm-linux-gnueabihf", "libc6-dev-armhf-cross",  # The Zynq's ARM: its kernel (make arm-kernel),
+                                                         # modules and user-level driver.
 ]
 # Debian's headers package depends on its kernel image, which is installed with it but never booted here.
 BACKPORTS_PACKAGES = ["linux-headers-6.12-amd64"]

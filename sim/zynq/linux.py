@@ -38,7 +38,7 @@ SOFTWARE      = package_path("software", "zynq")
 GUEST         = package_path("sim", "zynq", "guest")   # Programs run inside the machine.
 # Built for the machine (build_software): the dmaengine client, the user-level driver's kernel part and its program.
 SOURCES       = [os.path.join(SOFTWARE, n) for n in ("hostlink_dma_client.c", "hostlink_dma_client.h",
-                 "hostlink_dma_user.c", "hostlink_dma_user.h", "dma_user_test.c")]
+                 "hostlink_dma_user.c", "hostlink_dma_user.h", "dma_user_test.c", "Kbuild")]
 
 
 def device_tree_source(socket_path, clock_hz=PS_MODEL["clock_hz"], data_width=64):
@@ -124,8 +124,6 @@ def build_software(build_root=BUILD_ROOT):
     os.makedirs(directory)
     for path in SOURCES:
         shutil.copy(path, directory)
-    with open(os.path.join(directory, "Kbuild"), "w") as f:
-        f.write("obj-m := hostlink_dma_client.o hostlink_dma_user.o\n")
     log = []
     for what, command in [
             ("the kernel modules", ["make", "-C", UML_TREE, "ARCH=um", f"M={os.path.abspath(directory)}", "modules"]),

@@ -146,9 +146,15 @@ struct call {
 	bool tx, rx;
 };
 
+/* Chunk i's buffer: 0 or 1 (buffers is 1 or 2; a mask, not %, since a 64-bit % is a libgcc call on ARM). */
+static unsigned int slot(struct call *k, u64 i)
+{
+	return i & (k->t->buffers - 1);
+}
+
 static struct chunk_buffer *buffer_of(struct call *k, u64 i)
 {
-	return &k->c->buffer[i % k->t->buffers];
+	return &k->c->buffer[slot(k, i)];
 }
 
 /* Copy chunk i in from the program, into its buffer. */
@@ -180,7 +186,7 @@ static long copy_out(struct call *k, u64 i)
 	struct chunk_buffer *b = buffer_of(k, i);
 
 	if (k->rx && copy_to_user(u64_to_user_ptr(k->t->rx) + i * k->t->chunk,
-				  k->c->rx_data[i % k->t->buffers], b->length))
+				  k->c->rx_data[slot(k, i)], b->length))
 		return -EFAULT;
 	k->t->copies += k->rx;
 	k->t->chunks++;
@@ -217,7 +223,7 @@ static long transfer(struct client *c, struct hostlink_dma_transfer *t)
 			if (err)
 				goto fail;
 		}
-		err = start_chunk(c, buffer_of(&k, i), c->rx_data[i % t->buffers], k.tx, k.rx);
+		err = start_chunk(c, buffer_of(&k, i), c->rx_data[slot(&k, i)], k.tx, k.rx);
 		if (err)
 			goto fail;
 		if (two && i > 0)
