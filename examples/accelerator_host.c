@@ -103,8 +103,8 @@ int main(int argc, char **argv)
 		    (ret = hostlink_register_write(ch, "user_core_throttle", 0)) < 0)
 			fprintf(stderr, "accelerator_host: %s\n", hostlink_error(ch));
 		else
-			printf("channel %d to the accelerator, a = %d, b = %d (/dev/litepcie%d%s%s)\n",
-			       hostlink_channel_index(ch), a, b, channel, *hostlink_board(ch) ? ", board " : "",
+			printf("channel %d to the accelerator, a = %d, b = %d (%s%s%s)\n",
+			       hostlink_channel_index(ch), a, b, hostlink_path(ch), *hostlink_board(ch) ? ", board " : "",
 			       hostlink_board(ch));
 		hostlink_close(ch);
 		return ret < 0;
@@ -137,8 +137,9 @@ int main(int argc, char **argv)
 	for (i = 0; !zero && i < (int)(size / 2); i++)
 		wrong += results[i] != (uint16_t)(a * (int16_t)samples[i] + b);
 	printf("%zu bytes through the accelerator and back%s in %.3f s, %llu device cycles (C): %zu samples wrong "
-	       "(/dev/litepcie%d)\n", size, zero ? " zero-copy" : "",
-	       (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9, (unsigned long long)(c1 - c0), wrong, channel);
+	       "(%s)\n", size, zero ? " zero-copy" : "",
+	       (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9, (unsigned long long)(c1 - c0), wrong,
+	       hostlink_path(ch));
 	hostlink_close(ch);
 	free(samples);
 	free(results);

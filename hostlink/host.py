@@ -25,6 +25,10 @@ when the program falls behind). The driver reads the flow gate's exact count of 
 a call that finds nothing to do sleeps until the DMA's interrupt says a buffer is done (or room is free),
 with no polling, and a program that keeps up takes no interrupt at all.
 
+Several SoCs in one host (doc/host_api.md, "Several SoCs in one host"): each SoC's driver has a name of its
+own (`--driver-name`, /dev/<name>N); list_drivers() names every hostlink driver loaded and its SoC,
+list_devices() and list_boards() cover them all, and a Channel opens a node of any of them by its path.
+
 Every failure raises `HostlinkError` (an OSError: `errno` and a message that says what to do): no device,
 no permission, a channel another program holds, a SoC without flow gates, a size that is not whole
 buffers, a DMA that makes no progress within `timeout` seconds (ETIMEDOUT), a call another thread
@@ -55,7 +59,12 @@ except ModuleNotFoundError:
     from protocol import FLOW_MODES as FLOWS, FRAMED_FLOWS as FRAMED, HEADER, HEADER_BYTES, \
         HEADER_FLAG_END, HEADER_MAGIC, IOCTLS, STATS_DIRECTION_FIELDS
 
-__all__ = ["Channel", "HostlinkError", "Buffer", "list_devices", "list_boards", "board_of", "FLOWS", "HEADER_BYTES", "HEADER_MAGIC"]
+__all__ = ["Channel", "HostlinkError", "Buffer", "list_drivers", "list_devices", "list_boards", "board_of", "driver_of",
+    "FLOWS", "HEADER_BYTES", "HEADER_MAGIC"]
+
+DEFAULT_DRIVER = "litepcie"      # LitePCIe's name, a generated driver's unless named (--driver-name).
+SYS_MODULES    = "/sys/module"   # Where each loaded module shows its parameters.
+DEVICES        = "/dev"
 
 
 class HostlinkError(OSError):
@@ -84,17 +93,44 @@ def _advice(code):
     return _ADVICE.get(code, os.strerror(code))
 
 
+def list_drivers():
+    """The hostlink drivers loaded: {the driver's name: the identifier of the SoC it is for}. Each shows its SoC
+    in /sys/module/<name>/parameters/soc_identifier (software/driver/identity.py); its nodes are /dev/<name>N."""
+    drivers = {}
+    for path in sorted(glob.glob(os.path.join(SYS_MODULES, "*", "parameters", "soc_identifier"))):
+        try:
+            with open(path) as f:
+                drivers[path.split(os.sep)[-3]] = f.read().strip()
+        except OSError:   # Unloaded since the listing.
+            continue
+    return drivers
+
+
+def _driver_name(node):
+    """The driver's name in a device node's name: litepcie of litepcie3, zc706_litepcie of zc706_litepcie0."""
+    return node.rstrip("0123456789")
+
+
 def list_devices():
-    """The DMA channels' device nodes the driver made, /dev/litepcie0, /dev/litepcie1, ..."""
-    return sorted(glob.glob("/dev/litepcie[0-9]*"), key=lambda p: int(p[len("/dev/litepcie"):]))
+    """The DMA channels' device nodes of every hostlink driver loaded (list_drivers()) and of LitePCIe's own
+    (/dev/litepcie0, /dev/litepcie1, ...): litepcie's first, then by driver name, each in channel order."""
+    nodes = []
+    for name in sorted({DEFAULT_DRIVER, *list_drivers()}, key=lambda name: (name != DEFAULT_DRIVER, name)):
+        for path in glob.glob(os.path.join(DEVICES, glob.escape(name) + "[0-9]*")):
+            if _driver_name(os.path.basename(path)) == name:
+                nodes.append((name != DEFAULT_DRIVER, name, int(os.path.basename(path)[len(name):]), path))
+    return [path for *_, path in sorted(nodes)]
 
 
-def list_boards():
-    """The boards the driver serves: {the board's PCI address: its channels' device nodes, channel 0 first}.
-    The nodes are numbered across boards (two boards of 2 channels: /dev/litepcie0 and 1, then 2 and 3). A
+def list_boards(driver=None):
+    """The boards the drivers serve: {the board's PCI address: its channels' device nodes, channel 0 first};
+    `driver`: only that driver's (driver_of() says which driver and SoC a board's nodes are). A driver's
+    nodes are numbered across its boards (two boards of 2 channels: /dev/litepcie0 and 1, then 2 and 3). A
     driver that does not name its boards (LitePCIe's own) puts every node under None."""
     boards = {}
     for path in list_devices():
+        if driver is not None and _driver_name(os.path.basename(path)) != driver:
+            continue
         try:
             board = board_of(path)[0]
         except FileNotFoundError:   # Its board was removed since the listing.
@@ -103,16 +139,24 @@ def list_boards():
     return boards
 
 
+def driver_of(path):
+    """(the driver's name, the identifier of its SoC) of the device node `path`: ("zc706_litepcie", "hostlink
+    ZC706 PCIe Gen2 x4 DMA SoC"); the SoC is None for a driver that does not say (LitePCIe's own)."""
+    name = _driver_name(os.path.basename(path))
+    return name, list_drivers().get(name)
+
+
 def board_of(path):
     """(the board's PCI address, the channel's number on that board) of the device node `path`, from sysfs
-    (hostlink's driver makes each board's PCI device its nodes' parent); (None, the node's number) when the
-    driver does not say."""
+    (hostlink's driver makes each board's PCI device its nodes' parent, in a folder named after the driver);
+    (None, the node's number) when the driver does not say."""
     rdev = os.stat(path).st_rdev
     node = f"/sys/dev/char/{os.major(rdev)}:{os.minor(rdev)}"
     device = os.path.join(node, "device")
     try:
-        names = os.listdir(os.path.join(device, "litepcie"))
-        siblings = sorted(names, key=lambda name: int(name[len("litepcie"):]))
+        driver = _driver_name(os.path.basename(os.path.realpath(node)))
+        names = os.listdir(os.path.join(device, driver))
+        siblings = sorted(names, key=lambda name: int(name[len(driver):]))
         return os.path.basename(os.path.realpath(device)), siblings.index(os.path.basename(os.path.realpath(node)))
     except (OSError, ValueError):
         return None, os.minor(rdev)
@@ -136,7 +180,8 @@ class Buffer:
 class Channel:
     """One DMA channel of a board, opened for your program.
 
-    `channel`: the channel's number, or its device node's path. `flow`: "lossless" (default), "realtime"
+    `channel`: the channel's number (/dev/litepcie<N>), or the path of a device node of any hostlink driver
+    (/dev/zc706_litepcie0). `flow`: "lossless" (default), "realtime"
     or "packets" (FPGA to host) or "loop". `directions`: which of "h2c" (host to FPGA) and "c2h" (FPGA to
     host) to take ("c2h" alone or a tuple); each is locked for this program (another program holding it:
     HostlinkError EBUSY). `timeout`: seconds without progress before a call gives up (HostlinkError
@@ -166,7 +211,8 @@ class Channel:
         try:
             self.fd = os.open(self.path, os.O_RDWR | os.O_NONBLOCK)
         except FileNotFoundError:
-            raise _error(errno.ENODEV, f"{self.path} does not exist: is the board there and litepcie.ko "
+            driver = _driver_name(os.path.basename(self.path))
+            raise _error(errno.ENODEV, f"{self.path} does not exist: is the board there and {driver}.ko "
                          f"loaded? (devices: {', '.join(list_devices()) or 'none'})") from None
         except PermissionError:
             raise _error(errno.EACCES, f"no permission to open {self.path}: be a member of its group "
@@ -602,6 +648,11 @@ class Channel:
                                  {errno.EPERM: "register writes need CAP_SYS_RAWIO (root)"})
         return read
 
+    def loopback(self, enable=True):
+        """The channel's DMA sends what it reads from the host straight back to it (LitePCIe's loopback,
+        which its dma_test uses), instead of through your core: a board checked without a core of yours."""
+        self._ioctl("DMA", (int(bool(enable)),), f"{'enable' if enable else 'disable'} the loopback")
+
     def cycles(self):
         """The SoC's cycle counter (its system clock), to time transfers in device time."""
         return self._ioctl("CYCLES", None, "read the cycle counter", {errno.ENOTTY: "this SoC has no cycle counter"})[0]
@@ -697,12 +748,15 @@ def _read_register_map(path):
 
 
 def main():
-    """python3 host.py: the boards the driver serves and their channels' device nodes."""
+    """python3 host.py: the boards the drivers serve and their channels' device nodes, then each hostlink
+    driver loaded and its SoC."""
     boards = list_boards()
     if not boards:
-        print("no /dev/litepcie*: is the board there and litepcie.ko loaded?")
+        print("no /dev/litepcie* nor any hostlink driver's nodes: is the board there and its driver loaded?")
     for board, paths in boards.items():
         print(f"board {board or '(not named by this driver)'}: {' '.join(paths)}")
+    for name, soc in list_drivers().items():
+        print(f"driver {name}: SoC \"{soc}\", boards {' '.join(b or '?' for b in list_boards(name)) or 'none'}")
     return 0 if boards else 1
 
 

@@ -105,6 +105,7 @@ _UPDATE = [("sw_count", "q")]
 IOCTLS = {ioctl.name: ioctl for ioctl in [
     # LitePCIe's own.
     Ioctl("REG",                     0, _RW,       "reg",             [("addr", "I"), ("val", "I"), ("is_write", "B")]),
+    Ioctl("DMA",                    20, IOC_WRITE, "dma",             [("loopback_enable", "B")]),
     Ioctl("DMA_WRITER",             21, _RW,       "dma_writer",      _COUNTS),
     Ioctl("DMA_READER",             22, _RW,       "dma_reader",      _COUNTS),
     Ioctl("MMAP_DMA_INFO",          24, IOC_READ,  "mmap_dma_info",

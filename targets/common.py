@@ -8,6 +8,7 @@ The SoC integration the targets share lives in the cores: `hostlink.cores.pcie.i
 SoC, add_pcie_dma) and `hostlink.cores.dram.integration` (add_dram, the board DRAM helpers).
 """
 
+import argparse
 import dataclasses
 import logging
 import os
@@ -34,6 +35,9 @@ def add_pcie_arguments(parser, sys_clk_freq=None):
         help="DMA channels (1 to 8).")
     parser.add_target_argument("--driver", action="store_true",
         help="Generate the kernel driver and user tools.")
+    parser.add_target_argument("--driver-name", type=driver_name_argument, metavar="NAME",
+        help="Generate the driver (as --driver) named NAME: module NAME.ko, device nodes /dev/NAME0, ...; "
+             "a name per SoC lets the drivers of several SoCs serve one host (default litepcie, doc/driver.md).")
     parser.add_target_argument("--with-dram", action="store_true",
         help="The board's DDR3 SODIMM as a DMA source and sink (doc/dram.md).")
     parser.add_target_argument("--user-core", metavar="MODULE:CLASS",
@@ -41,6 +45,15 @@ def add_pcie_arguments(parser, sys_clk_freq=None):
              "MMCM (doc/user_cores.md; e.g. examples.accelerator:Accelerator).")
     parser.add_target_argument("--user-channel", default=0, type=int, metavar="N",
         help="The DMA channel the user core takes (default 0).")
+
+
+def driver_name_argument(text):
+    """--driver-name's value, checked as hostlink.software.driver.naming does (one line if refused)."""
+    from hostlink.software.driver.naming import check_driver_name
+    try:
+        return check_driver_name(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error))
 
 
 def user_core_argument(args):
@@ -147,11 +160,12 @@ def finish_target(soc, builder, parser, args, vendor_tool="vivado"):
     tool_found = shutil.which(vendor_tool) is not None
     builder.build(**parser.toolchain_argdict, run=args.build and tool_found)
 
-    if getattr(args, "driver", False):
-        from hostlink.software.driver import generate_driver
+    if getattr(args, "driver", False) or getattr(args, "driver_name", None):
+        from hostlink.software.driver import DEFAULT_DRIVER_NAME, generate_driver
         driver_dir = os.path.join(builder.output_dir, "driver")
-        generate_driver(soc, driver_dir)
-        print(f"Driver and user tools for this SoC generated in {driver_dir}")
+        name = args.driver_name or DEFAULT_DRIVER_NAME
+        generate_driver(soc, driver_dir, name=name)
+        print(f"Driver {name} and user tools for this SoC generated in {driver_dir}")
 
     if (args.build or args.load) and not tool_found:
         action = "--build" if args.build else "--load"

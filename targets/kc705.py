@@ -212,7 +212,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.no_ethernet and not args.with_pcie:
         parser.error("--no-ethernet leaves nothing without --with-pcie")
-    if args.driver and not args.with_pcie:
+    if (args.driver or args.driver_name) and not args.with_pcie:
         parser.error("--driver generates the PCIe driver: it needs --with-pcie")
     log_to_stdout()
 

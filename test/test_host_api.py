@@ -197,13 +197,13 @@ def test_the_api_imports_with_a_bare_python(tmp_path):
     result = subprocess.run(["/usr/bin/python3", str(tmp_path / "bare" / "hostlink" / "host.py")],
                             capture_output=True, text=True, cwd=tmp_path, env={"PATH": "/usr/bin:/bin"})
     assert (result.returncode, result.stdout.strip(), result.stderr) == \
-        (1, "no /dev/litepcie*: is the board there and litepcie.ko loaded?", "")
+        (1, "no /dev/litepcie* nor any hostlink driver's nodes: is the board there and its driver loaded?", "")
 
 
 def test_errors_say_what_to_do():
     from hostlink.host import Channel, HostlinkError, Buffer
     with pytest.raises(HostlinkError) as error:
-        Channel("/dev/litepcie_none")
+        Channel("/dev/litepcie99")
     assert error.value.errno == 19 and "is the board there and litepcie.ko loaded?" in str(error.value)
     with pytest.raises(ValueError, match="flow must be one of loop, lossless, realtime"):
         Channel(0, flow="fast")

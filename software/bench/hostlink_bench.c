@@ -449,7 +449,7 @@ static void *run_channel(void *arg)
     int use_generator = c->rx && cfg->direction != LOOPBACK;
     int use_checker   = c->tx && cfg->direction != LOOPBACK;
 
-    snprintf(path, sizeof(path), "/dev/litepcie%d", c->index);
+    snprintf(path, sizeof(path), "/dev/" HOSTLINK_DRIVER_NAME "%d", c->index);
     c->fd = open(path, O_RDWR | O_CLOEXEC);
     if (c->fd < 0) {
         fail(c, "%s: %s", path, strerror(errno));
@@ -826,7 +826,7 @@ int main(int argc, char **argv)
     }
 
     setvbuf(stdout, NULL, _IOLBF, 0);   /* A run ended by a time limit still shows its lines. */
-    read_ring("/dev/litepcie0");
+    read_ring("/dev/" HOSTLINK_DRIVER_NAME "0");
     simulated = detect_simulated();
     const char *timing_note = simulated ?
         "simulated machine (User-Mode Linux on the simulated SoC): device-cycle figures are meaningful, "

@@ -4,12 +4,14 @@
 
 """The LitePCIe Linux driver and user tools of one SoC: generate them, then compile them.
 
-    generate_driver(soc, driver_dir)   LitePCIe's kernel/ and user/ sources, with csr.h, soc.h and
+    generate_driver(soc, driver_dir, name="litepcie")
+                                       LitePCIe's kernel/ and user/ sources, with csr.h, soc.h and
                                        mem.h generated from this very SoC, hostlink's DDR3
                                        bring-up tool in dram/ (generate_dram_tool) and its PCIe fault
                                        counters tool in status/, and libhostlink (software/lib, with
-                                       the C examples) in user/libhostlink.
-    build_driver(driver_dir)           litepcie.ko (and liteuart.ko) against installed kernel headers,
+                                       the C examples) in user/libhostlink; `name` names the driver, its
+                                       module and device nodes (naming.py: one name per SoC in a host).
+    build_driver(driver_dir)           NAME.ko (litepcie.ko) and liteuart.ko against installed kernel headers,
                                        then litepcie_util, litepcie_test, dram/hostlink_dram,
                                        status/hostlink_status and user/libhostlink.
 
@@ -44,11 +46,13 @@ from hostlink.software.driver.removal import add_removal
 from hostlink.software.driver.wait import add_wait
 from hostlink.software.driver.identity import refuse_other_socs, soc_identifier
 from hostlink.software.driver.ring import choose_ring, refuse_another_ring
+from hostlink.software.driver.naming import (DEFAULT_DRIVER_NAME, check_driver_name, driver_name, set_driver_name,
+    use_driver_name)
 
 __all__ = ["DriverBuildError", "DriverBuild", "ChangeSet", "CHANGE_SETS", "generate_driver", "generate_dram_tool",
-    "soc_identifier", "find_kernel_build_dir", "kernel_build_dirs", "build_driver", "main"]
+    "soc_identifier", "DEFAULT_DRIVER_NAME", "check_driver_name", "driver_name", "find_kernel_build_dir", "kernel_build_dirs", "build_driver", "main"]
 
-KERNEL_MODULES = ["litepcie.ko", "liteuart.ko"]
+KERNEL_MODULES = ["litepcie.ko", "liteuart.ko"]   # A driver named NAME (naming.py) builds NAME.ko.
 USER_TOOLS     = ["litepcie_util", "litepcie_test", "hostlink_bench"]
 DRAM_TOOLS     = ["hostlink_dram"]   # In <driver_dir>/dram.
 STATUS_TOOLS   = ["hostlink_status"] # In <driver_dir>/status.
@@ -84,12 +88,17 @@ CHANGE_SETS = [
     ChangeSet("wait",      add_wait,          "a program sleeps until its polled DMA has a buffer, woken by interrupt"),
     ChangeSet("identity",  refuse_other_socs, "the probe leaves a board of another SoC to that SoC's driver"),
     ChangeSet("ring",      choose_ring,       "the ring's buffer count and size chosen when the module loads"),
+    ChangeSet("naming",    use_driver_name,   "the driver's name chosen when it is generated: drivers of several SoCs side by side"),
 ]
 
 # Generation ---------------------------------------------------------------------------------------
 
-def generate_driver(soc, driver_dir):
+def generate_driver(soc, driver_dir, name=DEFAULT_DRIVER_NAME):
     """Write `<driver_dir>/kernel` and `<driver_dir>/user` for `soc` and return `driver_dir`.
+
+    `name` names the driver (naming.py): module NAME.ko, its class and device nodes /dev/NAME0, ..., and the
+    user tools and libhostlink built with it open those nodes. LitePCIe's "litepcie" by default; a SoC of
+    its own per name lets the drivers of several SoCs serve their boards in one host.
 
     The sources are LitePCIe's own: LitePCIe 2024.12 builds cleanly against Debian 12's 6.1 kernel headers.
     hostlink's change sets are applied to them in CHANGE_SETS' order: LitePCIe's liteuart.c is ported to Linux
@@ -105,6 +114,7 @@ def generate_driver(soc, driver_dir):
     LitePCIe's config.h keeps by hand are checked against them, so a SoC whose DMA register layout differs from
     what the driver expects fails here, not on the board.
     """
+    check_driver_name(name)
     if not getattr(soc, "finalized", False):
         # The CSR map only exists once the SoC is finalized (Builder.build does it too; it is idempotent).
         soc.finalize()
@@ -126,6 +136,7 @@ def generate_driver(soc, driver_dir):
     _check_dma_offsets(kernel_dir)
     for change in CHANGE_SETS:
         change.apply(kernel_dir)
+    set_driver_name(driver_dir, name)
     refuse_another_ring(os.path.join(driver_dir, "user"))
     _add_bench_tool(os.path.join(driver_dir, "user"))
     _add_library(os.path.join(driver_dir, "user", "libhostlink"), kernel_dir)
@@ -390,7 +401,7 @@ def build_driver(driver_dir, kernel_build_dir=None):
 
     result = DriverBuild(driver_dir=driver_dir, kernel_build_dir=os.path.abspath(kernel_build_dir), log=log)
     result.warnings = [line for line in log.splitlines() if _WARNING.search(line)]
-    for name in KERNEL_MODULES:
+    for name in [f"{driver_name(driver_dir)}.ko", *KERNEL_MODULES[1:]]:
         path = os.path.join(kernel_dir, name)
         if not os.path.isfile(path):
             raise DriverBuildError(f"make succeeded but {path} was not produced:\n{log}")

@@ -14,7 +14,9 @@ them) and drives it with the register map it was generated for: with boards of t
 other SoC's board would be driven through the wrong registers. Now the probe compares the board's SoC
 identifier with this driver's SoC's and leaves a board of another SoC to that SoC's driver (-ENODEV). The
 comparison leaves out LiteX's build time (a space and the date after the identifier), which a driver
-generated apart from the bitstream's build does not share.
+generated apart from the bitstream's build does not share. The module shows the SoC it is for as a read-only
+parameter, /sys/module/<name>/parameters/soc_identifier: programs find every hostlink driver loaded by it
+(hostlink.host's list_drivers()), and libhostlink makes the same comparison when it opens a channel.
 """
 
 import os

@@ -4,7 +4,9 @@
  *
  * libhostlink (hostlink.h): the driver's device node, read(), write() and ioctl(), as hostlink/host.py
  * does them. Built per SoC beside LitePCIe's user tools: litepcie.h is the generated driver's (its ioctls,
- * with hostlink's polling and flow modes) and hostlink_registers.h the SoC's CSR names (software/driver/).
+ * with hostlink's polling and flow modes; its config.h the driver's name, HOSTLINK_DRIVER_NAME, and its
+ * SoC's identifier, HOSTLINK_SOC_IDENTIFIER) and hostlink_registers.h the SoC's CSR names (software/driver/).
+ * A channel opens only on a board of that SoC (check_soc): another SoC's registers are elsewhere.
  *
  * Threads: each direction's data calls are serialized by that direction's lock (calls[0] h2c, calls[1]
  * c2h), held while the call sleeps, so a reader and a writer never wait on each other; `state` guards
@@ -35,9 +37,12 @@
 #include "litepcie.h"
 #include "hostlink_registers.h"
 
+/* The device nodes of the driver this library was built with: /dev/<name>0, /dev/<name>1, ... */
+#define NODE_PREFIX "/dev/" HOSTLINK_DRIVER_NAME
+
 struct hostlink_channel {
 	int fd;
-	char path[64];
+	char path[PATH_MAX];
 	int directions, flow;
 	int started;                     /* directions armed (under state; read with __atomic_load_n) */
 	int timeout_ms;
@@ -55,7 +60,7 @@ struct hostlink_channel {
 };
 
 /* The calling thread's last failure, and the bytes its last data call moved (hostlink_moved). */
-static __thread char error_text[256];
+static __thread char error_text[512];
 static __thread size_t moved_sent, moved_received;
 
 /* errno's name, as strerrorname_np (glibc 2.32) gives it, for the codes a call can fail with. */
@@ -196,12 +201,12 @@ int hostlink_list(char paths[][32], int max)
 	int count = 0;
 	size_t i, j;
 
-	if (glob("/dev/litepcie[0-9]*", 0, NULL, &g) != 0)
+	if (glob(NODE_PREFIX "[0-9]*", 0, NULL, &g) != 0)
 		return 0;
 	/* In channel order: /dev/litepcie2 before /dev/litepcie10. */
 	for (i = 0; i < g.gl_pathc; i++)
 		for (j = i + 1; j < g.gl_pathc; j++)
-			if (atoi(g.gl_pathv[j] + 13) < atoi(g.gl_pathv[i] + 13)) {
+			if (atoi(g.gl_pathv[j] + strlen(NODE_PREFIX)) < atoi(g.gl_pathv[i] + strlen(NODE_PREFIX))) {
 				char *t = g.gl_pathv[i];
 				g.gl_pathv[i] = g.gl_pathv[j];
 				g.gl_pathv[j] = t;
@@ -214,7 +219,7 @@ int hostlink_list(char paths[][32], int max)
 }
 
 /* The channel's board and its number there, from sysfs: hostlink's driver makes each board's PCI device
- * the parent of its channels' nodes (/sys/dev/char/M:m/device -> the PCI device, whose litepcie/ folder
+ * the parent of its channels' nodes (/sys/dev/char/M:m/device -> the PCI device, whose <driver name>/ folder
  * lists them). Without that: no board, and the node's minor number. */
 static void find_board(struct hostlink_channel *ch)
 {
@@ -239,19 +244,19 @@ static void find_board(struct hostlink_channel *ch)
 		return;
 	link[n] = 0;
 	name = strrchr(link, '/');
-	mine = name ? atoi(name + 1 + strlen("litepcie")) : -1;
+	mine = name ? atoi(name + 1 + strlen(HOSTLINK_DRIVER_NAME)) : -1;
 	snprintf(pattern, sizeof(pattern), "%s/device", node);
 	n = readlink(pattern, link, sizeof(link) - 1);
 	if (n < 0 || mine < 0)
 		return;
 	link[n] = 0;
 	address = strrchr(link, '/') ? strrchr(link, '/') + 1 : link;
-	snprintf(pattern, sizeof(pattern), "%s/device/litepcie/litepcie[0-9]*", node);
+	snprintf(pattern, sizeof(pattern), "%s/device/" HOSTLINK_DRIVER_NAME "/" HOSTLINK_DRIVER_NAME "[0-9]*", node);
 	if (glob(pattern, 0, NULL, &g) != 0)
 		return;
 	/* Its number on the board: how many of the board's nodes come before it. */
 	for (i = 0; i < g.gl_pathc; i++)
-		below += atoi(strrchr(g.gl_pathv[i], '/') + 1 + strlen("litepcie")) < mine;
+		below += atoi(strrchr(g.gl_pathv[i], '/') + 1 + strlen(HOSTLINK_DRIVER_NAME)) < mine;
 	globfree(&g);
 	snprintf(ch->board, sizeof(ch->board), "%.*s", (int)sizeof(ch->board) - 1, address);
 	ch->index = below;
@@ -263,6 +268,36 @@ static int not_open(void);
 const char *hostlink_board(struct hostlink_channel *ch)
 {
 	return is_open(ch) ? ch->board : "";
+}
+
+const char *hostlink_path(struct hostlink_channel *ch)
+{
+	return is_open(ch) ? ch->path : "";
+}
+
+/* The board's SoC, from LiteX's identifier memory (a character a word) as the driver's probe reads it, must
+ * be the one this library's register map is for: the identifier, then its end or a space (LiteX's build
+ * time). A driver of another name or an older one may have taken a board of another SoC. */
+static int check_soc(struct hostlink_channel *ch)
+{
+	static const char mine[] = HOSTLINK_SOC_IDENTIFIER;
+	char theirs[128];
+	size_t i;
+
+	for (i = 0; i < sizeof(theirs) - 1; i++) {
+		struct litepcie_ioctl_reg m = {.addr = CSR_IDENTIFIER_MEM_BASE + 4 * i};
+		int ret = do_ioctl(ch, LITEPCIE_IOCTL_REG, &m, "read the board's SoC identifier");
+		if (ret < 0)
+			return ret;
+		theirs[i] = (char)m.val;
+		if (!theirs[i] || (i >= sizeof(mine) - 1 && theirs[i] == ' '))
+			break;
+	}
+	theirs[i] = 0;
+	if (strcmp(theirs, mine) == 0)
+		return 0;
+	return fail(NULL, ENODEV, "%s is a board of SoC \"%s\"; this libhostlink is built for \"%s\": use the "
+		    "libhostlink built with its SoC's driver (<driver>/user/libhostlink)", ch->path, theirs, mine);
 }
 
 int hostlink_channel_index(struct hostlink_channel *ch)
@@ -282,8 +317,8 @@ static void hostlink_free(struct hostlink_channel *ch)
 int hostlink_open(struct hostlink_channel **ch, int channel, enum hostlink_flow flow, int directions,
 		  int timeout_ms)
 {
-	char path[32];
-	snprintf(path, sizeof(path), "/dev/litepcie%d", channel);
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), NODE_PREFIX "%d", channel);
 	return hostlink_open_path(ch, path, flow, directions, timeout_ms);
 }
 
@@ -326,13 +361,17 @@ int hostlink_open_path(struct hostlink_channel **out, const char *path, enum hos
 		int n = hostlink_list(devices, 4);
 		hostlink_free(ch);
 		if (err == ENOENT)
-			return fail(NULL, ENODEV, "%s does not exist: is the board there and litepcie.ko loaded? "
+			return fail(NULL, ENODEV, "%s does not exist: is the board there and " HOSTLINK_DRIVER_NAME
+				    ".ko loaded? "
 				    "(devices: %s%s)", path, n ? devices[0] : "none", n > 1 ? ", ..." : "");
 		if (err == EACCES)
 			return fail(NULL, err, "no permission to open %s: be a member of its group (hostlink, see "
 				    "doc/driver.md)", path);
 		return fail(NULL, err, "cannot open %s: %s", path, strerror(err));
 	}
+	ret = check_soc(ch);
+	if (ret < 0)
+		goto error;
 	ret = do_ioctl(ch, LITEPCIE_IOCTL_MMAP_DMA_INFO, &info, "read the ring's geometry");
 	if (ret < 0)
 		goto error;

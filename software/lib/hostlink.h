@@ -72,13 +72,15 @@ struct hostlink_buffer_info {
 
 struct hostlink_channel;
 
-/* The DMA channels' device nodes, /dev/litepcie0, ... : writes up to `max` paths of up to 32 bytes each
- * into `paths` and returns how many there are (possibly more than `max`). */
+/* The DMA channels' device nodes of the driver this library is built with, /dev/litepcie0, ... (a driver
+ * generated with --driver-name NAME: /dev/NAME0, ...): writes up to `max` paths of up to 32 bytes each into
+ * `paths` and returns how many there are (possibly more than `max`). */
 int hostlink_list(char paths[][32], int max);
 
-/* Open DMA channel `channel` (/dev/litepcie<channel>) for `directions` in `flow`, with `timeout_ms`
- * milliseconds without progress before a call gives up. Locks the directions (another program holding one:
- * -EBUSY). On failure *ch is NULL and hostlink_open_error() says why. */
+/* Open DMA channel `channel` (/dev/litepcie<channel>, or /dev/NAME<channel> for a driver named NAME) for
+ * `directions` in `flow`, with `timeout_ms` milliseconds without progress before a call gives up. Locks the
+ * directions (another program holding one: -EBUSY). A board of another SoC than the one this library is built
+ * for (its register map) is refused: -ENODEV. On failure *ch is NULL and hostlink_open_error() says why. */
 int hostlink_open(struct hostlink_channel **ch, int channel, enum hostlink_flow flow, int directions,
 		  int timeout_ms);
 /* The same on a device node's path. */
@@ -113,6 +115,8 @@ void hostlink_moved(size_t *sent, size_t *received);
  * across boards: with two boards of 2 channels, /dev/litepcie2 is the second board's channel 0. */
 const char *hostlink_board(struct hostlink_channel *ch);
 int hostlink_channel_index(struct hostlink_channel *ch);
+/* The channel's device node ("" for a handle not open). */
+const char *hostlink_path(struct hostlink_channel *ch);
 
 /* The channel's file descriptor, for poll(), select() and epoll (level-triggered, not EPOLLET): POLLIN when
  * a c2h buffer is filled for you, POLLOUT when an h2c buffer is free; the DMA's interrupt wakes the poller
