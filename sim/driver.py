@@ -89,7 +89,11 @@ def build_parser():
     p = OneLineArgumentParser(prog="sim.py driver", description=__doc__.strip().splitlines()[0],
         epilog="Example: ./sim.py driver --board vc709 -- litepcie_util info")
     p.add_argument("--board",        default=DEFAULT_BOARD,
-        help=f"Board: {', '.join(sorted(BOARDS))} (default {DEFAULT_BOARD}).")
+        help=f"Board: {', '.join(sorted(BOARDS))} (default {DEFAULT_BOARD}); several, comma-separated "
+             "(zc706,vc709), put one board of each SoC on the machine's PCI bus, each served by a driver of its "
+             "own named after it (zc706_litepcie: /dev/zc706_litepcie0, ...; doc/driver.md), whose folder is "
+             "$HOSTLINK_<BOARD>_DRIVER inside (its user tools in user/, libhostlink's in user/libhostlink); "
+             "the first's tools are on PATH. Give the commands to run (-- CMD ...).")
     p.add_argument("--dma-channels", type=int, default=2, help="DMA channels in the SoC (1 to 8; default 2).")
     p.add_argument("--dma-check", default="2M", type=parse_size,
         help="Each default dma_test runs until it has checked this much data, after its unchecked "
@@ -211,8 +215,17 @@ def main(argv=None):
                 return 128 + error.signum
     from hostlink.sim.uml.run import run_driver_sim, DriverSimError, sim_dma_ring, SIM_DMA_TEST_SKIP_LOOPS
     try:
-        board    = get_board(args.board)
-        profile  = profile_from_args(args, board)
+        names    = args.board.split(",")
+        socs     = [get_board(name) for name in names]
+        board    = socs[0]
+        if len(socs) > 1 and len(set(names)) != len(names):
+            raise ValueError(f"--board names each SoC once (--boards N copies one), not {args.board!r}")
+        if len(socs) > 1 and args.boards != 1:
+            raise ValueError(f"--boards N copies one SoC; --board {args.board} puts one board of each SoC")
+        if len(socs) > 1 and not command:
+            raise ValueError(f"--board {args.board}: give the commands to run (-- CMD ...); LitePCIe's default "
+                             "tests are one SoC's")
+        profile  = [profile_from_args(args, each) for each in socs]
         user_core = None
         if args.user_core:
             from hostlink.cores.pcie.user_core import load_user_core, build_user_core
@@ -224,7 +237,8 @@ def main(argv=None):
         commands = [command] if command else default_commands(args.dma_check, sim_dma_ring(board),
             SIM_DMA_TEST_SKIP_LOOPS, with_dram=args.with_dram)
         with interrupted_by_signals():
-            result = run_driver_sim(board.name, commands, args.command_timeout, profile,
+            result = run_driver_sim(names if len(socs) > 1 else board.name, commands, args.command_timeout,
+                profile if len(socs) > 1 else profile[0],
                 dma_channels=args.dma_channels, timeout_s=args.timeout, verbose=args.verbose,
                 fault_at=args.inject_fault, with_dram=args.with_dram, user_core=user_core, boards=args.boards,
                 reference=args.reference)
@@ -263,8 +277,8 @@ def main(argv=None):
     report_the_end(result, rows, problems)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"board": board.name, "with_dram": args.with_dram, "dma_ring": sim_dma_ring(board),
-                       "dma_test_skip_loops": SIM_DMA_TEST_SKIP_LOOPS, "host": profile.as_dict(),
+            json.dump({"board": args.board, "with_dram": args.with_dram, "dma_ring": sim_dma_ring(board),
+                       "dma_test_skip_loops": SIM_DMA_TEST_SKIP_LOOPS, "host": profile[0].as_dict(),
                        "steps": rows, "kernel_warnings": problems, "bench": bench, "boards": result["boards"],
                        "passed": ok}, f, indent=2)
         print(f"results written to {args.json}")

@@ -20,7 +20,7 @@ import pytest
 
 # The files holding the tests marked `uml`: they run in one worker, one after the other.
 UML_TEST_FILES = ("test/test_driver_sim.py", "test/test_hostlink_bench.py", "test/test_host_api.py",
-                  "test/test_zynq_linux.py")
+                  "test/test_several_socs.py", "test/test_zynq_linux.py")
 
 KERNEL_MODULE_WARNINGS = {}
 

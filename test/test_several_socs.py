@@ -4,11 +4,14 @@
 
 """Several SoCs in one host (doc/driver.md, "Several SoCs in one host"): each SoC's driver generated with a
 name of its own (module, PCI driver, class, device nodes), the tools and libhostlink built with it opening its
-nodes and refusing a board of another SoC, hostlink.host listing every hostlink driver's boards."""
+nodes and refusing a board of another SoC, hostlink.host listing every hostlink driver's boards; then a ZC706
+and a VC709 on one simulated machine, each with its driver, streaming at once."""
 
 import errno
+import json
 import os
 import re
+import shutil
 import subprocess
 
 import pytest
@@ -19,7 +22,7 @@ from hostlink.software.driver.naming import DRIVER_NAME_MAX, check_driver_name
 from hostlink.software.driver.patches import read_defines
 from hostlink.targets import boards as registry
 
-from helpers import read, target_refusal
+from helpers import read, refusal, target_refusal
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NAME = "zc706_litepcie"
@@ -230,3 +233,73 @@ def test_a_missing_node_names_its_drivers_module(monkeypatch, tmp_path):
     assert error.value.errno == errno.ENODEV
     assert error.value.strerror == (f"{tmp_path}/zc706_litepcie3 does not exist: is the board there and "
                                 f"zc706_litepcie.ko loaded? (devices: none) (ENODEV)")
+
+# ./sim.py driver ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("argv, message", [
+    (["--board", "zc706,vc709", "--boards", "2", "--", "true"], "--boards N copies one SoC; --board zc706,vc709 puts "
+                                                                "one board of each SoC"),
+    (["--board", "zc706,zc706", "--", "true"],                  "--board names each SoC once (--boards N copies one), "
+                                                                "not 'zc706,zc706'"),
+    (["--board", "zc706,vc709"],                                "--board zc706,vc709: give the commands to run "
+                                                                "(-- CMD ...); LitePCIe's default tests are one SoC's"),
+    (["--board", "zc706,nope", "--", "true"],                   "nope"),
+])
+def test_sim_driver_refuses_bad_several_socs_with_one_line(argv, message, capsys):
+    from hostlink.sim.driver import main as driver_main
+    err = refusal(driver_main, argv, capsys).strip().splitlines()
+    assert message in err[-1], err
+
+# In User-Mode Linux -------------------------------------------------------------------------------
+
+UML_KERNEL = os.path.join(REPO, "build", "uml", "linux")
+EXAMPLE    = os.path.join(REPO, "examples", "several_socs_host.py")
+HOST_PY    = os.path.join(REPO, "hostlink", "host.py")
+SOCS       = {"zc706": "hostlink ZC706 PCIe Gen2 x4 DMA SoC", "vc709": "hostlink VC709 PCIe Gen3 x8 DMA SoC"}
+
+
+@pytest.mark.uml
+@pytest.mark.skipif(not os.path.isfile(UML_KERNEL), reason="no User-Mode Linux kernel: `make uml-kernel`")
+def test_a_zc706_and_a_vc709_in_one_machine_stream_at_once(tmp_path):
+    """A ZC706 and a VC709 on one machine's PCI bus, each served by its own SoC's driver (zc706_litepcie.ko,
+    vc709_litepcie.ko, both loaded): both listed with their SoCs; the example streams through both at once
+    (Python, every byte checked), then each SoC's hostlink_bench (C, liblitepcie) at once; the ZC706's
+    libhostlink refuses the VC709's board, reached by a node named as its own."""
+    from hostlink.sim.driver import main as driver_main
+    path = tmp_path / "two.json"
+    benches = " & ".join(f"( ${board.upper()}_BENCH -m copy -s 64K -t 4 > {board}.out 2>&1; echo \"{board} bench: exit "
+                         f"$?\" >> {board}.out )" for board in SOCS)
+    benches = benches.replace("$ZC706_BENCH", "$HOSTLINK_ZC706_DRIVER/user/hostlink_bench") \
+                     .replace("$VC709_BENCH", "$HOSTLINK_VC709_DRIVER/user/hostlink_bench")
+    code = driver_main(["--board", ",".join(SOCS), "--json", str(path), "--command-timeout", "900", "--timeout", "2400",
+                        "--", "sh", "-c",
+                        f"python3 {HOST_PY}; python3 {EXAMPLE} --size 256K; {benches} & wait; cat zc706.out vc709.out; "
+                        "mknod /dev/zc706_litepcie9 c $(tr : ' ' < /sys/class/vc709_litepcie/vc709_litepcie0/dev) && "
+                        "$HOSTLINK_ZC706_DRIVER/user/libhostlink/accelerator_host --size 65536 --channel 9; "
+                        "echo refused: exit $?"])
+    with open(path) as f:
+        result = json.load(f)
+    output = next(s for s in result["steps"] if s["name"] == "cmd0")["output"]
+    # Both drivers loaded, their nodes apart; each names its SoC.
+    steps = {s["name"]: s for s in result["steps"]}
+    assert steps["insmod_zc706"]["exit_status"] == 0 and steps["insmod_vc709"]["exit_status"] == 0, steps
+    boards = re.findall(r"^board (\S+): (.*)$", output, re.M)
+    assert [nodes for _, nodes in boards] == ["/dev/vc709_litepcie0 /dev/vc709_litepcie1",
+                                              "/dev/zc706_litepcie0 /dev/zc706_litepcie1"], output
+    for board, soc in SOCS.items():
+        assert re.search(rf'^driver {board}_litepcie: SoC "{soc}", boards [0-9a-f:.]+$', output, re.M | re.I), output
+        assert re.search(rf"^262144 bytes through /dev/{board}_litepcie0 \(driver {board}_litepcie, SoC \"{soc}\"\) "
+                         r"and back in [0-9.]+ s, [1-9]\d* device cycles: 0 bytes wrong$", output, re.M | re.I), output
+        assert f"{board} bench: exit 0" in output, output
+    assert "2 boards of 2 SoCs at once: all right" in output, output
+    # The ZC706's library on the VC709's board: refused, one line.
+    assert re.search(r'^accelerator_host: /dev/zc706_litepcie9 is a board of SoC "hostlink VC709 PCIe Gen3 x8 DMA SoC'
+                     r'[^"]*"; this libhostlink is built for "hostlink ZC706 PCIe Gen2 x4 DMA SoC": use the libhostlink '
+                     r"built with its SoC's driver \(<driver>/user/libhostlink\) \(ENODEV\)$", output, re.M | re.I), output
+    assert "refused: exit 1" in output, output
+    assert not result["kernel_warnings"], result["kernel_warnings"]
+    assert len(result["boards"]) == 2
+    for each in result["boards"]:
+        assert each["host_reads"]["served"] > 0 and each["dma_bytes_written"] >= 262144, each
+        assert not each["mmio_read_errors"], each
+    assert code == 0 and result["passed"]

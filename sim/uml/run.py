@@ -34,6 +34,7 @@ from hostlink.sim.uml import harness
 from hostlink.sim.uml.harness import DEVICE_ID, SCRATCH, SYSTEM_PATH, DriverSimError, Plugin, Step
 from hostlink.sim.uml.kernel import UML_DIR, UML_KERNEL, UML_TREE, BUILD_TIME
 from hostlink.software.driver.mmap import use_remapped_buffers
+from hostlink.software.driver.naming import DEFAULT_DRIVER_NAME
 from hostlink.targets import boards as registry
 
 # The simulated SoC's ring: 64 buffers of 4 KiB (a page, for zero-copy mmap), an MSI every 8 (8 MSIs a
@@ -108,9 +109,9 @@ def _make(what, args, log):
 
 
 def build_uml_driver(board, dma_channels, soc_dir, build_root=BUILD_ROOT, ring=None, with_dram=False,
-        user_core=None):
+        user_core=None, name=DEFAULT_DRIVER_NAME):
     """The simulated SoC's driver built for User-Mode Linux, cached; returns its directory. `ring`: the
-    board's sim_dma_ring() unless given; `user_core` as build_model's."""
+    board's sim_dma_ring() unless given; `user_core` as build_model's; `name` the driver's (naming.py)."""
     ring = sim_dma_ring(board) if ring is None else ring
     if not (os.path.isfile(UML_KERNEL) and os.path.isfile(os.path.join(UML_TREE, "Module.symvers"))):
         raise DriverSimError(f"no User-Mode Linux kernel in {UML_DIR}: build it with `make uml-kernel` "
@@ -119,7 +120,7 @@ def build_uml_driver(board, dma_channels, soc_dir, build_root=BUILD_ROOT, ring=N
     digest = hashlib.sha256()
     with open(os.path.join(soc_dir, "sources.digest")) as f:
         digest.update(f.read().encode())
-    digest.update(json.dumps([ring, SIM_DMA_TEST_SKIP_LOOPS], sort_keys=True).encode())
+    digest.update(json.dumps([ring, SIM_DMA_TEST_SKIP_LOOPS, name], sort_keys=True).encode())
     digest.update(f"litepcie=={version('litepcie')}".encode())
     digest.update(str(os.path.getmtime(os.path.join(UML_TREE, "Module.symvers"))).encode())
     # This file and what generates the driver and its tools (the driver package: its modules, the change sets
@@ -135,7 +136,8 @@ def build_uml_driver(board, dma_channels, soc_dir, build_root=BUILD_ROOT, ring=N
         with open(path, "rb") as f:
             digest.update(f.read())
     digest = digest.hexdigest()[:16]
-    driver_dir = os.path.join(build_root, "uml", "driver", soc_name(board, dma_channels, with_dram, user_core))
+    driver_dir = os.path.join(build_root, "uml", "driver", soc_name(board, dma_channels, with_dram, user_core) +
+                              ("" if name == DEFAULT_DRIVER_NAME else f"_{name}"))
     stamp = os.path.join(driver_dir, "hostlink.digest")
     if os.path.exists(stamp) and open(stamp).read() == digest:
         return driver_dir
@@ -150,18 +152,18 @@ def build_uml_driver(board, dma_channels, soc_dir, build_root=BUILD_ROOT, ring=N
         try:
             with contextlib.redirect_stdout(log):
                 generate_driver(board.soc_factory(dma_channels, with_dram=with_dram, user_core=user_core),
-                                driver_dir)
+                                driver_dir, name=name)
         finally:
             root.handlers[:] = saved
         set_dma_ring(os.path.join(driver_dir, "kernel", "config.h"), ring)
         set_dma_test_skip(os.path.join(driver_dir, "user", "litepcie_util.c"), SIM_DMA_TEST_SKIP_LOOPS)
         if board.name in SIM_REMAPPED_BUFFERS:
             use_remapped_buffers(os.path.join(driver_dir, "kernel"))
-        # litepcie.ko alone: liteuart.ko needs the serial core, which the User-Mode Linux kernel lacks.
+        # litepcie.ko (NAME.ko) alone: liteuart.ko needs the serial core, which the User-Mode Linux kernel lacks.
         # Kbuild reads a Kbuild file before the Makefile.
         kernel_dir = os.path.join(driver_dir, "kernel")
         with open(os.path.join(kernel_dir, "Kbuild"), "w") as f:
-            f.write("obj-m := litepcie.o\nlitepcie-objs := main.o\n")
+            f.write(f"obj-m := {name}.o\n{name}-objs := main.o\n")
         _make("kernel module for User-Mode Linux",
             ["-C", UML_TREE, "ARCH=um", f"M={kernel_dir}", "modules"], log)
         _make("user tools", ["-C", os.path.join(driver_dir, "user")], log)
@@ -178,6 +180,17 @@ def build_uml_driver(board, dma_channels, soc_dir, build_root=BUILD_ROOT, ring=N
 
 # User-Mode Linux's virt-pci has 8 slots; past 4, two cores run the simulators too slowly to be of use.
 MAX_BOARDS = 4
+
+
+def sim_driver_name(board, several_socs):
+    """The name of the board's simulated driver: LitePCIe's, unless the machine has boards of several SoCs,
+    whose drivers then need names of their own (zc706_litepcie: /dev/zc706_litepcie0, ...)."""
+    return f"{board.name}_litepcie" if several_socs else DEFAULT_DRIVER_NAME
+
+
+def driver_variable(board):
+    """The environment variable that holds the board's driver folder inside the machine (HOSTLINK_ZC706_DRIVER)."""
+    return f"HOSTLINK_{board.name.upper()}_DRIVER"
 ENDED_FILE = "ended"   # In another board's folder once its simulator has ended (start_other_board).
 
 
@@ -210,59 +223,96 @@ def start_other_board(model, directory, config, verbose, fast):
     return thread
 
 
+class SimulatedSoC:
+    """One SoC of the machine: its board, host profile, model (built by PciBusPlugin.build) and driver."""
+
+    def __init__(self, board, profile, driver_name):
+        self.board, self.profile, self.driver_name = board, profile, driver_name
+
+    @property
+    def module(self):
+        return os.path.join(self.driver_dir, "kernel", f"{self.driver_name}.ko")
+
+
 class PciBusPlugin(Plugin):
-    """The PCIe SoCs' plug-in of the User-Mode Linux harness (sim/uml/harness.py): `boards` copies of the SoC on
-    virt-pci's PCI bus, each a virtio-pci device on a socket of its own, served by a simulator of its own
-    (sim/uml/bench.py, pcidev.py); LitePCIe's driver loaded before the commands, then unloaded, loaded and
-    unloaded again. The SoC runs on its fast path (sim/pcie/fast/), or with `reference` under cocotb."""
+    """The PCIe SoCs' plug-in of the User-Mode Linux harness (sim/uml/harness.py): boards on virt-pci's PCI bus,
+    `boards` copies of the SoC, or one board of each SoC of `socs`, each a virtio-pci device on a socket of its
+    own, served by a simulator of its own (sim/uml/bench.py, pcidev.py); each SoC's driver loaded before the
+    commands, then unloaded, loaded and unloaded again. Boards of several SoCs get a driver each, named after
+    its board (sim_driver_name). The SoCs run on their fast path (sim/pcie/fast/), or with `reference` under
+    cocotb."""
 
     source  = "sim/uml/run.py"
     machine = "of ./sim.py driver"
     socket  = "pcidev.sock"
 
-    def __init__(self, board, profile, dma_channels, with_dram, user_core, boards, reference, fault_at):
-        self.board, self.profile, self.dma_channels = board, profile, dma_channels
-        self.with_dram, self.user_core, self.boards = with_dram, user_core, boards
+    def __init__(self, socs, dma_channels, with_dram, user_core, boards, reference, fault_at):
+        """`socs`: [(board, profile)], one board each; or one, of which `boards` copies."""
+        several = len(socs) > 1
+        self.socs = [SimulatedSoC(board, profile, sim_driver_name(board, several)) for board, profile in socs]
+        self.slots = self.socs if several else self.socs * boards    # The SoC on each PCI slot.
+        self.board, self.profile = self.socs[0].board, self.socs[0].profile
+        self.dma_channels, self.with_dram, self.user_core = dma_channels, with_dram, user_core
         self.reference, self.fault_at = reference, fault_at
-        self.name = soc_name(board, dma_channels, with_dram, user_core)
+        self.name = "+".join(soc_name(soc.board, dma_channels, with_dram, user_core) for soc in self.socs)
 
     @property
     def module(self):
-        return os.path.join(self.driver_dir, "kernel", "litepcie.ko")
+        return self.socs[0].module
+
+    @property
+    def driver_dir(self):
+        return self.socs[0].driver_dir
 
     def build(self, build_root, verbose, commands):
         from hostlink.sim.pcie.fast.run import build_fast_model, fast_path_runs
-        self.fast = fast_path_runs(self.board, reference=self.reference)
-        self.model = build_model(self.board.name, self.dma_channels, build_root, verbose, with_dram=self.with_dram,
-                                 user_core=self.user_core, reference=not self.fast)
-        if self.fast:
-            build_fast_model(self.model, harness.say)
-        self.driver_dir = build_uml_driver(self.board, self.dma_channels, self.model["soc_dir"], build_root,
-                                           with_dram=self.with_dram, user_core=self.user_core)
+        for soc in self.socs:
+            soc.fast = fast_path_runs(soc.board, reference=self.reference)
+            soc.model = build_model(soc.board.name, self.dma_channels, build_root, verbose, with_dram=self.with_dram,
+                                    user_core=self.user_core, reference=not soc.fast)
+            if soc.fast:
+                build_fast_model(soc.model, harness.say)
+            soc.driver_dir = build_uml_driver(soc.board, self.dma_channels, soc.model["soc_dir"], build_root,
+                                              with_dram=self.with_dram, user_core=self.user_core, name=soc.driver_name)
+        self.model, self.fast = self.socs[0].model, self.socs[0].fast
         return commands
 
     def prepare(self, run_dir, shared, socket_path):
-        # The SoC's register map, for programs that reach hostlink's own CSRs (pattern_record.py).
+        # The SoC's register map, for programs that reach hostlink's own CSRs (pattern_record.py); with several
+        # SoCs, each's as <board>.csr.json too.
         shutil.copy(self.model["csr_json"], os.path.join(shared, "csr.json"))
+        if len(self.socs) > 1:
+            for soc in self.socs:
+                shutil.copy(soc.model["csr_json"], os.path.join(shared, f"{soc.board.name}.csr.json"))
         copy_memory_inits(self.model, run_dir)
         # The other boards: a simulator each, in a folder of its own, serving a socket of its own.
-        self.others = [os.path.join(run_dir, f"board{i}") for i in range(1, self.boards)]
+        self.others = [os.path.join(run_dir, f"board{i}") for i in range(1, len(self.slots))]
         self.other_sockets = [os.path.join(directory, self.socket) for directory in self.others]
 
     def environment(self):
         tools = [os.path.join(self.driver_dir, d) for d in ("user", "user/libhostlink", "status", "dram")]
         return ["export PATH=" + shlex.quote(":".join([*tools, SYSTEM_PATH])),
                 f"export {SCRATCH}",
-                "export HOSTLINK_LITEPCIE_KO=" + shlex.quote(self.module)]   # For rmmod_busy.py.
+                "export HOSTLINK_LITEPCIE_KO=" + shlex.quote(self.module),   # For rmmod_busy.py.
+                *[f"export {driver_variable(soc.board)}=" + shlex.quote(soc.driver_dir) for soc in self.socs
+                  if len(self.socs) > 1]]
 
     def before(self):
-        return [Step("insmod", f"insmod {shlex.quote(self.module)}", "insmod litepcie.ko"),
-                Step("devices", "sh -c 'ls -l /dev/litepcie*'", "ls -l /dev/litepcie*")]
+        steps = [Step(f"insmod{'_' + soc.board.name if len(self.socs) > 1 else ''}", f"insmod {shlex.quote(soc.module)}",
+                      f"insmod {soc.driver_name}.ko") for soc in self.socs]
+        nodes = " ".join(f"/dev/{soc.driver_name}*" for soc in self.socs)
+        return steps + [Step("devices", f"sh -c 'ls -l {nodes}'", f"ls -l {nodes}")]
 
     def after(self):
-        return [Step("rmmod", "rmmod litepcie", "rmmod litepcie"),
-                Step("reload", f"insmod {shlex.quote(self.module)}", "insmod litepcie.ko (again)"),
-                Step("rmmod2", "rmmod litepcie", "rmmod litepcie (again)")]
+        names = " ".join(soc.driver_name for soc in self.socs)
+        modules = " && insmod ".join(shlex.quote(soc.module) for soc in self.socs)
+        if len(self.socs) == 1:
+            return [Step("rmmod", f"rmmod {names}", f"rmmod {names}"),
+                    Step("reload", f"insmod {modules}", f"insmod {names}.ko (again)"),
+                    Step("rmmod2", f"rmmod {names}", f"rmmod {names} (again)")]
+        return [Step("rmmod", f"rmmod {names}", f"rmmod {names}"),
+                Step("reload", f"sh -c 'insmod {modules}'", "insmod of each driver (again)"),
+                Step("rmmod2", f"rmmod {names}", f"rmmod {names} (again)")]
 
     def kernel_arguments(self, run_dir, socket_path):
         return [f"virtio_uml.device={path}:{DEVICE_ID}" for path in [socket_path, *self.other_sockets]]
@@ -281,10 +331,11 @@ class PciBusPlugin(Plugin):
     @contextlib.contextmanager
     def beside(self, run_dir, config, verbose):
         stop_file = os.path.join(run_dir, "stop")
-        threads = [start_other_board(self.model, directory, dict(config,
+        threads = [start_other_board(soc.model, directory, dict(config,
+            **bench_config(soc.board, soc.model, soc.profile, with_dram=self.with_dram),
             results=os.path.join(directory, "bench.json"),
-            uml=dict(config["uml"], serve_only=True, socket=path, stop_file=stop_file)), verbose, self.fast)
-            for directory, path in zip(self.others, self.other_sockets)]
+            uml=dict(config["uml"], serve_only=True, socket=path, stop_file=stop_file)), verbose, soc.fast)
+            for soc, directory, path in zip(self.slots[1:], self.others, self.other_sockets)]
         try:
             yield
         finally:
@@ -296,6 +347,7 @@ class PciBusPlugin(Plugin):
 
     def add_results(self, result, run_dir):
         result["driver_dir"] = self.driver_dir
+        result["driver_dirs"] = {soc.driver_name: soc.driver_dir for soc in self.socs}
         result["boards"] = [result["bench"]]
         for directory in self.others:
             path = os.path.join(directory, "bench.json")
@@ -315,10 +367,18 @@ def run_driver_sim(board_name, commands, command_timeout_s, profile, dma_channel
     user's core on a channel, as ./sim.py dma does. `boards`: how many copies of the SoC are on the machine's
     PCI bus (up to MAX_BOARDS), each simulated by a simulator of its own; their summaries are in "boards"
     (the first's also in "bench"). The SoC runs on its fast path (sim/pcie/fast/), or with `reference` under
-    cocotb and cocotbext-pcie."""
-    if not 1 <= boards <= MAX_BOARDS:
+    cocotb and cocotbext-pcie. `board_name` may be a list of boards of different SoCs, one board each on the
+    bus (with a profile each in `profile`), each served by a driver of its own name (sim_driver_name); their
+    driver folders are in "driver_dirs"."""
+    names = [board_name] if isinstance(board_name, str) else list(board_name)
+    profiles = list(profile) if isinstance(profile, (list, tuple)) else [profile] * len(names)
+    if len(set(names)) != len(names) or len(profiles) != len(names):
+        raise ValueError(f"boards of several SoCs are each named once, with a host profile each, not {names!r}")
+    if len(names) > 1 and boards != 1:
+        raise ValueError(f"boards copies one SoC; boards of several SoCs ({', '.join(names)}) are one each")
+    if not 1 <= max(boards, len(names)) <= MAX_BOARDS:
         raise ValueError(f"boards must be 1 to {MAX_BOARDS} (User-Mode Linux's PCI bus has {MAX_BOARDS} slots), "
-                         f"not {boards!r}")
-    plugin = PciBusPlugin(get_board(board_name), profile, dma_channels, with_dram, user_core, boards, reference,
-                          fault_at)
+                         f"not {max(boards, len(names))!r}")
+    plugin = PciBusPlugin([(get_board(name), each) for name, each in zip(names, profiles)], dma_channels, with_dram,
+                          user_core, boards, reference, fault_at)
     return harness.run(plugin, commands, command_timeout_s, timeout_s, build_root, verbose, mem)
