@@ -90,7 +90,8 @@ def test_a_named_driver_takes_every_name_from_its_own(named):
     for tool in ["litepcie_util.c", "litepcie_test.c"]:
         assert '"/dev/" HOSTLINK_DRIVER_NAME "%d"' in read(os.path.join(user, tool)) and \
             "/dev/litepcie" not in read(os.path.join(user, tool)), tool
-    for path in ["user/hostlink_bench.c", "user/libhostlink/hostlink.c"]:
+    for path in ["user/hostlink_bench.c", "user/libhostlink/hostlink.c", "status/hostlink_status.c",
+                 "dram/hostlink_dram_main.c"]:
         assert '"/dev/litepcie' not in read(os.path.join(named, path)), path
 
 
@@ -104,7 +105,8 @@ def test_a_named_driver_builds_its_own_module(named):
     info = subprocess.run(["modinfo", module], capture_output=True, text=True, check=True).stdout
     assert re.search(rf"^name:\s+{NAME}$", info, re.M), info
     assert re.search(r"^parm:\s+soc_identifier:", info, re.M), info
-    for tool in ["user/litepcie_util", "user/hostlink_bench", "user/libhostlink/accelerator_host"]:
+    for tool in ["user/litepcie_util", "user/litepcie_test", "user/hostlink_bench", "user/libhostlink/accelerator_host",
+                 "status/hostlink_status", "dram/hostlink_dram"]:
         strings = subprocess.run(["strings", os.path.join(named, tool)], capture_output=True, text=True).stdout
         assert f"/dev/{NAME}" in strings and "/dev/litepcie" not in strings, tool
 

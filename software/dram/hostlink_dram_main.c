@@ -88,7 +88,7 @@ static void usage(FILE *out)
 		"  bringup   init, level and memtest, in that order\n"
 		"\n"
 		"options:\n"
-		"  -c DEVICE  LitePCIe device (default /dev/litepcie0)\n"
+		"  -c DEVICE  LitePCIe device (default /dev/" HOSTLINK_DRIVER_NAME "0)\n"
 		"  -b BASE    memory test start, bytes (default 0)\n"
 		"  -l LENGTH  memory test length, bytes (default: the whole DRAM, at most 2 GiB)\n"
 		"  -h, --help this help\n"
@@ -120,7 +120,7 @@ static int parse_size(const char *text, uint64_t *value)
 
 int main(int argc, char **argv)
 {
-	const char *device = "/dev/litepcie0";
+	const char *device = "/dev/" HOSTLINK_DRIVER_NAME "0";   /* The driver it is built with (config.h). */
 	const char *command;
 	uint64_t base = 0, length = 0;
 	int have_length = 0, opt, fd, result = HOSTLINK_DRAM_OK;

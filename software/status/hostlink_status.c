@@ -81,14 +81,14 @@ static void usage(FILE *out, const char *prog)
     fprintf(out,
         "usage: %s [-c DEVICE] [-l]\n"
         "PCIe fault counters of a hostlink SoC (doc/reliability.md).\n"
-        "  -c DEVICE  LitePCIe device node (default /dev/litepcie0)\n"
+        "  -c DEVICE  LitePCIe device node (default /dev/" HOSTLINK_DRIVER_NAME "0)\n"
         "  -l         list the counters of this SoC and exit (no device needed)\n"
         "  -h         this help\n", prog);
 }
 
 int main(int argc, char **argv)
 {
-    const char *device = "/dev/litepcie0";
+    const char *device = "/dev/" HOSTLINK_DRIVER_NAME "0";   /* The driver it is built with (config.h). */
     struct counters table;
     int list = 0;
     int c;
