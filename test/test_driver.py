@@ -190,7 +190,7 @@ def test_every_anchor_is_litepcies_own():
     (a change next to another set's lines is anchored on LitePCIe's line beside them)."""
     sets = [driver.hardening.PATCHES, driver.mmap.MMAP_PATCHES, driver.kernels.PATCHES, driver.polling.POLLING_PATCHES,
             driver.flow.FLOW_PATCHES, driver.stats.STATS_PATCHES, driver.removal.PATCHES, driver.wait.WAIT_PATCHES,
-            driver.identity.PATCHES, driver.ring.RING_PATCHES, driver.mmap.REMAPPED_BUFFERS_PATCHES]
+            driver.identity.PATCHES, driver.ring.RING_PATCHES, driver.naming.PATCHES, driver.mmap.REMAPPED_BUFFERS_PATCHES]
     for patches in sets:
         for name, what, anchor, replacement in patches:
             assert read(os.path.join(LITEPCIE_KERNEL, name)).count(anchor) == 1, what

@@ -18,11 +18,12 @@ import pytest
 
 from hostlink import host
 from hostlink.software.driver import build_driver, driver_name, find_kernel_build_dir, generate_driver
+from hostlink.software.driver import naming
 from hostlink.software.driver.naming import DRIVER_NAME_MAX, check_driver_name
 from hostlink.software.driver.patches import read_defines
 from hostlink.targets import boards as registry
 
-from helpers import read, refusal, target_refusal
+from helpers import check_missing_anchor_is_refused, read, refusal, target_refusal
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NAME = "zc706_litepcie"
@@ -75,7 +76,7 @@ def test_a_named_driver_takes_every_name_from_its_own(named):
     assert "#define LITEPCIE_NAME HOSTLINK_DRIVER_NAME\n" in main_c
     for use in [".name = LITEPCIE_NAME", "class_create(LITEPCIE_NAME)", "LITEPCIE_MINOR_COUNT, LITEPCIE_NAME)",
                 'NULL, LITEPCIE_NAME "%d", index)', '"Creating /dev/" LITEPCIE_NAME "%d\\n"',
-                "module_param_string(soc_identifier, "]:
+                "module_param_string(soc_identifier, ", 'platform_device_register_simple("liteuart", PLATFORM_DEVID_AUTO, tty_res, 1)']:
         assert use in main_c, use
     # No name, node or log prefix of LitePCIe's left (its header keeps its name).
     assert re.findall(r'"litepcie[^"]*"', main_c) == ['"litepcie.h"']
@@ -93,6 +94,11 @@ def test_a_named_driver_takes_every_name_from_its_own(named):
     for path in ["user/hostlink_bench.c", "user/libhostlink/hostlink.c", "status/hostlink_status.c",
                  "dram/hostlink_dram_main.c"]:
         assert '"/dev/litepcie' not in read(os.path.join(named, path)), path
+
+
+@pytest.mark.parametrize("index", range(len(naming.PATCHES)))
+def test_naming_refuses_when_an_anchor_is_missing(tmp_path, index):
+    check_missing_anchor_is_refused(tmp_path, naming.PATCHES[index], naming.use_driver_name, "naming change")
 
 
 @needs_headers

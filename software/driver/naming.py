@@ -56,11 +56,10 @@ def check_driver_name(name):
 def use_driver_name(kernel_dir):
     """main.c names itself HOSTLINK_DRIVER_NAME, written at the end of config.h as LitePCIe's "litepcie";
     set_driver_name() gives it another."""
-    patch_file(os.path.join(kernel_dir, "config.h"), CONFIG_H_END,
-               "/* hostlink: the driver's name (module, class, device nodes /dev/<name>N); naming.py. */\n"
-               f'#define HOSTLINK_DRIVER_NAME "{DEFAULT_DRIVER_NAME}"\n\n' + CONFIG_H_END,
-               "the driver's name at the end of config.h")
-    apply_patches(kernel_dir, PATCHES, kind="naming change")
+    name = ("config.h", "the driver's name at the end of config.h", CONFIG_H_END,
+            "/* hostlink: the driver's name (module, class, device nodes /dev/<name>N); naming.py. */\n"
+            f'#define HOSTLINK_DRIVER_NAME "{DEFAULT_DRIVER_NAME}"\n\n' + CONFIG_H_END)
+    apply_patches(kernel_dir, [*PATCHES, name], kind="naming change")   # All or nothing.
     return kernel_dir
 
 
