@@ -23,7 +23,7 @@ from hostlink.software.driver.naming import DRIVER_NAME_MAX, check_driver_name
 from hostlink.software.driver.patches import read_defines
 from hostlink.targets import boards as registry
 
-from helpers import check_missing_anchor_is_refused, read, refusal, target_refusal
+from helpers import check_missing_anchor_is_refused, read, refusal, run_target, target_refusal
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NAME = "zc706_litepcie"
@@ -64,6 +64,17 @@ def test_the_targets_refuse_a_bad_driver_name_with_one_line():
     assert target_refusal("zc706", "--driver-name", "zc706-pcie") == (
         "zc706.py: error: argument --driver-name: a driver name is a C identifier (letters, digits, '_'; not a "
         "digit first), not 'zc706-pcie'")
+
+
+@pytest.mark.parametrize("board", ["vc709", "kc705"])
+def test_a_target_generates_a_named_driver(board, tmp_path):
+    target = run_target(board, *registry.BOARDS[board].pcie.cli_flags, "--driver-name", f"{board}_litepcie",
+                        "--output-dir", str(tmp_path))
+    assert target.returncode == 0, target.stderr[-2000:]
+    driver_dir = os.path.join(str(tmp_path), "driver")
+    assert f"Driver {board}_litepcie and user tools for this SoC generated in {driver_dir}" in target.stdout
+    assert driver_name(driver_dir) == f"{board}_litepcie"
+    assert f"obj-m = {board}_litepcie.o" in read(os.path.join(driver_dir, "kernel", "Makefile"))
 
 
 def test_a_named_driver_takes_every_name_from_its_own(named):
