@@ -305,6 +305,7 @@ class Channel:
         """End the blocking calls other threads are in on this channel (asleep in the driver or about to
         be) with HostlinkError ECANCELED, carrying what they had moved; calls begun afterwards are not
         affected."""
+        self._open("cancel")
         with self._state:
             self._cancel += 1
             count = self._cancel
@@ -451,6 +452,7 @@ class Channel:
         """Wait until everything written has been taken by the FPGA (the h2c DMA has read every buffer
         written), up to `timeout` seconds (default: the channel's). HostlinkError ETIMEDOUT says how many
         bytes were written but not taken."""
+        self._open("drain")
         if "h2c" not in self.directions or "h2c" not in self._started:
             return
         wait = self.timeout if timeout is None else timeout
@@ -482,8 +484,8 @@ class Channel:
         Loop flow: buffers the DMA wrote again before you got them raise HostlinkError EOVERFLOW (the
         next call goes on from the newest)."""
         self._need(direction)
-        if count is not None and count <= 0:
-            raise _error(errno.EINVAL, f"get_buffers: count is a positive number of buffers, not {count}")
+        if count is not None and (not isinstance(count, int) or isinstance(count, bool) or count <= 0):
+            raise _error(errno.EINVAL, f"get_buffers: count is a positive number of buffers, not {count!r}")
         with self._calls[direction]:
             return self._get_buffers(direction, count, timeout)
 
@@ -552,6 +554,8 @@ class Channel:
         """Give back the oldest `count` buffers got with get_buffers() (default: all): "c2h", read, the
         DMA may fill them again; "h2c", filled, the DMA sends them."""
         self._need(direction)
+        if count is not None and (not isinstance(count, int) or isinstance(count, bool)):
+            raise _error(errno.EINVAL, f"put_buffers: count is a number of buffers, not {count!r}")
         with self._calls[direction]:
             count = self._held[direction] if count is None else count
             if not 0 <= count <= self._held[direction]:
@@ -570,8 +574,7 @@ class Channel:
         ...)`; poll and level-triggered epoll): readable when a c2h buffer is filled for you, writable when
         an h2c buffer is free, woken by the DMA's interrupt (start("c2h") first). Then read or write one
         buffer: it does not wait. Not for edge-triggered epoll (EPOLLET)."""
-        if self.fd is None:
-            raise _error(errno.EBADF, f"{self.path}: the channel is closed")
+        self._open("fileno")
         return self.fd
 
     def _ring(self, direction):
@@ -602,6 +605,9 @@ class Channel:
 
     def read_buffers(self, count):
         """`count` framed buffers (Buffer: sequence, time, dropped, ended, data), in order."""
+        self._framed("read_buffers")
+        if not isinstance(count, int) or isinstance(count, bool) or count <= 0:
+            raise _error(errno.EINVAL, f"read_buffers: count is a positive number of buffers, not {count!r}")
         raw = self.read(count * self.buffer_size)
         return [Buffer(memoryview(raw)[i*self.buffer_size:(i + 1)*self.buffer_size]) for i in range(count)]
 
@@ -609,6 +615,7 @@ class Channel:
         """`count` packets of your core (packets flow: each the data up to and with a word with `last`, in
         as many buffers as it took), as bytes, in order. A drop within a packet (real-time flow) raises
         HostlinkError EPROTO; the packet the first buffer read continues (if any) is returned as it is."""
+        self._framed("read_packets")
         packets, packet = [], []
         with self._calls["c2h"]:   # One packet's buffers are one reader's (the turn is re-entrant).
             while len(packets) < count:
@@ -621,6 +628,17 @@ class Channel:
                     packets.append(b"".join(packet))
                     packet = []
         return packets
+
+    def _open(self, what):
+        if self.fd is None:
+            raise _error(errno.EBADF, f"{self.path}: {what}: the channel is closed")
+
+    def _framed(self, what):
+        """Before anything is read: a buffer read in another flow would be lost to a header it does not have."""
+        self._open(what)
+        if self.flow not in FRAMED:
+            raise _error(errno.EINVAL, f"{self.path}: {what}: buffers have headers in the realtime and packets "
+                         f"flows only, not in {self.flow} (use read() or read_into())")
 
     def _need(self, direction):
         if self.fd is None:
@@ -639,6 +657,7 @@ class Channel:
 
     def register_word(self, name, word, value=None):
         """Read or write 32-bit word `word` of a register wider than 32 bits (most significant first)."""
+        self._open(f"register {name}")
         if self._registers is None:
             raise _error(errno.EINVAL, "no register map: open the channel with registers=<csr.json or csr.h>")
         if name not in self._registers:

@@ -240,11 +240,208 @@ def test_read_packets_joins_buffers_up_to_each_end():
     raw = [_framed(0, b"a" * 96, False), _framed(1, b"b" * 10, True), _framed(2, b"c" * 40, True),
            _framed(3, b"d" * 96, False), _framed(4, b"e" * 8, True, dropped=64)]
     channel = Channel.__new__(Channel)
+    channel.fd, channel.flow, channel.path = -1, "packets", "/dev/litepcie0"
     channel._calls = {"h2c": threading.RLock(), "c2h": threading.RLock()}
     channel.read_buffers = lambda count: [Buffer(raw.pop(0)) for _ in range(count)]
     assert channel.read_packets(2) == [b"a" * 96 + b"b" * 10, b"c" * 40]
     with pytest.raises(HostlinkError, match="64 bytes dropped within a packet"):
         channel.read_packets(1)
+    channel.fd = None   # Nothing to close.
+
+
+class _FakeDriver:
+    """A driver that answers hostlink.host's ioctls from memory (a ring of `count` x `size`, every lock granted,
+    the DMA never moving), over a plain file that records what the library write()s to it."""
+    def __init__(self, tmp_path, size=4096, count=8):
+        self.node, self.size, self.count, self.calls = str(tmp_path / "litepcie0"), size, count, []
+        open(self.node, "wb").close()
+
+    def ioctl(self, fd, request, argument=0, mutate=True):
+        from hostlink.protocol import IOCTLS
+        name = next(n for n, i in IOCTLS.items() if i.request == request)
+        self.calls.append(name)
+        layout = IOCTLS[name].layout
+        if name == "MMAP_DMA_INFO":
+            argument[:] = layout.pack(0, self.size, self.count, 0, self.size, self.count)
+        elif name == "LOCK":
+            fields = list(layout.unpack(argument))
+            fields[4:6] = fields[0:2]   # Status: what was asked for.
+            argument[:] = layout.pack(*fields)
+        return 0 if isinstance(argument, bytearray) else argument
+
+    def sent(self):
+        """The bytes the library wrote into the driver's ring."""
+        with open(self.node, "rb") as f:
+            return f.read()
+
+
+@pytest.fixture
+def fake(tmp_path, monkeypatch):
+    import fcntl
+    driver = _FakeDriver(tmp_path)
+    monkeypatch.setattr(fcntl, "ioctl", driver.ioctl)
+    return driver
+
+
+def _refused(call, code, *words):
+    from hostlink.host import HostlinkError
+    with pytest.raises(HostlinkError) as error:
+        call()
+    assert error.value.errno == code and all(w in str(error.value) for w in words), (error.value, words)
+    return error.value
+
+
+def test_a_channel_used_after_close_says_so_on_every_call(fake):
+    """Each call on a closed channel raises one HostlinkError EBADF that says so (not a TypeError, not a
+    silent return, not another error first); a second close() does nothing, as a file's does."""
+    import errno
+    from hostlink.host import Channel
+    channel = Channel(fake.node, registers=None)
+    channel.close()
+    one = bytes(4096)
+    for call in [lambda: channel.write(one), lambda: channel.read(4096), lambda: channel.read_into(bytearray(4096)),
+                 lambda: channel.transfer(one), lambda: channel.drain(), lambda: channel.get_buffers("c2h"),
+                 lambda: channel.put_buffers("h2c"), lambda: channel.wait(), lambda: channel.start(),
+                 lambda: channel.cancel(), lambda: channel.fileno(), lambda: channel.register("ctrl_scratch"),
+                 lambda: channel.register_word("ctrl_scratch", 0, 1), lambda: channel.cycles(),
+                 lambda: channel.counts(), lambda: channel.stats(), lambda: channel.read_buffers(1),
+                 lambda: channel.read_packets(1)]:
+        _refused(call, errno.EBADF, "closed")
+    channel.close()
+    assert fake.sent() == b""
+
+
+def test_bad_sizes_and_counts_are_refused_before_anything_moves(fake):
+    """A size that is not whole buffers, a count that is not a positive whole number, a direction or flow that
+    cannot carry the call: one HostlinkError EINVAL each, raised before the library writes a byte, starts a
+    DMA or gives a buffer back (what the channel already took is not touched)."""
+    import errno
+    from hostlink.host import Channel
+    channel = Channel(fake.node)
+    size = channel.buffer_size
+    assert (size, channel.buffer_count) == (4096, 8)
+    before = list(fake.calls)
+    for call, words in [
+            (lambda: channel.write(bytes(100)), ["whole 4096-byte buffers", "100 bytes"]),
+            (lambda: channel.write(bytes(size + 1)), ["whole 4096-byte buffers"]),
+            (lambda: channel.write(b""), ["nothing to send or receive"]),
+            (lambda: channel.read(0), ["nothing to send or receive"]),
+            (lambda: channel.read(size // 2), ["whole 4096-byte buffers"]),
+            (lambda: channel.read_into(bytearray(size + 8)), ["whole 4096-byte buffers"]),
+            (lambda: channel.transfer(bytes(size), results=size // 2), ["reading moves whole"]),
+            (lambda: channel.transfer(bytes(size), into=bytes(size)), ["must be writable"]),
+            (lambda: channel.transfer(bytes(size), results=size, into=bytearray(2 * size)), ["holds 8192 bytes"]),
+            (lambda: channel.get_buffers("h2c", 0), ["positive number of buffers"]),
+            (lambda: channel.get_buffers("h2c", 1.5), ["positive number of buffers"]),
+            (lambda: channel.get_buffers("sideways"), ["'h2c' or 'c2h'"]),
+            (lambda: channel.put_buffers("h2c", 1), ["0 got and not yet put"]),
+            (lambda: channel.put_buffers("h2c", -1), ["0 got and not yet put"]),
+            (lambda: channel.put_buffers("h2c", 0.5), ["number of buffers"]),
+            (lambda: channel.wait("sideways"), ["'h2c' or 'c2h'"]),
+            (lambda: channel.read_buffers(1), ["realtime and packets flows only", "lossless"]),
+            (lambda: channel.read_packets(1), ["realtime and packets flows only"])]:
+        _refused(call, errno.EINVAL, *words)
+    assert fake.sent() == b"" and fake.calls == before, fake.calls[len(before):]
+    channel.close()
+    # A real-time channel carries FPGA to host only: refused when opened, and a write on its c2h is refused.
+    with pytest.raises(ValueError, match="realtime flow is FPGA to host"):
+        Channel(fake.node, flow="realtime", directions=("h2c", "c2h"))
+    with Channel(fake.node, flow="realtime", directions="c2h") as source:
+        _refused(lambda: source.write(bytes(size)), errno.EINVAL, "opened for c2h only")
+        _refused(lambda: source.read_buffers(0), errno.EINVAL, "positive number of buffers")
+    assert fake.sent() == b""
+
+
+_LIBRARY_REFUSALS = r"""
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include "hostlink.h"
+
+static int failed;
+
+static void expect(const char *what, long ret, int code, const char *words)
+{
+	const char *message = hostlink_error(NULL);
+	int ok = ret == -code && strstr(message, words);
+	printf("%s: %s: %ld %s\n", ok ? "ok" : "FAIL", what, ret, message);
+	failed |= !ok;
+}
+
+int main(void)
+{
+	struct hostlink_channel *ch = (struct hostlink_channel *)&failed, *closed;
+	static unsigned char data[8192];
+	struct hostlink_buffer_info info;
+	struct hostlink_counts counts;
+	struct hostlink_stats stats;
+	uint64_t cycles;
+	uint32_t value;
+	void *first;
+
+	/* Arguments refused before the device is opened (none here). */
+	expect("a flow that does not exist", hostlink_open_path(&ch, "/dev/null", 9, HOSTLINK_C2H, 100), EINVAL,
+	       "flow must be HOSTLINK_FLOW_LOOP");
+	printf("%s: a failed open leaves NULL\n", ch == NULL ? "ok" : "FAIL");
+	failed |= ch != NULL;
+	expect("no direction", hostlink_open_path(&ch, "/dev/null", HOSTLINK_FLOW_LOSSLESS, 0, 100), EINVAL,
+	       "directions are HOSTLINK_H2C and/or HOSTLINK_C2H, not 0");
+	expect("a direction that does not exist", hostlink_open_path(&ch, "/dev/null", HOSTLINK_FLOW_LOSSLESS, 8, 100),
+	       EINVAL, "not 8");
+	expect("h2c in real-time flow", hostlink_open_path(&ch, "/dev/null", HOSTLINK_FLOW_REALTIME,
+	       HOSTLINK_H2C | HOSTLINK_C2H, 100), EINVAL, "real-time flow is FPGA to host");
+	expect("h2c in packets flow", hostlink_open_path(&ch, "/dev/null", HOSTLINK_FLOW_PACKETS, HOSTLINK_H2C, 100),
+	       EINVAL, "packets flow is FPGA to host");
+	expect("a timeout of -1 ms", hostlink_open_path(&ch, "/dev/null", HOSTLINK_FLOW_LOSSLESS, HOSTLINK_C2H, -1),
+	       EINVAL, "positive number of milliseconds");
+
+	/* A handle that is not open (closed: its memory freed; here one never opened): every call says so. */
+	closed = (struct hostlink_channel *)data;
+	expect("start", hostlink_start(closed, HOSTLINK_C2H), EBADF, "not an open channel");
+	expect("write", hostlink_write(closed, data, 4096), EBADF, "not an open channel");
+	expect("read", hostlink_read(closed, data, 4096), EBADF, "not an open channel");
+	expect("transfer", hostlink_transfer(closed, data, 4096, data, 4096), EBADF, "not an open channel");
+	expect("wait", hostlink_wait(closed, HOSTLINK_C2H, 0), EBADF, "not an open channel");
+	expect("get_buffers", hostlink_get_buffers(closed, HOSTLINK_C2H, &first, 1, 0), EBADF, "not an open channel");
+	expect("put_buffers", hostlink_put_buffers(closed, HOSTLINK_C2H, 1), EBADF, "not an open channel");
+	expect("read_buffer", hostlink_read_buffer(closed, data, sizeof(data), &info), EBADF, "not an open channel");
+	expect("read_packet", hostlink_read_packet(closed, data, sizeof(data)), EBADF, "not an open channel");
+	expect("register_read", hostlink_register_read(closed, "ctrl_scratch", &value), EBADF, "not an open channel");
+	expect("register_write", hostlink_register_write(closed, "ctrl_scratch", 1), EBADF, "not an open channel");
+	expect("register_word", hostlink_register_word(closed, "ctrl_scratch", 0, &value), EBADF, "not an open channel");
+	expect("cycles", hostlink_cycles(closed, &cycles), EBADF, "not an open channel");
+	expect("counts", hostlink_counts(closed, &counts), EBADF, "not an open channel");
+	expect("stats", hostlink_stats(closed, &stats), EBADF, "not an open channel");
+	expect("drain", hostlink_drain(closed, -1), EBADF, "not an open channel");
+	expect("cancel", hostlink_cancel(closed), EBADF, "not an open channel");
+	expect("fd", hostlink_fd(closed), EBADF, "not an open channel");
+	expect("channel_index", hostlink_channel_index(closed), EBADF, "not an open channel");
+	expect("close", hostlink_close(closed), EBADF, "not an open channel");
+	printf("%s: buffer_size, buffer_count and board of a handle not open: %zu %zu '%s'\n",
+	       !hostlink_buffer_size(closed) && !hostlink_buffer_count(closed) && !*hostlink_board(closed) ? "ok" : "FAIL",
+	       hostlink_buffer_size(closed), hostlink_buffer_count(closed), hostlink_board(closed));
+	failed |= hostlink_buffer_size(closed) || hostlink_buffer_count(closed) || *hostlink_board(closed);
+	printf("%s: close(NULL) does nothing\n", hostlink_close(NULL) == 0 ? "ok" : "FAIL");
+	failed |= hostlink_close(NULL) != 0;
+	return failed;
+}
+"""
+
+
+def test_libhostlink_refuses_bad_arguments_and_handles_not_open(generated, tmp_path):
+    """libhostlink alone (no device): open's bad flow, directions (h2c in a flow that cannot carry it) and
+    timeout each refused with EINVAL and a message before anything is opened; every call on a handle that is
+    not open is EBADF "not an open channel", never a read of freed memory (the library keeps its open
+    handles). The same on the real driver, with a handle closed: sim/uml/guest/library_errors.py."""
+    library = os.path.join(generated, "user", "libhostlink")
+    program = tmp_path / "refusals.c"
+    program.write_text(_LIBRARY_REFUSALS)
+    binary = tmp_path / "refusals"
+    subprocess.run(["gcc", "-Wall", "-Werror", f"-I{library}", f"-I{os.path.join(generated, 'kernel')}", "-o",
+                    str(binary), str(program), os.path.join(library, "hostlink.c"), "-lpthread"], check=True)
+    run = subprocess.run([str(binary)], capture_output=True, text=True)
+    assert run.returncode == 0 and "FAIL" not in run.stdout, run.stdout
+    assert run.stdout.count("ok: ") == 29, run.stdout
 
 
 def test_register_names_from_the_drivers_header_and_the_csr_map(generated, tmp_path):
