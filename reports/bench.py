@@ -25,10 +25,11 @@ from hostlink import REPO
 
 # Benchmarks ---------------------------------------------------------------------------------------
 
-# (group, name, command with {out} for the output folder, minutes on this project's 2-core machine, where
-# the figures are published). The minutes are each command's time in the whole `make bench` of 2026-12-06
-# (build/bench/summary.txt: 44 minutes for the 54, every PCIe simulation on the compiled fast path, the models
-# already built; 0.1 for those under 6 seconds); a loaded machine, or models to build, take longer.
+# (group, name, command with {out} for the output folder and {repo} for the repository, minutes on this
+# project's 2-core machine, where the figures are published). The minutes are each command's time in the whole
+# `make bench` of 2026-12-06 (build/bench/summary.txt: 44 minutes for the 54, every PCIe simulation on the
+# compiled fast path, the models already built; 0.1 for those under 6 seconds); the round trips' were timed
+# alone, on the same day. A loaded machine, or models to build, take longer.
 BENCHES = [
     ("zc706", "zc706",          "./sim.py dma --board zc706 --sizes 1M,4M --json {out}/zc706.json", 0.1,
         "README.md, doc/zc706.md"),
@@ -136,6 +137,13 @@ BENCHES = [
         "doc/driver_sim.md"),
     ("driver", "driver_vc709",  "./sim.py driver --board vc709 --json {out}/driver_vc709.json", 0.4,
         "doc/driver_sim.md"),
+    # One buffer's round trip through the real driver (hostlink.host, poll and interrupt, loopback and accelerator).
+    ("latency", "round_trip_zc706", "./sim.py driver --board zc706 --user-core examples.accelerator:Accelerator --json {out}/round_trip_zc706.json -- python3 {repo}/sim/uml/guest/round_trip.py csr.json loopback,accelerator 100", 0.2,
+        "doc/host_api.md"),
+    ("latency", "round_trip_vc709", "./sim.py driver --board vc709 --user-core examples.accelerator:Accelerator --json {out}/round_trip_vc709.json -- python3 {repo}/sim/uml/guest/round_trip.py csr.json loopback,accelerator 100", 0.2,
+        "doc/host_api.md"),
+    ("latency", "round_trip_kc705", "./sim.py driver --board kc705 --user-core examples.accelerator:Accelerator --json {out}/round_trip_kc705.json -- python3 {repo}/sim/uml/guest/round_trip.py csr.json loopback,accelerator 100", 0.3,
+        "doc/host_api.md"),
     ("zynq",  "zynq_linux",     "./sim.py driver --board zc706 --ps7 --json {out}/zynq_linux.json", 2.1,
         "README.md, doc/zynq.md"),
 ]
@@ -158,7 +166,7 @@ def selected(only):
 
 def command_argv(command, out):
     """The command as a list, run from the repository with the Python running this script."""
-    argv = command.format(out=out).split()
+    argv = command.format(out=out, repo=REPO).split()
     if argv[0] == "python":
         argv[0] = sys.executable
     elif argv[0] == "./sim.py":
@@ -188,7 +196,7 @@ def main(argv=None):
     total = sum(b[3] for b in benches)
     if args.list:
         for group, name, command, minutes, where in benches:
-            print(f"{group:7} {name:24} ~{format_minutes(minutes):>11}  {command.format(out=out)}   [{where}]")
+            print(f"{group:7} {name:24} ~{format_minutes(minutes):>11}  {command.format(out=out, repo=REPO)}   [{where}]")
         print(f"{len(benches)} commands, about {format_minutes(total)} on this 2-core machine (estimated)")
         return 0
 
@@ -196,7 +204,7 @@ def main(argv=None):
     print(f"bench: {len(benches)} commands into {out}, about {format_minutes(total)} (estimated)", flush=True)
     lines, failed = [], 0
     for index, (group, name, command, minutes, where) in enumerate(benches, start=1):
-        print(f"bench: [{index}/{len(benches)}] {name}: {command.format(out=out)} (~{format_minutes(minutes)})",
+        print(f"bench: [{index}/{len(benches)}] {name}: {command.format(out=out, repo=REPO)} (~{format_minutes(minutes)})",
             flush=True)
         start = time.monotonic()
         with open(os.path.join(out, f"{name}.log"), "w") as log:
@@ -208,7 +216,7 @@ def main(argv=None):
         verdict = ("ok" if status == 0 else f"ok (exit {status}: the losses it shows)") if status == expected \
             else f"FAILED (exit {status}, see {name}.log)"
         print(f"bench: [{index}/{len(benches)}] {name}: {verdict} in {elapsed / 60:.1f} min", flush=True)
-        lines.append(f"{name:24} {verdict:40} {elapsed / 60:6.1f} min  {command.format(out=out)}  [{where}]")
+        lines.append(f"{name:24} {verdict:40} {elapsed / 60:6.1f} min  {command.format(out=out, repo=REPO)}  [{where}]")
     with open(os.path.join(out, "summary.txt"), "w") as f:
         f.write("\n".join(lines) + "\n")
     print(f"bench: {len(benches) - failed} of {len(benches)} commands ok; summary in {os.path.join(out, 'summary.txt')}")

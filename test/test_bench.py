@@ -43,7 +43,7 @@ def test_every_readme_headline_command_is_benchmarked():
 
 def test_every_output_goes_into_the_folder():
     for group, name, command, minutes, where in bench.BENCHES:
-        argv = command.format(out="/OUT").split()
+        argv = command.format(out="/OUT", repo="/REPO").split()
         assert "--json" in argv and argv[argv.index("--json") + 1] == f"/OUT/{name}.json", command
         if "--plot" in argv:
             assert argv[argv.index("--plot") + 1] == f"/OUT/{name}.png", command

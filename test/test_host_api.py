@@ -666,6 +666,37 @@ def test_a_ring_chosen_when_the_module_loads(tmp_path, board):
     assert code == 0 and result["passed"]
 
 
+ROUND_TRIP = os.path.join(REPO, "sim", "uml", "guest", "round_trip.py")
+
+
+@pytest.mark.uml
+@needs_kernel
+@pytest.mark.parametrize("board", ["zc706", "vc709"])
+def test_round_trips_of_one_buffer_poll_and_interrupt(tmp_path, board):
+    """sim/uml/guest/round_trip.py (the latency figures of doc/host_api.md): one buffer out and back through
+    the DMA's loopback and through the accelerator, polled and woken by interrupt, every result right; each
+    figure a positive number of device cycles, in order (min <= median <= max), and the timing's own cost
+    below each. Not a check of how fast: the figures are printed, not compared."""
+    code, result = _run(tmp_path, board, "examples.accelerator:Accelerator",
+                        f"python3 {ROUND_TRIP} csr.json loopback,accelerator 20 round_trip.json")
+    output = _output(result)
+    ring = sim_dma_ring(board)
+    runs = re.findall(r"^round trip (\w+) (\w+): (\d+) bytes, 20 times: min (\d+) median (\d+) max (\d+) cycles = "
+                      r"[0-9.]+ / [0-9.]+ / [0-9.]+ us at \d+ MHz; (\d+) wrong$", output, re.M)
+    assert [(path, completion) for path, completion, *_ in runs] == \
+        [("loopback", "poll"), ("loopback", "irq"), ("accelerator", "poll"), ("accelerator", "irq")], output[-3000:]
+    timing = re.search(r"^timing itself \(cycles\(\) twice\): (\d+) cycles", output, re.M)
+    assert timing and int(timing.group(1)) > 0, output[-3000:]
+    for path, completion, size, low, median, high, wrong in runs:
+        assert int(size) == ring["DMA_BUFFER_SIZE"] and int(wrong) == 0, (path, completion, output[-3000:])
+        assert int(timing.group(1)) < int(low) <= int(median) <= int(high), (path, completion, output[-3000:])
+    shared = os.path.join(REPO, "build", "uml", "runs", f"{board}_dma2_accelerator-Accelerator-ch0", "shared")
+    with open(os.path.join(shared, "round_trip.json")) as f:
+        report = json.load(f)
+    assert [len(run["samples"]) for run in report["runs"]] == [20] * 4 and report["message_bytes"] == int(size)
+    assert code == 0 and result["passed"] and not result["kernel_warnings"], result["kernel_warnings"]
+
+
 HOST_PY = os.path.join(REPO, "hostlink", "host.py")
 GONE    = os.path.join(REPO, "sim", "uml", "guest", "device_gone.py")
 
