@@ -993,7 +993,14 @@ ssize_t hostlink_read_buffer(struct hostlink_channel *ch, void *data, size_t cap
 	if (!is_open(ch))
 		return not_open();
 	ssize_t ret;
+	size_t most = ch->buffer_size - HOSTLINK_HEADER_BYTES;
 	moved_sent = moved_received = 0;
+	/* Refused before anything is read: a buffer that did not fit would be lost (read_packet's own calls
+	 * consume a packet too long for the caller's room, and say so). */
+	if ((ch->flow == HOSTLINK_FLOW_REALTIME || ch->flow == HOSTLINK_FLOW_PACKETS) && capacity < most)
+		return fail(ch, EINVAL, "hostlink_read_buffer: a buffer carries up to %zu bytes of data: a capacity of "
+			    "%zu could lose one (give at least hostlink_buffer_size() - HOSTLINK_HEADER_BYTES)",
+			    most, capacity);
 	lock_directions(ch, HOSTLINK_C2H);
 	ret = read_buffer(ch, data, capacity, info);
 	unlock_directions(ch, HOSTLINK_C2H);

@@ -160,8 +160,9 @@ int hostlink_put_buffers(struct hostlink_channel *ch, int direction, size_t coun
  * for a program that waits on both directions at once, or waits before it decides what to do. */
 int hostlink_wait(struct hostlink_channel *ch, int directions, int timeout_ms);
 
-/* Real-time and packets flows: the next buffer's data (up to `capacity` bytes; more is -EMSGSIZE) and its
- * header. Returns the data's length. */
+/* Real-time and packets flows: the next buffer's data and its header. Returns the data's length. `capacity`
+ * is at least what a buffer carries, hostlink_buffer_size() - HOSTLINK_HEADER_BYTES (less is -EINVAL, before
+ * anything is read). */
 ssize_t hostlink_read_buffer(struct hostlink_channel *ch, void *data, size_t capacity,
 			     struct hostlink_buffer_info *info);
 /* Packets flow: the core's next packet, from as many buffers as it takes. Returns its length; a packet

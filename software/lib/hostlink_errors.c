@@ -108,6 +108,18 @@ static void member(int channel)
 		       EINVAL, hostlink_error(holder), "no register 'no_such_register'");
 	}
 	hostlink_close(holder);
+	/* Real-time flow (nothing started: the core is sent nothing and gives nothing). */
+	if (hostlink_open(&ch, channel, HOSTLINK_FLOW_REALTIME, HOSTLINK_C2H, 500) < 0) {
+		printf("FAIL: open c2h in real-time flow (C): %s\n", hostlink_open_error());
+		failed = 1;
+		return;
+	}
+	{
+		struct hostlink_buffer_info info;
+		expect("a buffer read into less than it carries", hostlink_read_buffer(ch, data, 16, &info), EINVAL,
+		       hostlink_error(ch), "hostlink_read_buffer: a buffer carries up to");
+	}
+	hostlink_close(ch);
 }
 
 int main(int argc, char **argv)
