@@ -138,7 +138,14 @@ AXI_DMA_REGISTERS = {   # {"MM2S_DMACR": 0x00, ..., "S2MM_DA": 0x48, ...}
     f"{channel}_{name.replace('ADDRESS', address)}": base + offset
     for channel, base, address in (("MM2S", AXI_DMA_MM2S, "SA"), ("S2MM", AXI_DMA_S2MM, "DA"))
     for name, offset in AXI_DMA_CHANNEL.items()}
-# DMACR and DMASR bits.
-DMACR_RS, DMACR_RESET, DMACR_IOC_IRQ_EN, DMACR_ERR_IRQ_EN = 1 << 0, 1 << 2, 1 << 12, 1 << 14
-DMASR_HALTED, DMASR_IDLE, DMASR_INT_ERR, DMASR_SLV_ERR, DMASR_DEC_ERR = 1 << 0, 1 << 1, 1 << 4, 1 << 5, 1 << 6
-DMASR_IOC_IRQ, DMASR_ERR_IRQ = 1 << 12, 1 << 14
+# DMACR bits and fields (PG021's MM2S_DMACR / S2MM_DMACR tables; cores/zynq/axi_dma.py says which act in
+# direct register mode).
+DMACR_RS, DMACR_ONE, DMACR_RESET, DMACR_KEYHOLE, DMACR_CYCLIC_BD = 1 << 0, 1 << 1, 1 << 2, 1 << 3, 1 << 4
+DMACR_IOC_IRQ_EN, DMACR_DLY_IRQ_EN, DMACR_ERR_IRQ_EN = 1 << 12, 1 << 13, 1 << 14
+DMACR_IRQ_THRESHOLD_SHIFT, DMACR_IRQ_DELAY_SHIFT = 16, 24   # 8-bit fields.
+# DMASR bits and fields.
+DMASR_HALTED, DMASR_IDLE, DMASR_SG_INCLD = 1 << 0, 1 << 1, 1 << 3
+DMASR_INT_ERR, DMASR_SLV_ERR, DMASR_DEC_ERR = 1 << 4, 1 << 5, 1 << 6
+DMASR_SG_INT_ERR, DMASR_SG_SLV_ERR, DMASR_SG_DEC_ERR = 1 << 8, 1 << 9, 1 << 10
+DMASR_IOC_IRQ, DMASR_DLY_IRQ, DMASR_ERR_IRQ = 1 << 12, 1 << 13, 1 << 14
+DMASR_IRQ_THRESHOLD_STS_SHIFT, DMASR_IRQ_DELAY_STS_SHIFT = 16, 24   # 8-bit fields.

@@ -95,8 +95,8 @@ def test_the_axi_dma_user_program_agrees_with_the_protocol(tmp_path):
              "S2MM_LENGTH"]
     expected = {name: protocol.AXI_DMA_REGISTERS[name] for name in names}
     expected.update({name: getattr(protocol, name) for name in
-                     ["DMACR_RS", "DMACR_RESET", "DMASR_HALTED", "DMASR_INT_ERR", "DMASR_SLV_ERR", "DMASR_DEC_ERR",
-                      "DMASR_IOC_IRQ", "DMASR_ERR_IRQ"]})
+                     ["DMACR_RS", "DMACR_RESET", "DMASR_HALTED", "DMASR_IDLE", "DMASR_INT_ERR", "DMASR_SLV_ERR",
+                      "DMASR_DEC_ERR", "DMASR_IOC_IRQ", "DMASR_ERR_IRQ"]})
     expected["MAX_LENGTH"] = (1 << protocol.AXI_DMA_LENGTH_BITS) - 1
     source = f'#define main dma_user_test_main\n#include "{os.path.join(ZYNQ, "dma_user_test.c")}"\n#undef main\n'
     compiled = compiled_values(tmp_path, source, [ZYNQ], [(name, name) for name in expected])

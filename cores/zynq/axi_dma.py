@@ -10,15 +10,25 @@
     dma.s2mm                 # stream sink: stream to memory (data, keep; last ends a packet)
     dma.mm2s_irq, .s2mm_irq  # interrupt outputs, level, PG021's mm2s_introut / s2mm_introut
 
-Registers (32-bit; MM2S at 0x00, S2MM at 0x30, same layout):
+Registers (32-bit; MM2S at 0x00, S2MM at 0x30, same layout), as PG021's tables for direct register mode
+(C_INCLUDE_SG = 0); the reset value of each is PG021's (DMACR 0x00010002, DMASR 0x00010001, the rest 0):
 
 | offset | name | bits |
 |---|---|---|
-| 0x00 / 0x30 | DMACR | 0 RS (run), 2 Reset (both channels; reads 1 until done), 12 IOC_IrqEn, 14 Err_IrqEn |
-| 0x04 / 0x34 | DMASR | 0 Halted, 1 Idle, 3 SGIncld (0), 4 DMAIntErr, 5 DMASlvErr, 6 DMADecErr, 12 IOC_Irq and 14 Err_Irq (write 1 to clear) |
+| 0x00 / 0x30 | DMACR | 0 RS (run); 1 reads 1; 2 Reset (both channels; reads 1 until done); 3 Keyhole reads 0 (ours); 4 Cyclic BD Enable, 12 IOC_IrqEn, 13 Dly_IrqEn, 14 Err_IrqEn, 23:16 IRQThreshold (reset 1; a write of 0 keeps it), 31:24 IRQDelay: read/write |
+| 0x04 / 0x34 | DMASR | 0 Halted, 1 Idle, 3 SGIncld (0), 4 DMAIntErr, 5 DMASlvErr, 6 DMADecErr, 8-10 SG errors (0), 12 IOC_Irq, 13 Dly_Irq (0) and 14 Err_Irq (write 1 to clear), 23:16 IRQThresholdSts (1), 31:24 IRQDelaySts (0) |
 | 0x18 / 0x48 | SA / DA | the transfer's byte address, aligned to the bus width |
-| 0x1C / 0x4C | SA_MSB / DA_MSB | upper address word: kept, must be 0 on a 32-bit bus |
-| 0x28 / 0x58 | LENGTH | writing it (channel running) starts a transfer of that many bytes (1 to 2**26 - 1); S2MM: the buffer's size, and once done the bytes the packet had |
+| 0x1C / 0x4C | SA_MSB / DA_MSB | upper address word: kept (ours), must be 0 on a 32-bit bus |
+| 0x28 / 0x58 | LENGTH | 25:0: writing a non-zero value to a running channel starts a transfer of that many bytes; 0 starts nothing; written while halted, no effect (it reads back); S2MM: the buffer's size, and once done the bytes the packet had |
+
+Halted is 1 once RS is 0 and no transfer runs. Idle (PG021, direct register mode: "the current transfer has
+completed") reads 0 while halted, before the first transfer after a reset and while a transfer runs, and 1 once
+it has completed. The fields PG021 gives to scatter-gather or that this DMA leaves out act on nothing here:
+Cyclic BD Enable, Dly_IrqEn, IRQThreshold and IRQDelay keep what is written (xilinx_dma writes the last three
+and reads DMACR back to modify it); every completion raises IOC_Irq, never Dly_Irq. Ours, where PG021 says
+nothing for direct register mode: IRQThresholdSts and IRQDelaySts read their defaults (1, 0), the SG engine's
+counters they report being absent; Keyhole (FIXED bursts) is not built, so its bit reads 0 and a driver can
+tell; SA_MSB / DA_MSB keep what is written.
 
 The engines master `bus` with INCR bursts of at most `burst_beats` beats (16: AXI3's limit) that never
 cross a 4 KiB boundary, up to `max_bursts` in flight each way. MM2S reserves room in its FIFO before it asks
@@ -27,11 +37,14 @@ data, so write data always follows at once. A transfer's last beat has `keep` fo
 an S2MM packet's length is counted from `keep`. Addresses must be aligned to the bus width, as PG021's
 without its Data Realignment Engine (Linux's driver then asks its clients for aligned buffers).
 
-Errors, as PG021: a read or write answered SLVERR or DECERR sets DMASlvErr or DMADecErr; an S2MM packet
-longer than the buffer sets DMAIntErr and its excess is dropped up to its `last`; a LENGTH of 0, an address
-not aligned to the bus, or a LENGTH written while a transfer runs sets DMAIntErr and starts nothing. Each
-ends the transfer (or, with nothing running, the request at once) with Err_Irq instead of IOC_Irq and stops
-the channel (RS cleared, Halted once idle), until a reset; after it, the next transfer is clean.
+Errors. As PG021: a read or write answered SLVERR or DECERR sets DMASlvErr or DMADecErr; an S2MM packet
+longer than the buffer sets DMAIntErr (PG021: S2MM's DMAIntErr in direct register mode) and its excess is
+dropped up to its `last`. Each ends the transfer with Err_Irq instead of IOC_Irq and stops the channel (RS
+cleared, Halted once idle) until a reset; after it, the next transfer is clean. Ours, where PG021 leaves the
+case undefined: a non-zero LENGTH written to a running channel whose address is not aligned to the bus (PG021
+requires it without the Data Realignment Engine), or while a transfer runs, starts nothing and stops the
+channel with Err_Irq, at once or at the end of the running transfer (which moves all its data); S2MM also sets
+DMAIntErr, MM2S sets no error bit, its DMAIntErr being fixed at 0 in direct register mode (PG021).
 """
 
 from functools import reduce
@@ -47,7 +60,8 @@ from litex.soc.interconnect.axi import AXILiteInterface
 # The register map and its bits are the driver's too (PG021; software/zynq/dma_user_test.c): defined in
 # hostlink.protocol.
 from hostlink.protocol import AXI_DMA_CHANNEL, AXI_DMA_LENGTH_BITS as LENGTH_BITS, AXI_DMA_MM2S, AXI_DMA_S2MM, \
-    DMACR_ERR_IRQ_EN, DMACR_IOC_IRQ_EN, DMACR_RESET, DMACR_RS, DMASR_ERR_IRQ, DMASR_IOC_IRQ
+    DMACR_CYCLIC_BD, DMACR_DLY_IRQ_EN, DMACR_ERR_IRQ_EN, DMACR_IOC_IRQ_EN, DMACR_IRQ_DELAY_SHIFT, \
+    DMACR_IRQ_THRESHOLD_SHIFT, DMACR_RESET, DMACR_RS, DMASR_ERR_IRQ, DMASR_IOC_IRQ
 
 __all__ = ["AXIDMA"]
 
@@ -71,11 +85,18 @@ def _smallest(*values):
 
 
 class _Channel(LiteXModule):
-    """One direction's registers: control, status, address, length, and the interrupt."""
-    def __init__(self):
+    """One direction's registers: control, status, address, length, and the interrupt. `int_errors`: whether
+    the channel's DMASR has a DMAIntErr in direct register mode (PG021: S2MM's does, MM2S's is fixed at 0)."""
+    def __init__(self, int_errors):
+        self.int_errors = int_errors
         self.rs        = Signal()
         self.ioc_en    = Signal()
+        self.dly_en    = Signal()              # Kept; no delay interrupt in direct register mode.
         self.err_en    = Signal()
+        self.cyclic    = Signal()              # Cyclic BD Enable: kept; a scatter-gather mode.
+        self.irq_threshold = Signal(8, reset=1)  # Kept; scatter-gather's interrupt coalescing.
+        self.irq_delay = Signal(8)             # Kept; scatter-gather's delay timer.
+        self.idle      = Signal()              # A transfer has completed since the last start or reset.
         self.ioc_irq   = Signal()
         self.err_irq   = Signal()
         self.int_err   = Signal()
@@ -85,16 +106,21 @@ class _Channel(LiteXModule):
         self.address_msb = Signal(32)
         self.length    = Signal(LENGTH_BITS)
         self.busy      = Signal()
-        self.misuse    = Signal()   # A LENGTH write the channel cannot start (DMAIntErr).
+        self.misuse    = Signal()   # A LENGTH write the channel cannot start (Err_Irq; S2MM: DMAIntErr).
         self.irq       = Signal()
         self.comb += self.irq.eq((self.ioc_irq & self.ioc_en) | (self.err_irq & self.err_en))
 
     def control(self):
-        return Cat(self.rs, C(0, 1), C(0, 1), C(0, 9), self.ioc_en, C(0, 1), self.err_en)
+        """DMACR without Reset (the DMA's, not the channel's): bit 1 reads 1, Keyhole (3) 0 (ours: no keyhole)."""
+        return Cat(self.rs, C(1, 1), C(0, 1), C(0, 1), self.cyclic, C(0, 7), self.ioc_en, self.dly_en,
+                   self.err_en, C(0, 1), self.irq_threshold, self.irq_delay)
 
     def status(self):
-        return Cat(~self.rs & ~self.busy, self.rs & ~self.busy, C(0, 2), self.int_err, self.slv_err,
-                   self.dec_err, C(0, 5), self.ioc_irq, C(0, 1), self.err_irq)
+        """DMASR. Idle only while running; SGIncld, the SG errors and Dly_Irq 0; IRQThresholdSts and IRQDelaySts
+        their defaults (1, 0), the SG engine's counters they report being absent."""
+        halted = ~self.rs & ~self.busy
+        return Cat(halted, self.idle & ~halted, C(0, 1), C(0, 1), self.int_err, self.slv_err, self.dec_err,
+                   C(0, 5), self.ioc_irq, C(0, 1), self.err_irq, C(0, 1), C(1, 8), C(0, 8))
 
 
 class AXIDMA(LiteXModule):
@@ -118,7 +144,7 @@ class AXIDMA(LiteXModule):
     Inside, one method per concern, called in this order by the constructor:
 
         ctrl ──> registers (_add_registers): DMACR, DMASR, SA/DA and LENGTH of rd and wr;
-                 a LENGTH write starts its channel's transfer (or is refused: DMAIntErr),
+                 a non-zero LENGTH write starts its channel's transfer (or is refused: Err_Irq),
                  DMACR.Reset starts the soft reset
                    │ start pulses, the LENGTH written
                    v
@@ -146,8 +172,8 @@ class AXIDMA(LiteXModule):
 
         # # #
 
-        self.rd = rd = _Channel()
-        self.wr = wr = _Channel()
+        self.rd = rd = _Channel(int_errors=False)
+        self.wr = wr = _Channel(int_errors=True)
         self.comb += [self.mm2s_irq.eq(rd.irq), self.s2mm_irq.eq(wr.irq)]
         sizes = dict(data_width=data_width, burst_beats=burst_beats, max_bursts=max_bursts, fifo_beats=fifo_beats)
 
@@ -176,9 +202,10 @@ class AXIDMA(LiteXModule):
         # Reset ---------------------------------------------------------------------------------------
         self.comb += quiet.eq(reduce(and_, rd_quiet + wr_quiet))
         self.sync += If(clear,
-            *[s.eq(0) for channel in (rd, wr) for s in (channel.rs, channel.ioc_en, channel.err_en, channel.ioc_irq,
-                channel.err_irq, channel.int_err, channel.slv_err, channel.dec_err, channel.address,
-                channel.address_msb, channel.length, channel.busy)],
+            *[s.eq(s.reset) for channel in (rd, wr) for s in (channel.rs, channel.ioc_en, channel.dly_en,
+                channel.err_en, channel.cyclic, channel.irq_threshold, channel.irq_delay, channel.idle,
+                channel.ioc_irq, channel.err_irq, channel.int_err, channel.slv_err, channel.dec_err,
+                channel.address, channel.address_msb, channel.length, channel.busy)],
             *[s.eq(0) for s in rd_state + wr_state],
         )
 
@@ -196,9 +223,9 @@ class AXIDMA(LiteXModule):
         self.s2mm_irq = Signal()  # o
 
     def _add_registers(self, resetting, clear, shift):
-        """The AXI-Lite slave `ctrl` over both channels' registers; a running channel's LENGTH write starts
-        a transfer or is refused (DMAIntErr); DMACR.Reset raises `resetting` until `clear`. Returns the start
-        pulses and the LENGTH written (the new transfer's, in the cycle of a start)."""
+        """The AXI-Lite slave `ctrl` over both channels' registers; a running channel's non-zero LENGTH write
+        starts a transfer or is refused (Err_Irq); DMACR.Reset raises `resetting` until `clear`. Returns the
+        start pulses and the LENGTH written (the new transfer's, in the cycle of a start)."""
         ctrl     = self.ctrl
         rd, wr   = self.rd, self.wr
         start_rd = Signal()
@@ -244,27 +271,34 @@ class AXIDMA(LiteXModule):
 
         # Control-Path: register writes, starts and refusals.
         for channel, base, start in [(rd, AXI_DMA_MM2S, start_rd), (wr, AXI_DMA_S2MM, start_wr)]:
-            # A running channel's LENGTH write starts a transfer; one of 0 bytes, at an address not aligned to
-            # the bus, or while a transfer runs is refused as DMAIntErr (and stops the channel, at once or at
-            # the end of the running transfer, which then ends with Err_Irq).
-            length_write = write & (waddr == base + R["LENGTH"]) & channel.rs & ~resetting
+            # PG021: a non-zero LENGTH written to a running channel starts a transfer; 0 starts nothing (and
+            # is no error), and while halted the write has no effect on the DMA. Ours: one at an address not
+            # aligned to the bus or while a transfer runs is refused: it stops the channel with Err_Irq, at
+            # once or at the end of the running transfer; S2MM also flags DMAIntErr (MM2S's is fixed at 0).
+            length_write = write & (waddr == base + R["LENGTH"]) & channel.rs & ~resetting & \
+                           (wdata[:LENGTH_BITS] != 0)
             self.comb += [
-                channel.misuse.eq(length_write & (channel.busy | (wdata[:LENGTH_BITS] == 0) |
-                                                  (channel.address[:shift] != 0))),
+                channel.misuse.eq(length_write & (channel.busy | (channel.address[:shift] != 0))),
                 start.eq(length_write & ~channel.misuse),
             ]
             self.sync += If(channel.misuse,
-                channel.int_err.eq(1),
+                channel.int_err.eq(1) if channel.int_errors else [],
                 If(~channel.busy,
                     channel.err_irq.eq(1),
                     channel.rs.eq(0),
                 ),
             )
+            self.sync += If(start, channel.idle.eq(0))
+            threshold = wdata[DMACR_IRQ_THRESHOLD_SHIFT:DMACR_IRQ_THRESHOLD_SHIFT + 8]
             self.sync += If(write,
                 If(waddr == base + R["DMACR"],
                     channel.rs.eq(wdata[_bit(DMACR_RS)]),
+                    channel.cyclic.eq(wdata[_bit(DMACR_CYCLIC_BD)]),
                     channel.ioc_en.eq(wdata[_bit(DMACR_IOC_IRQ_EN)]),
+                    channel.dly_en.eq(wdata[_bit(DMACR_DLY_IRQ_EN)]),
                     channel.err_en.eq(wdata[_bit(DMACR_ERR_IRQ_EN)]),
+                    If(threshold != 0, channel.irq_threshold.eq(threshold)),   # PG021: a 0 has no effect.
+                    channel.irq_delay.eq(wdata[DMACR_IRQ_DELAY_SHIFT:DMACR_IRQ_DELAY_SHIFT + 8]),
                 ),
                 If(waddr == base + R["DMASR"],
                     If(wdata[_bit(DMASR_IOC_IRQ)], channel.ioc_irq.eq(0)),
@@ -357,6 +391,7 @@ class AXIDMA(LiteXModule):
                 rd_deliver.eq(rd_deliver - 1),
                 If(rd_deliver == 1,
                     rd.busy.eq(0),
+                    rd.idle.eq(1),
                     If(rd_errors | (r.valid & r.resp[1]),
                         rd.err_irq.eq(1),
                         rd.rs.eq(0),
@@ -484,6 +519,7 @@ class AXIDMA(LiteXModule):
             If(b.valid & (b.resp == RESP_DECERR), wr.dec_err.eq(1), wr_errors.eq(1)),
             If(wr_done,
                 wr.busy.eq(0),
+                wr.idle.eq(1),
                 wr.length.eq(wr_bytes),
                 If(wr_errors,
                     wr.err_irq.eq(1),
