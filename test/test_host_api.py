@@ -676,7 +676,9 @@ ROUND_TRIP = os.path.join(REPO, "sim", "uml", "guest", "round_trip.py")
 @pytest.mark.parametrize("board", ["zc706", "vc709"])
 def test_round_trips_of_one_buffer_poll_and_interrupt(tmp_path, board):
     """sim/uml/guest/round_trip.py (the latency figures of doc/host_api.md): one buffer out and back through
-    the DMA's loopback and through the accelerator, polled and woken by interrupt, every result right; each
+    the DMA's loopback and through the accelerator, polled and woken by interrupt, every result right (the
+    first message written before the c2h DMA runs: lossless flow holds what it returns, LitePCIe's writer
+    dropped it and the program waited for nothing); each
     figure a positive number of device cycles, in order (min <= median <= max), and the timing's own cost
     below each. Not a check of how fast: the figures are printed, not compared."""
     code, result = _run(tmp_path, board, "examples.accelerator:Accelerator",

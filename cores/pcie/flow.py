@@ -134,3 +134,16 @@ class DMAFlow(LiteXModule):
             self._buffer_bytes = CSRStorage(24, description="Bytes of each buffer of the ring (the "
                 "descriptors' length), for the framed modes: a header and then data.")
             self.comb += self.buffer_bytes.eq(self._buffer_bytes.storage)
+
+
+def hold_writer_input(writer):
+    """Lossless and packets flows lose nothing that reaches a writer before it runs: its input waits.
+
+    LitePCIe's DMA writer takes its input and drops it while it is not enabled, which loop flow (LitePCIe's
+    own, what `dma_test` expects) keeps: a program that opens a channel and writes before it starts reading
+    would lose what the loopback or its core returned meanwhile. With the gate on (and not real-time, whose
+    user port drops and counts by itself), the writer's input is held instead. Releasing the channel puts
+    the flow back to loop, so what a program left behind is dropped then, as before. `writer` is a
+    LitePCIeDMAWriter with its `flow`; the hold goes after the writer's own statements, so it wins."""
+    flow = writer.flow
+    writer.comb += If(flow.gated & ~flow.realtime & ~writer.enable, writer.data_conv.source.ready.eq(0))

@@ -38,7 +38,7 @@ from hostlink.cores.pcie.cycle_counter import CycleCounter
 from hostlink.cores.pcie.dma_pattern import DMAPatternGenerator, DMAPatternChecker
 from hostlink.cores.pcie.endpoint import PCIeEndpoint
 from hostlink.cores.pcie.faults import PCIeFaults
-from hostlink.cores.pcie.flow import DMAFlow
+from hostlink.cores.pcie.flow import DMAFlow, hold_writer_input
 from hostlink.cores.pcie.irq_serializer import IRQSerializer
 from hostlink.cores.pcie.splitter import litepcie_with_descriptor_splitter
 from hostlink.cores.pcie.read_fence import ReadFence
@@ -116,6 +116,7 @@ def add_pcie(soc, phy, ndmas, name="pcie", max_pending_requests=8, address_width
         for engine in (dma.reader, dma.writer):
             engine.flow = DMAFlow(engine.splitter, engine.table, _table_reset(engine.table),
                 writer=engine is dma.writer)
+        hold_writer_input(dma.writer)
         msis[f"{name.upper()}_DMA{i}_WRITER"] = fence.add_writer(dma.writer.port.source, dma.writer.irq,
             dma.writer.table.loop_status, dma.writer.enable, _table_reset(dma.writer.table),
             counts=[(dma.writer.flow.done_raw, dma.writer.flow.done)])

@@ -13,7 +13,7 @@ PATHS: `loopback` (the DMA's internal loopback: channel 0's `select` 0, `loopbac
 `accelerator` (the example user core, examples/accelerator.py: `select` 1; needs a SoC built with
 `--user-core examples.accelerator:Accelerator`), comma-separated. The message is one buffer of the
 driver's ring (`buffer_size` bytes: the smallest a write moves today), in lossless flow, the c2h DMA armed
-before the first. Each of COUNT round trips, after one that is not counted (it starts the h2c DMA):
+by the first wait or read, after the first write (what came back meanwhile waited for it). Each of COUNT round trips, after one that is not counted (it starts the h2c DMA):
 
     t0 = cycles(); write(message); <wait for the result>; read_into(result); t1 = cycles()
 
@@ -90,8 +90,8 @@ def main(argv):
     for path in paths:
         select(csr_json, path)
         with Channel(0, flow="lossless", timeout=60) as channel:
-            # Armed first: a writer not yet started discards what the loopback or the core gives it.
-            channel.start("c2h")
+            # Not armed first: lossless flow holds what reaches the c2h DMA before it runs (flow.py,
+            # hold_writer_input), so the first message, written before the first read, comes back whole.
             floor = []
             for _ in range(count):
                 t0 = channel.cycles()
