@@ -25,6 +25,7 @@ import struct
 
 __all__ = ["FLOW_MODES", "FLOW_LOOP", "FLOW_LOSSLESS", "FLOW_REALTIME", "FLOW_PACKETS", "FRAMED_FLOWS",
            "HEADER", "HEADER_FIELDS", "HEADER_BYTES", "HEADER_MAGIC", "HEADER_FLAG_END",
+           "frame_packet",
            "Ioctl", "IOCTLS", "AXI_DMA_CHANNEL", "AXI_DMA_MM2S", "AXI_DMA_S2MM", "AXI_DMA_REGISTERS",
            "AXI_DMA_LENGTH_BITS"]
 
@@ -33,9 +34,9 @@ __all__ = ["FLOW_MODES", "FLOW_LOOP", "FLOW_LOSSLESS", "FLOW_REALTIME", "FLOW_PA
 FLOW_LOOP     = 0   # LitePCIe's loop mode: the DMA runs round the ring whatever the program does.
 FLOW_LOSSLESS = 1   # The DMA moves only buffers the program has written or read.
 FLOW_REALTIME = 2   # FPGA to host: drops between buffers, each buffer headed by what was dropped.
-FLOW_PACKETS  = 3   # FPGA to host, lossless: the core's `last` ends a buffer, its length in the header.
+FLOW_PACKETS  = 3   # Lossless, each buffer headed by its data's length: packets with exact lengths, both ways.
 FLOW_MODES    = {"loop": FLOW_LOOP, "lossless": FLOW_LOSSLESS, "realtime": FLOW_REALTIME, "packets": FLOW_PACKETS}
-FRAMED_FLOWS  = ("realtime", "packets")   # FPGA to host only: each buffer starts with the header below.
+FRAMED_FLOWS  = ("realtime", "packets")   # Each buffer starts with the header below (real-time: FPGA to host).
 
 # Framed buffer header -----------------------------------------------------------------------------
 
@@ -51,7 +52,30 @@ HEADER_FIELDS = (
 HEADER          = struct.Struct("<" + "".join(code for _, _, code in HEADER_FIELDS))
 HEADER_BYTES    = 32
 HEADER_MAGIC    = 0x314b4c48   # "HLK1": little-endian bytes 'H' 'L' 'K' '1'
-HEADER_FLAG_END = 1            # flags bit 0: a `last` from the core ended the buffer's data
+HEADER_FLAG_END = 1            # flags bit 0: the buffer's data ends a packet (FPGA to host: a `last` ended it)
+
+
+def frame_packet(data, buffer_bytes, end=True):
+    """Host-to-FPGA packets flow: `data` as whole ring buffers of `buffer_bytes`, each the header (magic,
+    length, END on the packet's last buffer; the other fields 0), the data, zeros to the buffer's end.
+    Returns (buffers, rest): with `end` every byte is framed and the last buffer has END; without, a
+    buffer holds a whole number of HEADER_BYTES (so that the packet stays contiguous at every DMA width:
+    cores/pcie/deframer.py) and `rest` is the tail held back (fewer than HEADER_BYTES) for the packet's
+    next bytes. A packet has at least one byte: `data` empty with `end` frames nothing."""
+    data = memoryview(data).cast("B")
+    capacity = buffer_bytes - HEADER_BYTES
+    if capacity < HEADER_BYTES or buffer_bytes % HEADER_BYTES:
+        raise ValueError(f"packets flow needs buffers of a multiple of {HEADER_BYTES} bytes holding data "
+                         f"after the header, not {buffer_bytes!r}")
+    whole = len(data) if end else len(data) - len(data) % HEADER_BYTES
+    count = -(-whole // capacity)
+    buffers = bytearray(count * buffer_bytes)
+    for i in range(count):
+        chunk = data[i*capacity:min(whole, (i + 1)*capacity)]
+        flags = HEADER_FLAG_END if end and i == count - 1 else 0
+        HEADER.pack_into(buffers, i*buffer_bytes, HEADER_MAGIC, 0, 0, 0, len(chunk), flags)
+        buffers[i*buffer_bytes + HEADER_BYTES:i*buffer_bytes + HEADER_BYTES + len(chunk)] = chunk
+    return buffers, bytes(data[whole:])
 
 
 def _check_header():

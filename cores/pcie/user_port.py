@@ -36,6 +36,8 @@ from litex.soc.interconnect import stream
 from litex.soc.interconnect.csr import *
 
 from hostlink.protocol import HEADER_BYTES, HEADER_FIELDS, HEADER_MAGIC
+from hostlink.cores.pcie.bytes_converter import BytesConverter, packet_layout
+from hostlink.cores.pcie.deframer import BufferDeframer
 
 # Parameters ---------------------------------------------------------------------------------------
 
@@ -366,8 +368,8 @@ class UserPort(LiteXModule):
         self.clock_domain   = clock_domain
         self.fifo_depth     = fifo_depth
 
-        self.source     = stream.Endpoint([("data", data_width)])       # o (user domain)
-        self.sink       = stream.Endpoint([("data", data_width)])       # i (user domain)
+        self.source     = stream.Endpoint(packet_layout(data_width))    # o (user domain)
+        self.sink       = stream.Endpoint(packet_layout(data_width))    # i (user domain)
         self.dma_sink   = stream.Endpoint([("data", dma_data_width)])   # i (sys)
         self.dma_source = stream.Endpoint([("data", dma_data_width)])   # o (sys)
         self.select     = Signal()                                      # i (sys): the `select` CSR with_csr
@@ -382,16 +384,26 @@ class UserPort(LiteXModule):
         self.c2h_given        = Signal(32)                              # i (sys)
         self.c2h_buffer_bytes = Signal(24)                              # i (sys)
         self.time             = Signal(64)                              # i (sys)
+        # Packets flow host-to-FPGA (BufferDeframer), from the DMA reader's flow gate and the ring's size.
+        self.h2c_packets      = Signal()                                # i (sys)
+        self.h2c_table_reset  = Signal()                                # i (sys)
+        self.h2c_buffer_bytes = Signal(24)                              # i (sys)
 
         # # #
 
-        layout = [("data", data_width)]
+        layout = packet_layout(data_width)
 
-        # Host-to-FPGA: convert in the DMA's domain, then the FIFO (of the user's words) into the user's.
-        self.h2c_converter = h2c_converter = stream.Converter(dma_data_width, data_width)
+        # Host-to-FPGA: deframe (packets flow only) and convert in the DMA's domain, then the FIFO (of the
+        # user's words) into the user's.
+        self.h2c_deframer  = h2c_deframer  = BufferDeframer(dma_data_width)
+        self.h2c_converter = h2c_converter = BytesConverter(dma_data_width, data_width)
         self.h2c_fifo      = h2c_fifo      = _fifo(layout, "sys", clock_domain, fifo_depth)
         self.comb += [
-            self.dma_sink.connect(h2c_converter.sink),
+            self.dma_sink.connect(h2c_deframer.sink),
+            h2c_deframer.enable.eq(self.h2c_packets),
+            h2c_deframer.reset.eq(self.h2c_table_reset),
+            h2c_deframer.buffer_bytes.eq(self.h2c_buffer_bytes),
+            h2c_deframer.source.connect(h2c_converter.sink),
             h2c_converter.source.connect(h2c_fifo.sink),
             h2c_fifo.source.connect(self.source),
         ]
@@ -400,20 +412,14 @@ class UserPort(LiteXModule):
         # `last` goes on only in framed flows (the framer ends a buffer there); otherwise buffers are whole.
         self.c2h_fifo      = c2h_fifo      = _fifo(layout, clock_domain, "sys", fifo_depth)
         self.comb += self.sink.connect(c2h_fifo.sink)
-        self.c2h_converter = c2h_converter = stream.Converter(data_width, dma_data_width,
-                                                              report_valid_token_count=True)
+        self.c2h_converter = c2h_converter = BytesConverter(data_width, dma_data_width)
         self.c2h_framer    = c2h_framer    = BufferFramer(dma_data_width)
         framed = Signal()
-        if data_width < dma_data_width:   # The bytes of a short last word (0: the whole word).
-            last_bytes = c2h_converter.source.valid_token_count * (data_width//8)
-        else:
-            last_bytes = 0
         self.comb += [
             framed.eq(self.c2h_realtime | self.c2h_packets),
             c2h_fifo.source.connect(c2h_converter.sink, omit={"last"}),
             c2h_converter.sink.last.eq(c2h_fifo.source.last & framed),
-            c2h_converter.source.connect(c2h_framer.sink, omit={"valid_token_count"}),
-            c2h_framer.sink.bytes.eq(last_bytes),
+            c2h_converter.source.connect(c2h_framer.sink),
             c2h_framer.source.connect(self.dma_source),
             c2h_framer.enable.eq(framed),
             c2h_framer.drop.eq(self.c2h_realtime),
@@ -431,6 +437,8 @@ class UserPort(LiteXModule):
         self.c2h_words_counter = EventCounter(self.dma_source.valid & self.dma_source.ready,  self.c2h_clear)
         self.c2h_waits_counter = EventCounter(self.dma_source.valid & ~self.dma_source.ready, self.c2h_clear)
         self.c2h_dropped_counter = EventCounter(c2h_framer.dropped, self.c2h_table_reset, width=48)
+        self.h2c_malformed_counter = EventCounter(h2c_deframer.malformed, self.h2c_table_reset)
+        self.h2c_malformed = self.h2c_malformed_counter.value   # o (buffers)
         self.h2c_words = self.h2c_words_counter.value   # o
         self.h2c_waits = self.h2c_waits_counter.value   # o
         self.c2h_words = self.c2h_words_counter.value   # o
@@ -480,7 +488,10 @@ class UserPort(LiteXModule):
                                                       "buffer (cleared with the writer's table).")
         self._c2h_core_waits = CSRStatus(32, description="Cycles of the core's clock the core had a word and the "
                                                          "port was full (the DMA was slower).")
+        self._h2c_malformed = CSRStatus(32, description="Host-to-FPGA buffers of the packets flow dropped for a "
+                                                        "bad header (cleared with the reader's table).")
         self.comb += [
+            self._h2c_malformed.status.eq(self.h2c_malformed),
             self._h2c_core_waits.status.eq(self.h2c_core_waits),
             self._c2h_core_waits.status.eq(self.c2h_core_waits),
             self._h2c_words.status.eq(self.h2c_words),
