@@ -19,8 +19,9 @@ that runs it; the copies through the driver cost host CPU time, not link time.
 Flow modes (doc/user_cores.md, "Flow modes"): "lossless" (the default: the DMA moves only buffers you
 have written or read, however slow your program is), "realtime" (FPGA to host from a source that cannot
 wait: data dropped between buffers, each buffer headed by what was dropped; `read_buffers()` parses the
-headers), "packets" (FPGA to host, lossless: your core's `last` ends a buffer, its header gives the
-length; `read_packets()` gives you the core's packets whole) and "loop" (LitePCIe's own, which loses data
+headers), "packets" (lossless, packets of any length both ways: `write(data)` sends one packet, which
+your core gets with `last` at its final byte; your core's `last` ends a buffer, its header gives the
+length, and `read_packets()` gives you the core's packets whole) and "loop" (LitePCIe's own, which loses data
 when the program falls behind). The driver reads the flow gate's exact count of buffers done on each call;
 a call that finds nothing to do sleeps until the DMA's interrupt says a buffer is done (or room is free),
 with no polling, and a program that keeps up takes no interrupt at all.
@@ -53,11 +54,11 @@ import time
 
 try:
     from hostlink.protocol import FLOW_MODES as FLOWS, FRAMED_FLOWS as FRAMED, HEADER, HEADER_BYTES, \
-        HEADER_FLAG_END, HEADER_MAGIC, IOCTLS, STATS_DIRECTION_FIELDS
+        HEADER_FLAG_END, HEADER_MAGIC, IOCTLS, STATS_DIRECTION_FIELDS, frame_packet
 except ModuleNotFoundError:
     # `python3 host.py` (the boards, main() below): run as a script, its folder is on the path, not the package.
     from protocol import FLOW_MODES as FLOWS, FRAMED_FLOWS as FRAMED, HEADER, HEADER_BYTES, \
-        HEADER_FLAG_END, HEADER_MAGIC, IOCTLS, STATS_DIRECTION_FIELDS
+        HEADER_FLAG_END, HEADER_MAGIC, IOCTLS, STATS_DIRECTION_FIELDS, frame_packet
 
 __all__ = ["Channel", "HostlinkError", "Buffer", "list_drivers", "list_devices", "list_boards", "board_of", "driver_of",
     "FLOWS", "HEADER_BYTES", "HEADER_MAGIC"]
@@ -196,7 +197,7 @@ class Channel:
         directions = (directions,) if isinstance(directions, str) else tuple(directions)
         if not directions or any(d not in ("h2c", "c2h") for d in directions):
             raise ValueError(f"directions are 'h2c', 'c2h' or both, as ('h2c', 'c2h'), not {directions!r}")
-        if flow in FRAMED and "h2c" in directions:
+        if flow == "realtime" and "h2c" in directions:
             raise ValueError(f"{flow} flow is FPGA to host: directions='c2h'")
         if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
                                     or not timeout > 0):
@@ -222,6 +223,7 @@ class Channel:
         self._started = set()
         self._rings = {}                     # Zero-copy: direction -> the driver's ring, mapped.
         self._held = {"h2c": 0, "c2h": 0}    # Zero-copy: buffers got and not yet put.
+        self._open_packet = b""              # Packets flow: an open packet's tail, held back to end it with.
         self._no_wait = False                # The driver has no DMA_WAIT (generated before it): poll.
         try:
             info = self._ioctl("MMAP_DMA_INFO", None, "read the ring's geometry")
@@ -234,8 +236,11 @@ class Channel:
                         if want and not got]
                 raise _error(errno.EBUSY, f"{self.path}: {' and '.join(held)} held by another program")
             self._ioctl("DMA_POLL", (writer, reader), "poll")
-            self._ioctl("DMA_FLOW", (FLOWS[flow] if writer else 0, min(FLOWS[flow], 1) if reader else 0),
-                        "set the flow mode", {errno.EOPNOTSUPP: "this SoC has no flow gates: regenerate it with hostlink"})
+            reader_flow = FLOWS[flow] if flow == "packets" else min(FLOWS[flow], 1)
+            self._ioctl("DMA_FLOW", (FLOWS[flow] if writer else 0, reader_flow if reader else 0),
+                        "set the flow mode", {errno.EOPNOTSUPP: "this SoC has no flow gates: regenerate it with hostlink",
+                                              errno.EINVAL: "this driver has no packets flow host to FPGA: "
+                                                            "regenerate it with hostlink"})
         except BaseException:
             os.close(self.fd)
             self.fd = None
@@ -350,7 +355,8 @@ class Channel:
     def _whole(self, size, what):
         if size <= 0 or size % self.buffer_size:
             raise _error(errno.EINVAL, f"{what} moves whole {self.buffer_size}-byte buffers: {size} bytes "
-                         f"is not a positive multiple")
+                         f"is not a positive multiple" + (" (packets flow, Channel(flow='packets'), writes any "
+                         "length)" if what == "writing" else ""))
 
     # Data -----------------------------------------------------------------------------------------
 
@@ -364,9 +370,34 @@ class Channel:
             if direction in (directions or self.directions):
                 self._start(direction)
 
-    def write(self, data):
-        """Send `data` (whole buffers) host to FPGA; returns when all of it is in the driver's ring."""
-        self.transfer(data, results=0)
+    def write(self, data, end=True):
+        """Send `data` host to FPGA; returns when all of it is in the driver's ring.
+
+        Lossless and loop flows: whole buffers. Packets flow: any length; `data` is one packet, which your
+        core gets with `last` on its final byte (and `bytes`, that word's bytes of data), in as many
+        buffers as it takes (each headed by its length: hostlink.protocol.frame_packet). `end=False`
+        leaves the packet open: the next write continues it, with no boundary between (a stream of any
+        length); up to 32 bytes of an open packet are held back until the write that ends it (or close()).
+        A packet has at least one byte: `write(b"")` ends an open packet, and is refused (EINVAL) when
+        none is open."""
+        if self.flow != "packets":
+            if not end:
+                raise _error(errno.EINVAL, f"{self.path}: write(end=False) continues a packet: packets flow only "
+                             f"(Channel(flow='packets')); this channel's flow is {self.flow}")
+            self.transfer(data, results=0)
+            return
+        self._need("h2c")
+        data = memoryview(data).cast("B")
+        with self._calls["h2c"]:
+            self._not_holding("write", ["h2c"])
+            packet = self._open_packet + bytes(data) if self._open_packet else data
+            if end and not len(packet):
+                raise _error(errno.EINVAL, f"{self.path}: write(b''): a packet has at least one byte (a core's "
+                             f"stream has no empty packet), and no packet is open to end")
+            buffers, rest = frame_packet(packet, self.buffer_size, end)
+            if len(buffers):
+                self._transfer(memoryview(buffers), 0)
+            self._open_packet = rest
 
     def read(self, size):
         """Receive `size` bytes (whole buffers) FPGA to host."""
@@ -398,6 +429,9 @@ class Channel:
         results = len(data) if results is None else results
         if len(data):
             self._need("h2c")
+            if self.flow == "packets":
+                raise _error(errno.EINVAL, f"{self.path}: transfer: packets flow host to FPGA sends with write() "
+                             f"(it heads each buffer with its length); read_packets() receives")
             self._whole(len(data), "writing")
         if results:
             self._need("c2h")
@@ -486,6 +520,9 @@ class Channel:
         self._need(direction)
         if count is not None and (not isinstance(count, int) or isinstance(count, bool) or count <= 0):
             raise _error(errno.EINVAL, f"get_buffers: count is a positive number of buffers, not {count!r}")
+        if direction == "h2c" and self.flow == "packets":
+            raise _error(errno.EINVAL, f"{self.path}: get_buffers('h2c'): no zero-copy host to FPGA in packets "
+                         f"flow (each buffer needs its header): use write()")
         with self._calls[direction]:
             return self._get_buffers(direction, count, timeout)
 
@@ -695,12 +732,15 @@ class Channel:
                 "buffer_count": fields[2*n], "buffer_size": fields[2*n + 1]}
 
     def close(self):
-        """Wait until what was written has been taken by the FPGA (drain(), the channel's timeout), then stop
+        """End a packet left open (packets flow: write(b"")), wait until what was written has been taken by
+        the FPGA (drain(), the channel's timeout), then stop
         what the channel started and release it, whatever the drain's outcome: a HostlinkError then says
         how many bytes were written but not sent (the channel is closed all the same)."""
         if self.fd is None:
             return
         try:
+            if self._open_packet:   # An open packet's held-back tail ends it: nothing written is lost.
+                self.write(b"")
             self.drain()
         except HostlinkError as error:
             if error.errno == errno.ENODEV:   # A board gone has nothing left to send to.

@@ -60,14 +60,15 @@ def frame_packet(data, buffer_bytes, end=True):
     length, END on the packet's last buffer; the other fields 0), the data, zeros to the buffer's end.
     Returns (buffers, rest): with `end` every byte is framed and the last buffer has END; without, a
     buffer holds a whole number of HEADER_BYTES (so that the packet stays contiguous at every DMA width:
-    cores/pcie/deframer.py) and `rest` is the tail held back (fewer than HEADER_BYTES) for the packet's
-    next bytes. A packet has at least one byte: `data` empty with `end` frames nothing."""
+    cores/pcie/deframer.py) and `rest` is the tail held back (1 to HEADER_BYTES bytes of a non-empty
+    `data`: there is always a byte left to end the packet with) for the packet's next bytes. A packet has
+    at least one byte: `data` empty with `end` frames nothing."""
     data = memoryview(data).cast("B")
     capacity = buffer_bytes - HEADER_BYTES
     if capacity < HEADER_BYTES or buffer_bytes % HEADER_BYTES:
         raise ValueError(f"packets flow needs buffers of a multiple of {HEADER_BYTES} bytes holding data "
                          f"after the header, not {buffer_bytes!r}")
-    whole = len(data) if end else len(data) - len(data) % HEADER_BYTES
+    whole = len(data) if end else len(data) - ((len(data) - 1) % HEADER_BYTES + 1) if len(data) else 0
     count = -(-whole // capacity)
     buffers = bytearray(count * buffer_bytes)
     for i in range(count):

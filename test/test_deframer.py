@@ -153,8 +153,9 @@ def _bad(buffer, **fields):
 @pytest.mark.parametrize("dma_width", [128, 256])
 @pytest.mark.parametrize("flow", FLOWS, ids=["plain", "idle", "backpressure", "both"])
 def test_a_bad_header_drops_its_buffer_only_and_is_counted(dma_width, flow):
-    """Bad magic, a length past the buffer's end, a partial word without END: each buffer is dropped whole
-    and counted; the packets before and after come out untouched."""
+    """Bad magic, a length past the buffer's end (by a little, and by a length that a 32-bit sum would wrap),
+    a partial word without END: each buffer is dropped whole and counted; the packets before and after come
+    out untouched."""
     good = [packet_bytes(n, 20 + n) for n in (33, 50, 9, 96)]
     frame = lambda p: frame_packet(p, BUFFER_BYTES)[0]
     raw = (frame(good[0]) +
@@ -163,8 +164,9 @@ def test_a_bad_header_drops_its_buffer_only_and_is_counted(dma_width, flow):
            _bad(frame(packet_bytes(40, 2)), length=DATA_BYTES + 1) +
            frame(good[2]) +
            _bad(frame(packet_bytes(40, 3)), flags=0) +   # 40 bytes without END: not whole words.
+           _bad(frame(packet_bytes(40, 4)), length=2**32 - 16) +   # Past the end by wrapping, were it summed in 32 bits.
            frame(good[3]))
-    run_h2c(dma_width, 32, raw, good, flow, malformed=3)
+    run_h2c(dma_width, 32, raw, good, flow, malformed=4)
 
 
 def test_other_flows_pass_the_reader_s_words_unchanged():

@@ -303,7 +303,8 @@ def check_libhostlink(library_dir, result):
     exported = subprocess.run(["nm", "-D", "--defined-only", os.path.join(library_dir, "libhostlink.so.0.2.0")],
                               capture_output=True, text=True, check=True).stdout
     assert all(f" hostlink_{name}\n" in exported for name in
-               ["open", "close", "transfer", "read_buffer", "read_packet", "register_read", "cycles", "stats", "error"])
+               ["open", "close", "transfer", "read_buffer", "read_packet", "write_packet", "register_read", "cycles",
+                "stats", "error"])
     registers = open(os.path.join(library_dir, "hostlink_registers.h")).read()
     assert '"pcie_dma0_writer_flow_given"' in registers and '"ctrl_scratch", 0x4, 1' in registers
     with tempfile.TemporaryDirectory() as prefix:

@@ -74,11 +74,13 @@ class BytesConverter(LiteXModule):
         sink, source = self.sink, self.source
         to_shift = log2_int(to_bytes)
         index    = Signal(max=ratio)
+        rounded  = Signal(max=from_bytes + to_bytes)   # Wide enough for the sum: Verilog sizes it so.
         chunks   = Signal(max=ratio + 1)   # Sub-words of the current word that hold data.
         final    = Signal()                # `index` is its last.
         self.comb += [
+            rounded.eq(sink.bytes + (to_bytes - 1)),
             If(sink.last & (sink.bytes != 0),
-                chunks.eq((sink.bytes + to_bytes - 1) >> to_shift),
+                chunks.eq(rounded >> to_shift),
             ).Else(
                 chunks.eq(ratio),
             ),

@@ -98,11 +98,13 @@ class BufferDeframer(LiteXModule):
         buffer_words = Signal(24)
         at_end       = Signal()     # The word taken now is the buffer's last.
         length       = Signal(32)
+        length_end   = Signal(33)   # The data's end in the buffer: 33 bits, so a huge length cannot wrap.
         flags        = Signal(32)
         self.comb += [
             buffer_words.eq(self.buffer_bytes[byte_shift:]),
             at_end.eq(position + 1 == buffer_words),
             length.eq(_field(header, "length")),
+            length_end.eq(length + HEADER_BYTES),
             flags.eq(_field(header, "flags")),
         ]
         taken = Signal()
@@ -145,7 +147,7 @@ class BufferDeframer(LiteXModule):
             self.comb += header_next.eq(sink.data)
         fsm.act("CHECK",
             If((_field(header, "magic") != HEADER_MAGIC) |
-               ((length + HEADER_BYTES) > self.buffer_bytes) |
+               (length_end > self.buffer_bytes) |
                (~flags[0] & (length[:byte_shift] != 0)),
                 self.malformed.eq(1),
                 NextState("DROP"),

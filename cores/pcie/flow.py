@@ -20,9 +20,11 @@ the engine's descriptor splitter (splitter.py, `hold`):
 - *real-time* (mode 2, writers with a user port only): as lossless for the engine; the user port in front
   of it (user_port.py) never back-pressures the core, drops data while no buffer is free and starts every
   buffer with a header that says what it dropped.
-- *packets* (mode 3, writers with a user port only): lossless, and every buffer has the same header. A
+- *packets* (mode 3, with a user port): lossless, and every buffer has the same header. A writer's: a
   `last` from the core ends the buffer early; the header gives the data's length and that a `last` ended
-  it, so the host gets the core's packets (frames, results) with their exact lengths.
+  it, so the host gets the core's packets (frames, results) with their exact lengths. A reader's: the
+  host heads each buffer so (its data's length, END on a packet's last buffer) and the user port's
+  deframer (deframer.py) gives the core the data with `last` at each packet's final byte.
 
 Real-time and packets are the *framed* modes: the header is written last, at the buffer's start
 (splitter.py), so it is in the host's memory when the buffer counts as done.
@@ -57,8 +59,8 @@ class DMAFlow(LiteXModule):
     LitePCIeDMAScatterGather, `table_reset` the table's reset pulse (counts restart with it), `writer` True
     for a writer (which also has the real-time mode and `buffer_bytes`).
 
-    Signals (sys domain): `mode` (i, the CSR's), `gated` (o, the gate is on), `realtime`, `packets` and
-    `framed` (o, writers: the framed modes),
+    Signals (sys domain): `mode` (i, the CSR's), `gated` (o, the gate is on), `packets` (o, packets
+    flow), `realtime` and `framed` (o, writers: the framed modes),
     `given`, `started`, `done_raw`, `waits` (o); `done` (i: `done_raw` fenced, see add_pcie), `buffer_bytes`
     (o, writers: the ring's buffer size for the framer of the framed modes).
     """
@@ -84,8 +86,9 @@ class DMAFlow(LiteXModule):
         self.comb += [
             self.gated.eq(self.mode != FLOW_LOOP),
             self.realtime.eq(self.mode == FLOW_REALTIME if writer else 0),
-            self.packets.eq(self.mode == FLOW_PACKETS if writer else 0),
-            self.framed.eq(self.realtime | self.packets),
+            self.packets.eq(self.mode == FLOW_PACKETS),
+            # A reader's packets are deframed in the user port (deframer.py); its splitter is unchanged.
+            self.framed.eq((self.realtime | self.packets) if writer else 0),
             available.eq(self.given - self.started),
             # Nothing given (or a count behind what was begun: a host's mistake) holds the gate.
             splitter.hold.eq(self.gated & ((available == 0) | available[31])),
@@ -114,6 +117,9 @@ class DMAFlow(LiteXModule):
                                     "free and starts each buffer with a header (user_port.py)."))
             values.append(("``3``", "packets: as lossless, with the header; a `last` from the user's core "
                                     "ends a buffer early (its length in the header)."))
+        else:
+            values.append(("``3``", "packets: as lossless; each buffer the host writes has the header, and "
+                                    "the user port gives the core its data with `last` at a packet's end."))
         self._mode = CSRStorage(fields=[CSRField("mode", size=2, values=values,
             description="Flow mode; change it only while the engine is disabled.")])
         self._given = CSRStorage(32, description="Buffers the host has given the engine since the table's "

@@ -275,6 +275,13 @@ def _add_user_port(soc, phy, dma, channel, params):
         port.c2h_buffer_bytes.eq(flow.buffer_bytes),
         port.time.eq(soc.cycles.count),
     ]
+    # Packets flow host to FPGA from the reader's flow gate: the port's deframer, with the ring's buffer
+    # size from the writer's register (the driver writes it when the reader starts in packets flow).
+    soc.comb += [
+        port.h2c_packets.eq(dma.reader.flow.packets & port.select),
+        port.h2c_table_reset.eq(_table_reset(dma.reader.table)),
+        port.h2c_buffer_bytes.eq(flow.buffer_bytes),
+    ]
     # Each direction's counters restart when the host enables that direction's engine.
     for enable, clear in [(dma.reader.enable, port.h2c_clear), (dma.writer.enable, port.c2h_clear)]:
         enabled = Signal()

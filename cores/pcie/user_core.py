@@ -11,7 +11,9 @@ contract; examples/accelerator.py shows each part):
 - `clock_domain`: the name of its clock domain ("sys": the SoC's own clock), `clk_freq` its frequency in
   Hz (the SoC, or the simulation, makes the domain);
 - `sink`: host-to-FPGA data in, `source`: FPGA-to-host data out, each a `stream.Endpoint` with a `data`
-  field of `data_width` bits, in `clock_domain`;
+  field of `data_width` bits, in `clock_domain`, and optionally a `bytes` field (packets flow: the bytes
+  of a word with `last` that hold data, 0 the whole word; hostlink.cores.pcie.bytes_converter's
+  `packet_layout`);
 - optionally CSRs of its own (in the SoC's clock), and for the simulation `model(data, settings)` and
   `SIM_SETTINGS`.
 
@@ -183,8 +185,10 @@ def add_user_core(soc, core, channel):
     soc.add_module(name="user_core", module=core)
     for path in getattr(core, "VERILOG_SOURCES", []):   # A Verilog core's own files (verilog_core.py).
         soc.platform.add_source(path)
+    # `bytes` (a packet's final word's bytes of data, packets flow) reaches a core whose sink has it; a
+    # core's source without it leaves the port's at 0 (the whole word).
     soc.comb += [
-        port.source.connect(core.sink),
+        port.source.connect(core.sink, omit=set() if hasattr(core.sink, "bytes") else {"bytes"}),
         core.source.connect(port.sink),
     ]
     return core

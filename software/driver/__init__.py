@@ -57,13 +57,15 @@ USER_TOOLS     = ["litepcie_util", "litepcie_test", "hostlink_bench"]
 DRAM_TOOLS     = ["hostlink_dram"]   # In <driver_dir>/dram.
 STATUS_TOOLS   = ["hostlink_status"] # In <driver_dir>/status.
 LIBRARY_FILES  = ["libhostlink.so.0.2.0", "libhostlink.a", "hostlink.pc"]       # In <driver_dir>/user/libhostlink,
-LIBRARY_TOOLS  = ["accelerator_host", "source_host", "threads_host", "hostlink_errors", "hostlink_threads"]        # with these programs.
+LIBRARY_TOOLS  = ["accelerator_host", "source_host", "threads_host", "packet_echo_host", "hostlink_errors",
+                  "hostlink_threads"]        # with these programs.
 
 DRAM_TOOL_SOURCES   = package_path("software", "dram")
 STATUS_TOOL_SOURCES = package_path("software", "status")
 BENCH_TOOL_SOURCES  = package_path("software", "bench")
 LIBRARY_SOURCES     = package_path("software", "lib")
-LIBRARY_EXAMPLES    = [package_path("examples", name) for name in ["accelerator_host.c", "source_host.c", "threads_host.c"]]
+LIBRARY_EXAMPLES    = [package_path("examples", name) for name in ["accelerator_host.c", "source_host.c",
+                                                                   "threads_host.c", "packet_echo_host.c"]]
 
 # Change sets --------------------------------------------------------------------------------------
 

@@ -18,12 +18,14 @@ lost"). What changes:
 - LITEPCIE_IOCTL_DMA_FLOW {writer, reader} (new): a direction's flow mode, set by the holder of its lock
   while it is stopped, used from its next start; 0 loop (LitePCIe's, the default), 1 lossless, 2
   real-time (writer only: the channel's user port drops data between buffers and heads each buffer with
-  what it dropped), 3 packets (writer only: lossless, each buffer headed by its data's length, ended early
-  by the core's `last`). Releasing the file sets it back to 0.
+  what it dropped), 3 packets (lossless, each buffer headed by its data's length: a writer's ended early
+  by the core's `last`, a reader's written so by the program and deframed by the user port). Releasing
+  the file sets it back to 0.
 - At the start of a gated direction the driver writes the mode and what the DMA may use: for a writer,
   half the ring (read() and the zero-copy path count a buffer as lost when the DMA is more than half the
   ring ahead, so the DMA never goes further), and the buffer size for framing (real-time, packets);
-  for a reader, the buffers written before the start.
+  for a reader, the buffers written before the start, and in packets flow the buffer size (in the
+  writer's register, which the user port's deframer reads: one ring size both ways).
 - Each time the program's count moves (read(), write(), the update ioctls), one register write gives
   the DMA the new count: writer, `sw_count` + half the ring; reader, `sw_count`. One write per call,
   however many buffers it served.

@@ -48,6 +48,9 @@ struct hostlink_channel {
 	int timeout_ms;
 	size_t buffer_size, buffer_count;
 	unsigned char *scratch;          /* one buffer, for read_buffer (under calls[1]) */
+	unsigned char *frames;           /* packets flow: buffers framed for write_packet (under calls[0]) */
+	unsigned char open_packet[HOSTLINK_HEADER_BYTES];   /* an open packet's tail, held back to end it */
+	size_t open_length;              /* (under calls[0]) */
 	unsigned char *ring[2];          /* zero-copy: the h2c [0] and c2h [1] rings, mapped (under state) */
 	off_t ring_offset[2];
 	size_t held[2];                  /* zero-copy: buffers got and not yet put (under state) */
@@ -311,6 +314,7 @@ static void hostlink_free(struct hostlink_channel *ch)
 	pthread_mutex_destroy(&ch->calls[0]);
 	pthread_mutex_destroy(&ch->calls[1]);
 	free(ch->scratch);
+	free(ch->frames);
 	free(ch);
 }
 
@@ -339,9 +343,8 @@ int hostlink_open_path(struct hostlink_channel **out, const char *path, enum hos
 			    flow);
 	if (!directions || (directions & ~(HOSTLINK_H2C | HOSTLINK_C2H)))
 		return fail(NULL, EINVAL, "directions are HOSTLINK_H2C and/or HOSTLINK_C2H, not %d", directions);
-	if (flow >= HOSTLINK_FLOW_REALTIME && reader)
-		return fail(NULL, EINVAL, "%s flow is FPGA to host: directions HOSTLINK_C2H",
-			    flow == HOSTLINK_FLOW_REALTIME ? "real-time" : "packets");
+	if (flow == HOSTLINK_FLOW_REALTIME && reader)
+		return fail(NULL, EINVAL, "real-time flow is FPGA to host: directions HOSTLINK_C2H");
 	if (timeout_ms <= 0)
 		return fail(NULL, EINVAL, "the timeout is a positive number of milliseconds, not %d", timeout_ms);
 	ch = calloc(1, sizeof(*ch));
@@ -396,7 +399,7 @@ int hostlink_open_path(struct hostlink_channel **out, const char *path, enum hos
 	if (ret < 0)
 		goto error;
 	flow_mode.writer = writer ? flow : 0;
-	flow_mode.reader = reader ? (flow ? 1 : 0) : 0;
+	flow_mode.reader = reader ? (flow == HOSTLINK_FLOW_PACKETS ? flow : flow ? 1 : 0) : 0;
 	ret = do_ioctl(ch, LITEPCIE_IOCTL_DMA_FLOW, &flow_mode, "set the flow mode");
 	if (ret < 0)
 		goto error;
@@ -568,8 +571,11 @@ int hostlink_close(struct hostlink_channel *ch)
 		return 0;
 	if (!is_open(ch))
 		return not_open();
-	/* What was written goes to the FPGA first (or the failure says how much did not). */
-	if (ch->directions & HOSTLINK_H2C)
+	/* What was written goes to the FPGA first (or the failure says how much did not); a packet left open
+	 * ends with its held-back tail. */
+	if (ch->open_length)
+		ret = hostlink_write_packet(ch, NULL, 0, 1);
+	if ((ch->directions & HOSTLINK_H2C) && ret >= 0)
 		ret = drain(ch, ch->timeout_ms);
 	if (ch->started & HOSTLINK_C2H)
 		engine(ch, HOSTLINK_C2H, 0, NULL, NULL);
@@ -603,8 +609,9 @@ void hostlink_moved(size_t *sent, size_t *received)
 static int whole(struct hostlink_channel *ch, size_t size, const char *what)
 {
 	if (size == 0 || size % ch->buffer_size)
-		return fail(ch, EINVAL, "%s moves whole %zu-byte buffers: %zu bytes is not a positive multiple",
-			    what, ch->buffer_size, size);
+		return fail(ch, EINVAL, "%s moves whole %zu-byte buffers: %zu bytes is not a positive multiple%s",
+			    what, ch->buffer_size, size, strcmp(what, "writing") ? "" :
+			    " (packets flow, HOSTLINK_FLOW_PACKETS with hostlink_write_packet(), writes any length)");
 	return 0;
 }
 
@@ -724,6 +731,9 @@ ssize_t hostlink_transfer(struct hostlink_channel *ch, const void *in, size_t in
 	moved_sent = moved_received = 0;
 	if (!directions)
 		return fail(ch, EINVAL, "transfer: nothing to send or receive (both sizes are 0)");
+	if (in_size && ch->flow == HOSTLINK_FLOW_PACKETS)
+		return fail(ch, EINVAL, "packets flow host to FPGA sends with hostlink_write_packet() (it heads each "
+			    "buffer with its length); hostlink_read_packet() receives");
 	lock_directions(ch, directions);
 	ret = transfer(ch, in, in_size, out, out_size, &moved_sent, &moved_received);
 	unlock_directions(ch, directions);
@@ -748,6 +758,87 @@ ssize_t hostlink_read(struct hostlink_channel *ch, void *data, size_t size)
 		return fail(ch, EINVAL, "reading moves whole %zu-byte buffers: 0 bytes is not a positive multiple",
 			    ch->buffer_size);
 	return hostlink_transfer(ch, NULL, 0, data, size);
+}
+
+/* Packets flow host to FPGA ---------------------------------------------------------------------- */
+
+/* `n` bytes from offset `at` of the packet's bytes: the open tail `open` (`open_length`), then `data`. */
+static void packet_bytes(unsigned char *dst, const unsigned char *open, size_t open_length,
+			 const unsigned char *data, size_t at, size_t n)
+{
+	while (n) {
+		size_t k;
+		if (at < open_length) {
+			k = open_length - at < n ? open_length - at : n;
+			memcpy(dst, open + at, k);
+		} else {
+			k = n;
+			memcpy(dst, data + (at - open_length), k);
+		}
+		dst += k;
+		at += k;
+		n -= k;
+	}
+}
+
+/* Under the h2c lock: hostlink.protocol's frame_packet, written batch by batch into the driver's ring. */
+static ssize_t write_packet(struct hostlink_channel *ch, const unsigned char *data, size_t size, int end)
+{
+	size_t bs = ch->buffer_size, capacity = bs - HOSTLINK_HEADER_BYTES, batch = ch->buffer_count / 2;
+	size_t total = ch->open_length + size, whole, at = 0, sent, got;
+	unsigned char tail[HOSTLINK_HEADER_BYTES];
+	int ret;
+
+	if (!(ch->directions & HOSTLINK_H2C))
+		return fail(ch, EINVAL, "opened without HOSTLINK_H2C");
+	if (ch->flow != HOSTLINK_FLOW_PACKETS)
+		return fail(ch, EINVAL, "hostlink_write_packet: packets flow only (HOSTLINK_FLOW_PACKETS); use "
+			    "hostlink_write() for whole buffers");
+	if ((ret = holding(ch, HOSTLINK_H2C)) < 0)
+		return ret;
+	if (end && total == 0)
+		return fail(ch, EINVAL, "an empty packet: a packet has at least one byte (a core's stream has no "
+			    "empty packet), and no packet is open to end");
+	/* A buffer without END holds whole 32-byte units: the packet stays contiguous at every DMA width, and
+	 * 1 to 32 bytes stay back to end it with. */
+	whole = end ? total : total ? total - ((total - 1) % HOSTLINK_HEADER_BYTES + 1) : 0;
+	if (whole && !ch->frames && !(ch->frames = malloc(bs * batch)))
+		return fail(ch, ENOMEM, "out of memory");
+	while (at < whole) {
+		size_t n = 0;
+		for (; n < batch && at < whole; n++) {
+			unsigned char *b = ch->frames + n * bs;
+			uint32_t magic = HOSTLINK_HEADER_MAGIC, length, flags;
+			length = (uint32_t)(whole - at < capacity ? whole - at : capacity);
+			flags = end && at + length == whole ? HOSTLINK_HEADER_FLAG_END : 0;
+			memset(b, 0, bs);
+			memcpy(b + HOSTLINK_HEADER_MAGIC_OFFSET, &magic, 4);
+			memcpy(b + HOSTLINK_HEADER_LENGTH_OFFSET, &length, 4);
+			memcpy(b + HOSTLINK_HEADER_FLAGS_OFFSET, &flags, 4);
+			packet_bytes(b + HOSTLINK_HEADER_BYTES, ch->open_packet, ch->open_length, data, at, length);
+			at += length;
+		}
+		ret = transfer(ch, ch->frames, n * bs, NULL, 0, &sent, &got);
+		moved_sent += sent;
+		if (ret < 0)
+			return ret;
+	}
+	packet_bytes(tail, ch->open_packet, ch->open_length, data, whole, total - whole);
+	memcpy(ch->open_packet, tail, total - whole);
+	ch->open_length = total - whole;
+	return size;
+}
+
+ssize_t hostlink_write_packet(struct hostlink_channel *ch, const void *data, size_t size, int end)
+{
+	if (!is_open(ch))
+		return not_open();
+	ssize_t ret;
+	moved_sent = moved_received = 0;
+	lock_directions(ch, HOSTLINK_H2C);
+	ret = write_packet(ch, data, size, end);
+	unlock_directions(ch, HOSTLINK_H2C);
+	return ret;
 }
 
 /* Zero-copy -------------------------------------------------------------------------------------- */
@@ -911,6 +1002,9 @@ ssize_t hostlink_get_buffers(struct hostlink_channel *ch, int direction, void **
 	ssize_t ret;
 	if (direction != HOSTLINK_H2C && direction != HOSTLINK_C2H)
 		return direction_index(ch, direction, "hostlink_get_buffers");
+	if (direction == HOSTLINK_H2C && ch->flow == HOSTLINK_FLOW_PACKETS)
+		return fail(ch, EINVAL, "hostlink_get_buffers(HOSTLINK_H2C): no zero-copy host to FPGA in packets flow "
+			    "(each buffer needs its header): use hostlink_write_packet()");
 	lock_directions(ch, direction);
 	ret = get_buffers(ch, direction, first, max, timeout_ms);
 	unlock_directions(ch, direction);

@@ -20,7 +20,7 @@
  * Threads: a channel may be used from several threads at once. A reader thread and a writer thread never
  * wait on each other (each direction's calls are serialized apart; a call sleeps holding only its own
  * direction's turn), hostlink_wait() takes neither, and error texts are per thread. Sizes are whole
- * buffers of the driver's ring (hostlink_buffer_size()).
+ * buffers of the driver's ring (hostlink_buffer_size()), but for hostlink_write_packet (packets flow).
  */
 
 #ifndef HOSTLINK_H
@@ -38,12 +38,13 @@ extern "C" {
 #define HOSTLINK_VERSION_MINOR 2
 #define HOSTLINK_VERSION_PATCH 0
 
-/* Flow modes (doc/user_cores.md). REALTIME and PACKETS: FPGA to host only. */
+/* Flow modes (doc/user_cores.md). REALTIME: FPGA to host only. */
 enum hostlink_flow {
 	HOSTLINK_FLOW_LOOP     = 0,   /* LitePCIe's loop mode: loses data when the program falls behind. */
 	HOSTLINK_FLOW_LOSSLESS = 1,   /* The DMA moves only buffers the program has written or read.     */
 	HOSTLINK_FLOW_REALTIME = 2,   /* Drops between buffers, each buffer headed by what was dropped.  */
-	HOSTLINK_FLOW_PACKETS  = 3,   /* Lossless; the core's `last` ends a buffer, its length in the header. */
+	HOSTLINK_FLOW_PACKETS  = 3,   /* Lossless packets of any length, both ways (hostlink_write_packet,
+	                               * hostlink_read_packet), each buffer headed by its data's length. */
 };
 
 /* Directions, or-ed. */
@@ -54,7 +55,7 @@ enum hostlink_flow {
  * each field's byte offset (hostlink.protocol's HEADER_FIELDS; test/test_protocol.py compares the two). */
 #define HOSTLINK_HEADER_BYTES           32
 #define HOSTLINK_HEADER_MAGIC           0x314b4c48u   /* "HLK1" */
-#define HOSTLINK_HEADER_FLAG_END        1u            /* a `last` from the core ended the buffer's data */
+#define HOSTLINK_HEADER_FLAG_END        1u            /* the buffer's data ends a packet */
 #define HOSTLINK_HEADER_MAGIC_OFFSET    0             /* uint32_t: HOSTLINK_HEADER_MAGIC */
 #define HOSTLINK_HEADER_SEQUENCE_OFFSET 4             /* uint32_t */
 #define HOSTLINK_HEADER_TIME_OFFSET     8             /* uint64_t */
@@ -168,6 +169,15 @@ ssize_t hostlink_read_buffer(struct hostlink_channel *ch, void *data, size_t cap
 /* Packets flow: the core's next packet, from as many buffers as it takes. Returns its length; a packet
  * longer than `capacity` is -EMSGSIZE (and is consumed); a drop within it (real-time flow) is -EPROTO. */
 ssize_t hostlink_read_packet(struct hostlink_channel *ch, void *data, size_t capacity);
+
+/* Packets flow, host to FPGA: send `size` bytes of a packet of any length, which the core gets with `last`
+ * on its final byte (and `bytes`, that word's bytes of data: doc/user_cores.md), in as many buffers as it
+ * takes, each headed by its length. `end` 0 leaves the packet open: the next call continues it with no
+ * boundary between (up to 32 bytes stay back until the call that ends it, or hostlink_close()); a call
+ * with `size` 0 and `end` 1 ends an open packet. Returns `size` once all of it is in the driver's ring
+ * (hostlink_moved(): ring bytes sent); an empty packet (nothing open, `size` 0, `end` 1) is -EINVAL, as
+ * are hostlink_write()/_transfer() with data and zero-copy HOSTLINK_H2C in packets flow. */
+ssize_t hostlink_write_packet(struct hostlink_channel *ch, const void *data, size_t size, int end);
 
 /* Registers by their CSR names (the SoC's map, compiled in: e.g. "user_core_a"); the first 32-bit word,
  * or word `word` of a wider one (most significant first). Writes need CAP_SYS_RAWIO (root): -EPERM. */
