@@ -505,7 +505,7 @@ def test_lossless_refuses_what_only_packets_flow_carries():
     with pytest.raises(HostlinkError, match=r"100 bytes is not a positive multiple \(packets flow, "
                                             r"Channel\(flow='packets'\), writes any length\)"):
         channel.write(bytes(100))
-    with pytest.raises(HostlinkError, match="end=False\) continues a packet: packets flow only"):
+    with pytest.raises(HostlinkError, match=r"end=False\) continues a packet: packets flow only"):
         channel.write(bytes(128), end=False)
     assert channel.sent == []
 

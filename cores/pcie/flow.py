@@ -59,8 +59,9 @@ class DMAFlow(LiteXModule):
     LitePCIeDMAScatterGather, `table_reset` the table's reset pulse (counts restart with it), `writer` True
     for a writer (which also has the real-time mode and `buffer_bytes`).
 
-    Signals (sys domain): `mode` (i, the CSR's), `gated` (o, the gate is on), `packets` (o, packets
-    flow), `realtime` and `framed` (o, writers: the framed modes),
+    Signals (sys domain): `mode` (i, the CSR's), `gated` (o, the gate is on), `realtime`, `packets` and
+    `framed` (o, writers: the framed modes; a reader's packets flow is its user port's to see, from `mode`,
+    so that a SoC without user ports has no logic for it),
     `given`, `started`, `done_raw`, `waits` (o); `done` (i: `done_raw` fenced, see add_pcie), `buffer_bytes`
     (o, writers: the ring's buffer size for the framer of the framed modes).
     """
@@ -86,9 +87,8 @@ class DMAFlow(LiteXModule):
         self.comb += [
             self.gated.eq(self.mode != FLOW_LOOP),
             self.realtime.eq(self.mode == FLOW_REALTIME if writer else 0),
-            self.packets.eq(self.mode == FLOW_PACKETS),
-            # A reader's packets are deframed in the user port (deframer.py); its splitter is unchanged.
-            self.framed.eq((self.realtime | self.packets) if writer else 0),
+            self.packets.eq(self.mode == FLOW_PACKETS if writer else 0),
+            self.framed.eq(self.realtime | self.packets),
             available.eq(self.given - self.started),
             # Nothing given (or a count behind what was begun: a host's mistake) holds the gate.
             splitter.hold.eq(self.gated & ((available == 0) | available[31])),

@@ -43,6 +43,7 @@ from hostlink.cores.pcie.irq_serializer import IRQSerializer
 from hostlink.cores.pcie.splitter import litepcie_with_descriptor_splitter
 from hostlink.cores.pcie.read_fence import ReadFence
 from hostlink.cores.pcie.write_fence import WriteFence
+from hostlink.protocol import FLOW_PACKETS
 from hostlink.cores.pcie.user_port import UserPort
 from hostlink.cores.pcie.user_core import prepare_user_core, finish_user_core
 from hostlink.cores.dram.integration import board_dram_clk_freq, board_dram_phy, add_dram
@@ -278,7 +279,7 @@ def _add_user_port(soc, phy, dma, channel, params):
     # Packets flow host to FPGA from the reader's flow gate: the port's deframer, with the ring's buffer
     # size from the writer's register (the driver writes it when the reader starts in packets flow).
     soc.comb += [
-        port.h2c_packets.eq(dma.reader.flow.packets & port.select),
+        port.h2c_packets.eq((dma.reader.flow.mode == FLOW_PACKETS) & port.select),
         port.h2c_table_reset.eq(_table_reset(dma.reader.table)),
         port.h2c_buffer_bytes.eq(flow.buffer_bytes),
     ]
