@@ -182,8 +182,9 @@ class Channel:
     """One DMA channel of a board, opened for your program.
 
     `channel`: the channel's number (/dev/litepcie<N>), or the path of a device node of any hostlink driver
-    (/dev/zc706_litepcie0). `flow`: "lossless" (default), "realtime"
-    or "packets" (FPGA to host) or "loop". `directions`: which of "h2c" (host to FPGA) and "c2h" (FPGA to
+    (/dev/zc706_litepcie0). `flow`: "lossless" (default), "realtime" (FPGA to host), "packets" (both ways:
+    write() sends packets of any length, read_packets() receives) or "loop". `directions`: which of "h2c"
+    (host to FPGA) and "c2h" (FPGA to
     host) to take ("c2h" alone or a tuple); each is locked for this program (another program holding it:
     HostlinkError EBUSY). `timeout`: seconds without progress before a call gives up (HostlinkError
     ETIMEDOUT); None: never. `registers`: a csr.json or the driver's csr.h, to read and write registers
