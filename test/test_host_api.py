@@ -47,13 +47,17 @@ def generated(tmp_path_factory):
 
 
 def test_generated_driver_has_the_flow_modes(generated):
-    """Every flow change is in the driver; DMA_FLOW only sets the lock holder's modes; the driver writes
-    the flow gate's registers only (mode, size, given), and the offsets match the SoC on every channel."""
+    """Every flow change is in the driver; DMA_FLOW only sets the lock holder's modes, and the writer's in
+    its gate at once (a gated writer holds what reaches it while stopped: nothing else is written); the
+    driver writes the flow gate's registers only (mode, size, given), and the offsets match the SoC on every
+    channel."""
     kernel = os.path.join(generated, "kernel")
     main_c = check_patched(kernel, driver_flow.FLOW_PATCHES)
     case = ioctl_case(main_c, "LITEPCIE_IOCTL_DMA_FLOW", "LITEPCIE_IOCTL_MMAP_DMA_WRITER_UPDATE")
-    assert "litepcie_writel" not in case and "litepcie_readl" not in case
-    assert "if (chan_priv->writer)\n\t\t\tchan->dma.writer_flow = m.writer;" in case
+    assert "litepcie_readl" not in case and case.count("litepcie_writel") == 1
+    writer = case[case.index("if (chan_priv->writer) {"):case.index("if (chan_priv->reader)\n\t\t\tchan->dma.reader")]
+    assert "chan->dma.writer_flow = m.writer;" in writer
+    assert "litepcie_writel(dev, chan->dma.base + PCIE_DMA_WRITER_FLOW_MODE_OFFSET, m.writer);" in writer
     assert "if (chan_priv->reader)\n\t\t\tchan->dma.reader_flow = m.reader;" in case
     assert case.count("chan->dma.writer_flow = ") == case.count("chan->dma.reader_flow = ") == 1
     # The stats ioctl (software/driver/stats.py) reads the gate's counts, writes nothing.
@@ -390,8 +394,6 @@ int main(void)
 	       EINVAL, "not 8");
 	expect("h2c in real-time flow", hostlink_open_path(&ch, "/dev/null", HOSTLINK_FLOW_REALTIME,
 	       HOSTLINK_H2C | HOSTLINK_C2H, 100), EINVAL, "real-time flow is FPGA to host");
-	expect("h2c in packets flow", hostlink_open_path(&ch, "/dev/null", HOSTLINK_FLOW_PACKETS, HOSTLINK_H2C, 100),
-	       EINVAL, "packets flow is FPGA to host");
 	expect("a timeout of -1 ms", hostlink_open_path(&ch, "/dev/null", HOSTLINK_FLOW_LOSSLESS, HOSTLINK_C2H, -1),
 	       EINVAL, "positive number of milliseconds");
 
@@ -399,6 +401,7 @@ int main(void)
 	closed = (struct hostlink_channel *)data;
 	expect("start", hostlink_start(closed, HOSTLINK_C2H), EBADF, "not an open channel");
 	expect("write", hostlink_write(closed, data, 4096), EBADF, "not an open channel");
+	expect("write_packet", hostlink_write_packet(closed, data, 10, 1), EBADF, "not an open channel");
 	expect("read", hostlink_read(closed, data, 4096), EBADF, "not an open channel");
 	expect("transfer", hostlink_transfer(closed, data, 4096, data, 4096), EBADF, "not an open channel");
 	expect("wait", hostlink_wait(closed, HOSTLINK_C2H, 0), EBADF, "not an open channel");
