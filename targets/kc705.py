@@ -37,8 +37,7 @@ from litex.soc.integration.builder import Builder
 
 from liteeth.phy import LiteEthPHY
 
-from litepcie.phy.s7pciephy import S7PCIEPHY
-
+from hostlink.cores.pcie.s7phy import S7PCIEPHY
 from hostlink.cores.udp import UDPCore
 from hostlink.cores.udp.common import UDP_DEFAULTS
 from hostlink.cores.dram.clocking import S7DRAMClocking

@@ -26,9 +26,8 @@ from litex.gen import *
 
 from litex.soc.cores.clock import S7PLL
 
-from litepcie.phy.s7pciephy import S7PCIEPHY
-
 from hostlink.targets import zc706_platform
+from hostlink.cores.pcie.s7phy import S7PCIEPHY
 from hostlink.cores.dram.clocking import S7DRAMClocking
 from hostlink.cores.dram.integration import board_dram_clk_freq
 from hostlink.cores.pcie.integration import PCIeDMASoC
