@@ -200,6 +200,9 @@ class Bench:
         if job.get("kind") == "fault":
             from hostlink.sim.pcie.fault_jobs import run_fault_job
             return await run_fault_job(self, job)
+        if job.get("kind") == "soft_reset":
+            from hostlink.sim.pcie.reset_jobs import run_soft_reset_job
+            return await run_soft_reset_job(self, job)
         if job.get("kind") == "stream":
             from hostlink.sim.pcie.stream_jobs import run_stream_job
             return await run_stream_job(self, job)

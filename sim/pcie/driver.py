@@ -27,6 +27,7 @@ class CSRMap:
             d = json.load(f)
         self.base      = d["memories"]["csr"]["base"]
         self.registers = d["csr_registers"]
+        self.bases     = {name: base - self.base for name, base in d["csr_bases"].items()}
         self.constants = d["constants"]
 
     def offset(self, name):

@@ -28,8 +28,8 @@ from litex.build.generic_platform import Subsignal, Pins
 from migen.genlib.resetsync import AsyncResetSynchronizer
 from litex.soc.integration.builder import Builder
 
-from litepcie.phy.s7pciephy import S7PCIEPHY
 
+from hostlink.cores.pcie.s7phy import S7PCIEPHY
 from hostlink.sim.pcie.hardblock import expose_hard_block
 from hostlink.sim.pcie.sim_platform import make_sim_platform
 from hostlink.targets import boards as registry
@@ -38,15 +38,32 @@ STUBS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "xilinx_stubs.v
 
 # Simulation clocking ------------------------------------------------------------------------------
 
+# How long the system domain stays in reset after the SoC's soft reset (`ctrl_reset`), standing in for the
+# board's PLL relocking: the ZC706's and KC705's CRGs reset their PLL (S7PLL, S7MMCM) with it, and the system
+# domain stays in reset until the PLL locks again. Short, to keep simulations short: a board's PLL takes
+# its own lock time, well within the 10 ms LitePCIe's probe waits after the reset.
+SOFT_RESET_NS = 10_000
+
+
 class SimCRG(LiteXModule):
-    """With a DRAM, its controller's clock and reset come from `sim_dram_clk` / `sim_dram_rst` (the PHY
-    model has no `dram4x` side)."""
+    """The system clock and reset from `sim_sys_clk` / `sim_sys_rst`. The SoC's soft reset (`rst`) holds the
+    system domain in reset for SOFT_RESET_NS, as the board's PLL does while it relocks: a reset of one cycle
+    would leave each asynchronous FIFO of the PCIe PHY (LitePCIe's clock-domain crossings, reset on both sides
+    through AsyncResetSynchronizer) with its pointer synchronizers, which no reset clears, holding the pointers
+    of before the reset; the FIFO then hands on stale entries, and the first BAR read after the reset lost its
+    completion. With a DRAM, its controller's clock and reset come from `sim_dram_clk` / `sim_dram_rst` (the
+    PHY model has no `dram4x` side)."""
     def __init__(self, platform, sys_clk_freq, dram_clk_freq=None):
         self.rst    = Signal()
         self.cd_sys = ClockDomain()
 
         # # #
 
+        # The PLL's lock: its own clock domain, which the soft reset does not reset.
+        self.cd_pll = ClockDomain(reset_less=True)
+        relock_cycles = round(SOFT_RESET_NS*1e-9*sys_clk_freq)
+        relock = Signal(max=relock_cycles + 1, reset_less=True)
+        self.sync.pll += If(self.rst, relock.eq(relock_cycles)).Elif(relock != 0, relock.eq(relock - 1))
         if dram_clk_freq is not None:
             self.cd_dram = ClockDomain()
         for name in ["sys"] + (["dram"] if dram_clk_freq is not None else []):
@@ -55,8 +72,10 @@ class SimCRG(LiteXModule):
             cd   = getattr(self, f"cd_{name}")
             self.comb += [
                 cd.clk.eq(pads.clk),
-                cd.rst.eq(pads.rst | self.rst),
+                cd.rst.eq(pads.rst | self.rst | ((relock != 0) if name == "sys" else 0)),
             ]
+            if name == "sys":
+                self.comb += self.cd_pll.clk.eq(pads.clk)
 
 class SimPCIeClockedCRG(LiteXModule):
     """For SoCs whose system clock is the PCIe block's user clock (the PHY's `pcie` domain, driven by the
@@ -85,7 +104,8 @@ class SimPCIeClockedCRG(LiteXModule):
 # Simulation PHYs ----------------------------------------------------------------------------------
 
 class SimS7PCIEPHY(S7PCIEPHY):
-    """S7PCIEPHY whose `pcie_s7` hard block is replaced by top-level ports for the device model."""
+    """hostlink's S7PCIEPHY (cores/pcie/s7phy.py) whose `pcie_s7` hard block is replaced by top-level ports
+    for the device model."""
     HARD_BLOCK_PREFIX = "pcie_s7"
 
     def do_finalize(self):

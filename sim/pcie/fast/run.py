@@ -269,6 +269,7 @@ class FastHost:
     def __init__(self, lib):
         self.lib = lib
         self.mem_pool = FastMemPool(lib)
+        self.unexpected_completions = 0   # Completions for no MMIO read waiting, dropped (on_event).
 
     @property
     def last_read_data_ns(self):
@@ -629,6 +630,8 @@ def on_event(bench, kernel):
             done = bench.function.bar_window[0].reads.get(a & 0xff)
             if done is not None:
                 done.set((a >> 8, b))
+            else:
+                bench.rc.unexpected_completions += 1
         elif kind == EV_MSI:
             if bench.function.msi_handler:
                 bench.function.msi_handler(b)
