@@ -27,6 +27,7 @@ import subprocess
 import time
 
 from hostlink.sim.pcie.bench import Bench
+from hostlink.sim.pcie.soc import SOFT_RESET_NS
 from hostlink.sim.pcie.triggers import FAST, Timer, get_sim_time, start_soon
 from hostlink.sim.uml.pcidev import PciDevBridge, HostActivity
 
@@ -166,8 +167,9 @@ async def run_driver(bench, config):
     uml   = config["uml"]
     await bench.setup()
     csrs   = bench.driver.csrs
-    withheld = [(0, csrs.offset("ctrl_reset"))] if csrs.has("ctrl_reset") else []
-    bridge = PciDevBridge(bench.rc, bench.function, uml["socket"], withheld_writes=withheld,
+    # The SoC's soft reset, and the time it takes: the simulated PLL's relock (ZC706, KC705), and a margin.
+    soft_reset = (0, csrs.offset("ctrl_reset"), SOFT_RESET_NS + 2000) if csrs.has("ctrl_reset") else None
+    bridge = PciDevBridge(bench.rc, bench.function, uml["socket"], soft_reset=soft_reset,
         msi_ack=(0, csrs.offset("pcie_msi_clear")), fault_at=uml.get("fault_at"))
     start_soon(bridge.run())
     if uml.get("serve_only"):
@@ -247,7 +249,7 @@ def write_results(path, bridge, bench, started, sim_start, kernel_exit, timed_ou
         "mmio_writes":   bridge.mmio_writes,
         "mmio_read_errors": bridge.read_errors,
         "msis":          bridge.msis,
-        "withheld_writes": bridge.withheld,
+        "soft_resets":   bridge.soft_resets,
         "msis_merged":   bridge.msis_merged,
         "dma_bytes_written": bridge.dma_bytes_written,
         "faults_injected": bridge.faults_injected,

@@ -197,7 +197,7 @@ class QueueServer:
 
 
 class PciDevBridge(QueueServer):
-    def __init__(self, rc, function, socket_path, poll_ns=50, withheld_writes=(), msi_ack=None,
+    def __init__(self, rc, function, socket_path, poll_ns=50, soft_reset=None, msi_ack=None,
             fault_at=None, host=None, hold_cap_s=0.05):
         self.rc        = rc
         self.function  = function
@@ -214,11 +214,13 @@ class PciDevBridge(QueueServer):
         self.serving   = None
         self.memory_registered = False
         self.open      = True
-        # {(bar, offset)}: writes not forwarded to the SoC, counted in `withheld`. The simulated SoC loses
-        # the first BAR read after its soft reset (ctrl_reset), which LitePCIe's probe writes (see
-        # doc/driver_sim.md, known limits).
-        self.withheld_writes = set(withheld_writes)
-        self.withheld = 0
+        # (bar, offset, ns): the SoC's soft reset register (LitePCIe's ctrl_reset, which the probe writes before
+        # it sleeps 10 ms) and the simulated time the SoC takes to come out of the reset (sim/pcie/soc.py,
+        # SOFT_RESET_NS). The write is forwarded, then the bridge lets that time pass before the next
+        # command, as the probe's sleep does on a board: the kernel's sleep lets no fixed simulated time pass.
+        # Counted in `soft_resets`.
+        self.soft_reset = soft_reset
+        self.soft_resets = 0
         # (bar, offset) of the register whose write ends the kernel's interrupt handler (LitePCIe:
         # pcie_msi_clear). Until then, later MSIs are held and merged into one: the kernel takes
         # milliseconds of wall-clock time per handler, in which the device runs on for microseconds of
@@ -326,15 +328,17 @@ class PciDevBridge(QueueServer):
         if op in (OP_MMIO_WRITE, OP_MMIO_MEMSET):
             self.mmio_writes += 1
             payload = data[:size] if op == OP_MMIO_WRITE else data[:1] * size
-            if (bar, address) in self.withheld_writes:
-                self.withheld += 1
+            await self.function.bar_window[bar].write(address, payload)
+            if self.soft_reset is not None and (bar, address) == self.soft_reset[:2]:
+                self.soft_resets += 1
                 # The probe's soft reset (ctrl_reset): a new driver begins. An MSI that a driver removed in
                 # its handler's course never acknowledged is in service no more, or every later MSI would
                 # be held for good and the new driver's waits would end only by their timeouts.
                 self.msi_in_service = False
                 del self.pending_msis[:]
+                if self.soft_reset[2]:
+                    await Timer(self.soft_reset[2], "ns")
                 return 0
-            await self.function.bar_window[bar].write(address, payload)
             if (bar, address) == self.msi_ack and self.msi_in_service:
                 self.msi_in_service = False
                 latency = get_sim_time("ns") - self.msi_sent_ns

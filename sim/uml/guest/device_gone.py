@@ -101,8 +101,8 @@ def board_gone(number, other):
     # Its c2h ring mapped (zero-copy; no buffer is ready, none is held): the mapping holds the file, as a
     # program's would. Nothing is sent for it: a buffer given to the h2c DMA would be read, and its results
     # made, at the moment of the removal. On a board the rescanned board's probe resets the SoC (ctrl_reset)
-    # and sleeps 10 ms, which clears whatever was in flight; the simulation withholds that reset and holds
-    # simulated time while the kernel computes (doc/driver_sim.md), so data in flight at the removal could
+    # and sleeps 10 ms, which clears whatever was in flight; the simulation withheld that reset then and
+    # holds simulated time while the kernel computes (doc/driver_sim.md), so data in flight at the removal could
     # reach the rescanned board's first stream. Under load that happened once, while an h2c buffer was
     # given back here (65,246 of 65,536 bytes shifted; issue 52, doc/tests_under_load.md).
     if channel.get_buffers("c2h", timeout=0):
@@ -150,8 +150,7 @@ def board_gone(number, other):
     if not wait_for(lambda: board in list_boards(), 30):
         return fail(f"board {board} not back 30 s after a rescan: {list_boards()}")
     path = list_boards()[board][0]
-    # The probe resets the SoC (ctrl_reset; the simulation withholds it, doc/driver_sim.md): set the core up
-    # again, as after a power-up.
+    # The probe resets the SoC (ctrl_reset): set the core up again, as after a power-up.
     with Channel(path, directions=("c2h",), flow="loop", registers="csr.json") as channel:
         for name, value in [(f"pcie_dma{channel.index}_user_select", 1), ("user_core_a", A), ("user_core_b", B),
                             ("user_core_throttle", 0)]:
