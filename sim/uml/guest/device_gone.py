@@ -14,7 +14,8 @@ The module:
    every result checked;
 3. once the program has closed the channel, `rmmod litepcie` must succeed, and opening the channel must
    then fail with HostlinkError ENODEV saying the driver may not be loaded; no board is listed;
-4. the module is loaded again and the channel opens.
+4. the module is loaded again (its probe resets both boards' SoCs: their accelerators are set up again) and
+   the channel opens.
 The board (software/driver/removal.py):
 5. a program streams on CHANNEL, and holds its c2h ring mapped (zero-copy), when its board is removed
    (`echo 1 > /sys/bus/pci/devices/<address>/remove`): the board's nodes go, the removal waits for the
@@ -52,7 +53,16 @@ def fail(message):
     return 1
 
 
-def module_gone(number):
+def set_up(channel):
+    """The accelerator on `channel` (a number or a node) as the run set it up: a probe resets the SoC
+    (ctrl_reset), which undoes that as a power-up would."""
+    with Channel(channel, directions=("c2h",), flow="loop", registers="csr.json") as channel:
+        for name, value in [(f"pcie_dma{channel.index}_user_select", 1), ("user_core_a", A), ("user_core_b", B),
+                            ("user_core_throttle", 0)]:
+            channel.register(name, value)
+
+
+def module_gone(number, other):
     with Channel(number, flow="lossless", timeout=120) as channel:
         wrong = stream(channel, 65536, 1)
         print(f"ok: 65536 bytes through the accelerator with the channel open, {wrong} bytes wrong", flush=True)
@@ -80,6 +90,9 @@ def module_gone(number):
         return fail(f"boards listed without the driver: {list_boards()}")
     print("ok: no board listed without the driver", flush=True)
     subprocess.run(["insmod", os.environ["HOSTLINK_LITEPCIE_KO"]], check=True)
+    # Its probe reset both boards' SoCs.
+    for channel in (number, other):
+        set_up(channel)
     Channel(number, flow="lossless").close()
     print(f"ok: the module loaded again, the channel opens; boards: {len(list_boards())}", flush=True)
     return 0
@@ -150,11 +163,7 @@ def board_gone(number, other):
     if not wait_for(lambda: board in list_boards(), 30):
         return fail(f"board {board} not back 30 s after a rescan: {list_boards()}")
     path = list_boards()[board][0]
-    # The probe resets the SoC (ctrl_reset): set the core up again, as after a power-up.
-    with Channel(path, directions=("c2h",), flow="loop", registers="csr.json") as channel:
-        for name, value in [(f"pcie_dma{channel.index}_user_select", 1), ("user_core_a", A), ("user_core_b", B),
-                            ("user_core_throttle", 0)]:
-            channel.register(name, value)
+    set_up(path)
     with Channel(path, flow="lossless", timeout=120) as channel:
         wrong = stream(channel, 65536, 6)
     print(f"ok: a rescan brought board {board} back as {' '.join(list_boards()[board])} (new: "
@@ -167,7 +176,7 @@ def main(argv):
         print("usage: HOSTLINK_LITEPCIE_KO=litepcie.ko device_gone.py CHANNEL OTHER", file=sys.stderr)
         return 2
     number, other = int(argv[0]), int(argv[1])
-    if module_gone(number) or board_gone(number, other):
+    if module_gone(number, other) or board_gone(number, other):
         return 1
     print("device gone: all as expected")
     return 0
