@@ -37,8 +37,8 @@ async def run_soft_reset_job(bench, job):
     ctrl_scratch `reads_before` times more (each read moves the PHY's clock-domain crossings on by a TLP),
     writes ctrl_reset, waits `wait_ns`, then reads ctrl_scratch and the identifier again. Reports both
     identifiers (None: not read), ctrl_scratch after the reset (its reset value if the reset happened; None:
-    lost), the reads after the reset that got no completion, and the completions the host dropped for no
-    read of its own (unexpected)."""
+    lost), the reads after the reset that got no completion, the completions the host dropped for no read of
+    its own (unexpected), and the MSIs from the reset to the job's end."""
     drv = bench.driver
     unexpected = bench.rc.unexpected_completions
     await drv.write("ctrl_scratch", SCRATCH_MARK)
@@ -46,6 +46,7 @@ async def run_soft_reset_job(bench, job):
     scratch_before = await drv.read("ctrl_scratch")
     for _ in range(job.get("reads_before", 0)):
         await drv.read("ctrl_scratch")
+    msis = bench.msis
     await drv.write("ctrl_reset", 1)
     await Timer(job["wait_ns"], "ns")
     lost = [0]
@@ -58,4 +59,5 @@ async def run_soft_reset_job(bench, job):
     return [{"kind": "soft_reset", "board": bench.config["board"], "wait_ns": job["wait_ns"],
              "scratch_before": scratch_before, "scratch_after": scratch_after,
              "identifier_before": before, "identifier_after": after, "lost_reads": lost[0],
-             "unexpected_completions": bench.rc.unexpected_completions - unexpected}]
+             "unexpected_completions": bench.rc.unexpected_completions - unexpected,
+             "msis": bench.msis - msis}]
