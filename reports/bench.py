@@ -144,6 +144,11 @@ BENCHES = [
         "doc/host_api.md"),
     ("latency", "round_trip_kc705", "./sim.py driver --board kc705 --user-core examples.accelerator:Accelerator --json {out}/round_trip_kc705.json -- python3 {repo}/sim/uml/guest/round_trip.py csr.json loopback,accelerator 100", 0.3,
         "doc/host_api.md"),
+    # The libraries' throughput beside hostlink_bench's on the same SoC (C and Python, copy and zero-copy).
+    ("driver", "throughput_zc706", "./sim.py driver --board zc706 --user-core examples.accelerator:Accelerator --command-timeout 1800 --json {out}/throughput_zc706.json -- sh {repo}/sim/uml/guest/throughput_vs_bench.sh 4194304", 0.1,
+        "doc/host_api.md"),
+    ("driver", "throughput_vc709", "./sim.py driver --board vc709 --user-core examples.accelerator:Accelerator --command-timeout 1800 --json {out}/throughput_vc709.json -- sh {repo}/sim/uml/guest/throughput_vs_bench.sh 4194304", 0.1,
+        "doc/host_api.md"),
     ("zynq",  "zynq_linux",     "./sim.py driver --board zc706 --ps7 --json {out}/zynq_linux.json", 2.1,
         "README.md, doc/zynq.md"),
 ]
