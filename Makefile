@@ -130,8 +130,9 @@ $(ARM_KERNEL): $(ARM_TREE).stamp-tree $(ARM_CONFIG)
 	@grep -E '^CONFIG_' $(ARM_CONFIG) | while read -r option; do \
 	  grep -qx "$$option" $(ARM_TREE)/.config || { echo "arm-kernel: $$option did not stick in $(ARM_TREE)/.config"; exit 1; }; \
 	done
-	@echo "arm-kernel: building the Zynq's ARM kernel in $(ARM_TREE) (once)"
-	$(ARM_MAKE) -j$(UML_JOBS) vmlinux modules >/dev/null
+	@echo "arm-kernel: building the Zynq's ARM kernel in $(ARM_TREE) (once; log: $(ARM_DIR)/build.log)"
+	@$(ARM_MAKE) -j$(UML_JOBS) vmlinux modules > $(ARM_DIR)/build.log 2>&1 || \
+	  { tail -40 $(ARM_DIR)/build.log; echo "arm-kernel: the build failed (log: $(ARM_DIR)/build.log)"; exit 1; }
 
 sim: install-sim
 	$(PY) ./sim.py
