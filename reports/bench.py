@@ -28,8 +28,8 @@ from hostlink import REPO
 # (group, name, command with {out} for the output folder and {repo} for the repository, minutes on this
 # project's 2-core machine, where the figures are published). The minutes are each command's time in the whole
 # `make bench` of 2026-12-06 (build/bench/summary.txt: 44 minutes for the 54, every PCIe simulation on the
-# compiled fast path, the models already built; 0.1 for those under 6 seconds); the round trips' were timed
-# alone, on the same day. A loaded machine, or models to build, take longer.
+# compiled fast path, the models already built; 0.1 for those under 6 seconds); the round trips' and
+# zynq_ddr_1600's were timed alone, on the same day. A loaded machine, or models to build, take longer.
 BENCHES = [
     ("zc706", "zc706",          "./sim.py dma --board zc706 --sizes 1M,4M --json {out}/zc706.json", 0.1,
         "README.md, doc/zc706.md"),
@@ -85,6 +85,8 @@ BENCHES = [
         "doc/udp.md"),
     ("zynq",  "zynq",           "./sim.py zynq --json {out}/zynq.json --plot {out}/zynq.png", 3.2,
         "README.md, doc/zynq.md"),
+    ("zynq",  "zynq_ddr_1600",  "./sim.py zynq --ddr-mbytes 1600 --sizes 64K,1M --json {out}/zynq_ddr_1600.json", 0.7,
+        "doc/zynq.md"),
     ("area",  "zynq_dma_area",  "python -m reports.zynq_dma_area --json {out}/zynq_dma_area.json", 0.1,
         "doc/zynq.md"),
     ("area",  "ecp5_area",      "python -m reports.ecp5_area --seeds 1,2,3 --json {out}/ecp5_area.json", 6.3,

@@ -6,7 +6,7 @@
 
 - GP0: cocotbext-axi's AxiLiteMaster on the DMA's registers, programming them as a driver does (run, address,
   length; for S2MM the buffer first, then MM2S).
-- HP0: the PS's DDR (memory.py): latency, bursts in flight, a rate.
+- HP0: the PS's DDR (memory.py): latency, bursts in flight, the port's rate, one DDR for reads and writes.
 - The interrupts: each transfer ends when its interrupt rises; the bench then reads and clears the status.
 
 Each job (mode, size) is timed in the simulation's clock cycles, from the write of LENGTH that starts it (the
@@ -52,7 +52,7 @@ class Bench:
         self.memory = PSMemory(dut, "hp0", dut.clk, dut.rst, self.destination + largest + 4096, self.clock_hz,
             read_latency_ns=config["read_latency_ns"], write_latency_ns=config["write_latency_ns"],
             max_reads=config["max_reads"], max_writes=config["max_writes"],
-            rate_bytes_per_s=config["rate_bytes_per_s"])
+            rate_bytes_per_s=config["rate_bytes_per_s"], ddr={"ddr_bytes_per_s": config["ddr_bytes_per_s"]})
         for _ in range(8):
             await RisingEdge(dut.clk)
         dut.rst.value = 0
@@ -142,4 +142,6 @@ async def zynq_bench(dut):
         results.append(await bench.run_job(mode, size))
     with open(config["results"], "w") as f:
         json.dump({"results": results, "most_reads_in_flight": bench.memory.most_reads,
-                   "most_writes_in_flight": bench.memory.most_writes, "bursts": bench.memory.bursts}, f)
+                   "most_writes_in_flight": bench.memory.most_writes, "bursts": bench.memory.bursts,
+                   "ddr_switches": bench.memory.ddr.switches,
+                   "ddr_critical_switches": bench.memory.ddr.critical_switches}, f)

@@ -7,6 +7,7 @@
     ./sim.py zynq                                  every size, MM2S, S2MM and loopback
     ./sim.py zynq --sizes 4K,1M --modes loopback   some
     ./sim.py zynq --read-latency-ns 400            a slower DDR
+    ./sim.py zynq --ddr-mbytes 1600                a narrower DDR, where MM2S and S2MM compete in loopback
     ./sim.py zynq --plot zynq.png                  and a plot, beside the paper's Table I
 
 MM2S reads the PS's DDR into the pattern checker, S2MM writes the pattern generator's packet into it, loopback
@@ -22,7 +23,7 @@ import tempfile
 from hostlink.sim import plots
 from hostlink.sim.dma import parse_size
 from hostlink.sim.watchdog import OneLineArgumentParser, output_file
-from hostlink.sim.zynq.models.ps_model import PS_MODEL
+from hostlink.sim.zynq.models.ps_model import DDR_KEYS, PS_MODEL
 
 __all__ = ["main", "parse_args", "run", "run_limit", "plot", "LOG_ROOTS", "DEFAULT_SIZES", "PAPER_TABLE_I"]
 
@@ -77,6 +78,9 @@ def build_parser():
     p.add_argument("--rate-mbytes", type=float, default=ps["rate_bytes_per_s"]/1e6,
         help=f"The port's rate each way, MB/s (default {ps['rate_bytes_per_s']/1e6:g}, UG585's figure for one HP "
              "port).")
+    p.add_argument("--ddr-mbytes", type=float, default=ps["ddr_bytes_per_s"]/1e6,
+        help=f"The DDR's peak rate, reads and writes together, MB/s (default {ps['ddr_bytes_per_s']/1e6:,.0f}, the "
+             "ZC706's 32-bit DDR3-1066; sim/zynq/models/ps_model.py has its efficiencies and turnarounds).")
     p.add_argument("--json", metavar="PATH", type=output_file, help="Write the results as JSON to PATH.")
     p.add_argument("--plot", metavar="PNG", type=output_file, help="Plot MB/s against the transfer's size into PNG, with the port's "
                    "rate and the paper's Table I (software included) beside.")
@@ -101,6 +105,8 @@ def parse_args(argv, parser=None):
         parser.error(str(error))
     if not 1 <= args.rate_mbytes <= 100_000:
         parser.error(f"--rate-mbytes must be 1 to 100000, not {args.rate_mbytes}")
+    if not 100 <= args.ddr_mbytes <= 100_000:
+        parser.error(f"--ddr-mbytes must be 100 to 100000, not {args.ddr_mbytes}")
     return args
 
 
@@ -110,7 +116,8 @@ def run_limit(args):
 
 def run(sizes, modes, clock_hz=PS_MODEL["clock_hz"], read_latency_ns=PS_MODEL["read_latency_ns"],
         write_latency_ns=PS_MODEL["write_latency_ns"], max_reads=PS_MODEL["max_reads"],
-        max_writes=PS_MODEL["max_writes"], rate_bytes_per_s=PS_MODEL["rate_bytes_per_s"], verbose=False):
+        max_writes=PS_MODEL["max_writes"], rate_bytes_per_s=PS_MODEL["rate_bytes_per_s"],
+        ddr_bytes_per_s=PS_MODEL["ddr_bytes_per_s"], verbose=False):
     """Runs every (mode, size) job with the PS model's figures (sim/zynq/models/ps_model.py's unless given); returns the
     bench's results (sim/zynq/bench.py)."""
     check_sizes(sizes, modes)
@@ -123,7 +130,7 @@ def run(sizes, modes, clock_hz=PS_MODEL["clock_hz"], read_latency_ns=PS_MODEL["r
         config = {"jobs": [(mode, size) for mode in modes for size in sizes], "sizes": sizes, "clock_hz": clock_hz,
                   "read_latency_ns": read_latency_ns, "write_latency_ns": write_latency_ns,
                   "max_reads": max_reads, "max_writes": max_writes, "rate_bytes_per_s": rate_bytes_per_s,
-                  "results": os.path.join(tmp, "results.json")}
+                  "ddr_bytes_per_s": ddr_bytes_per_s, "results": os.path.join(tmp, "results.json")}
         config_path = os.path.join(tmp, "config.json")
         with open(config_path, "w") as f:
             json.dump(config, f)
@@ -136,7 +143,8 @@ def run(sizes, modes, clock_hz=PS_MODEL["clock_hz"], read_latency_ns=PS_MODEL["r
             results = json.load(f)
     results["clock_hz"] = clock_hz
     results["ps_model"] = {k: config[k] for k in ("read_latency_ns", "write_latency_ns", "max_reads", "max_writes",
-                                                 "rate_bytes_per_s")}
+                                                 "rate_bytes_per_s")} | {k: PS_MODEL[k] for k in DDR_KEYS}
+    results["ps_model"]["ddr_bytes_per_s"] = ddr_bytes_per_s
     return results
 
 
@@ -148,7 +156,9 @@ def format_table(results):
         lines.append(f"{row['mode']:>9} {row['size']:>9} {cycles:>9} {row.get('mbytes_per_s', 0):>8.1f} "
                      f"{row.get('latency_us', 0):>11.3f} {row['errors']:>6}" + (f"  {row['error']}" if row["error"] else ""))
     lines.append(f"bursts: {results['bursts']}, at most {results['most_reads_in_flight']} reads and "
-                 f"{results['most_writes_in_flight']} writes in flight")
+                 f"{results['most_writes_in_flight']} writes in flight; the DDR ({results['ps_model']['ddr_bytes_per_s']/1e6:,.0f} "
+                 f"MB/s peak) changed direction {results['ddr_switches']} times, {results['ddr_critical_switches']} of them "
+                 f"for a direction kept waiting")
     return "\n".join(lines)
 
 
@@ -178,7 +188,7 @@ def plot(results, path):
 def main(argv=None):
     args = parse_args(argv)
     results = run(args.sizes, args.modes, args.clock_mhz * 1e6, args.read_latency_ns, args.write_latency_ns,
-                  args.max_reads, args.max_writes, args.rate_mbytes * 1e6, args.verbose)
+                  args.max_reads, args.max_writes, args.rate_mbytes * 1e6, args.ddr_mbytes * 1e6, args.verbose)
     print(format_table(results))
     if args.json:
         with open(args.json, "w") as f:

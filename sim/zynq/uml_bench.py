@@ -46,6 +46,7 @@ from hostlink.sim.uml.bench import end_hung_kernel, start_kernel
 from hostlink.sim.uml.pcidev import MSG, OP_INT, OP_MMIO_READ, OP_MMIO_WRITE, OP_NAMES, HostActivity, QueueServer
 from hostlink.sim.uml.vhost_user import VhostUserBackend
 from hostlink.sim.zynq.models.memory import PSMemory
+from hostlink.sim.zynq.models.ps_model import DDR_KEYS
 
 # The DMA's registers in the platform bus's window (0x10000000 + DMA_OFFSET), as at 0x4040_0000 on the Zynq.
 DMA_OFFSET = 0x40_0000
@@ -210,7 +211,8 @@ async def zynq_linux_bench(dut):
     ctrl = AxiLiteMaster(AxiLiteBus.from_prefix(dut, "ctrl"), dut.clk, dut.rst)
     memory = PSMemory(dut, "hp0", dut.clk, dut.rst, 4096, config["clock_hz"],
         read_latency_ns=config["read_latency_ns"], write_latency_ns=config["write_latency_ns"],
-        max_reads=config["max_reads"], max_writes=config["max_writes"], rate_bytes_per_s=config["rate_bytes_per_s"])
+        max_reads=config["max_reads"], max_writes=config["max_writes"], rate_bytes_per_s=config["rate_bytes_per_s"],
+        ddr={key: config[key] for key in DDR_KEYS})
     for _ in range(8):
         await RisingEdge(dut.clk)
     dut.rst.value = 0
