@@ -23,7 +23,7 @@ from hostlink.toolchain import verilator_available
 from hostlink.cores.pcie.user_port import UserPort
 from hostlink.cores.pcie.deframer import BufferDeframer
 
-from benches.migen_streams import DRAIN_CYCLES, IDLE_X_BACKPRESSURE, MAX_CYCLES
+from benches.migen_streams import DRAIN_CYCLES, IDLE_X_BACKPRESSURE, MAX_CYCLES, drive
 from helpers import assemble_framed
 
 BUFFER_BYTES = 128        # Small buffers: many per packet in a short run.
@@ -42,21 +42,6 @@ def words_of(raw, width):
     return [int.from_bytes(raw[i:i + n], "little") for i in range(0, len(raw), n)]
 
 
-def drive(endpoint, words, rng, valid_p):
-    for i, word in enumerate(words):
-        while rng.random() > valid_p:
-            yield endpoint.valid.eq(0)
-            yield
-        yield endpoint.valid.eq(1)
-        yield endpoint.data.eq(word)
-        yield
-        for _ in range(MAX_CYCLES):
-            if (yield endpoint.ready):
-                break
-            yield
-        else:
-            raise AssertionError(f"input stuck at word {i} of {len(words)}")
-    yield endpoint.valid.eq(0)
 
 
 def receive_packets(endpoint, width, count, rng, ready_p, packets):

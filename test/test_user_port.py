@@ -18,6 +18,7 @@ from migen import *
 from hostlink.protocol import HEADER_FLAG_END, HEADER_MAGIC
 from hostlink.cores.pcie.user_port import UserPort
 from helpers import assemble_framed as assemble
+from benches.migen_streams import drive
 
 DMA_WIDTH = 128
 # (valid probability at the input, ready probability at the output): idle alone, back-pressure alone, both.
@@ -35,24 +36,6 @@ def from_words(words, width):
     return b"".join(w.to_bytes(width // 8, "little") for w in words)
 
 
-def drive(endpoint, words, rng, valid_p, marks):
-    """Send `words` (with `marks[i]` = (first, last)), idle with probability 1 - valid_p; bounded."""
-    for i, word in enumerate(words):
-        while rng.random() > valid_p:
-            yield endpoint.valid.eq(0)
-            yield
-        yield endpoint.valid.eq(1)
-        yield endpoint.data.eq(word)
-        yield endpoint.first.eq(marks[i][0])
-        yield endpoint.last.eq(marks[i][1])
-        yield
-        for _ in range(MAX_CYCLES):
-            if (yield endpoint.ready):
-                break
-            yield
-        else:
-            raise AssertionError(f"input stuck at word {i}")
-    yield endpoint.valid.eq(0)
 
 
 def collect(endpoint, count, rng, ready_p, out, tail=200):

@@ -63,6 +63,28 @@ def stuck(what):
     return AssertionError(f"{what} not done after {MAX_CYCLES} steps: the design is stuck")
 
 
+def drive(endpoint, words, rng, valid_p, marks=None):
+    """Send `words` one per handshake (with `marks[i]` = (first, last) when given), idle with probability
+    1 - valid_p; each handshake bounded by MAX_CYCLES."""
+    for i, word in enumerate(words):
+        while rng.random() > valid_p:
+            yield endpoint.valid.eq(0)
+            yield
+        yield endpoint.valid.eq(1)
+        yield endpoint.data.eq(word)
+        if marks is not None:
+            yield endpoint.first.eq(marks[i][0])
+            yield endpoint.last.eq(marks[i][1])
+        yield
+        for _ in range(MAX_CYCLES):
+            if (yield endpoint.ready):
+                break
+            yield
+        else:
+            raise AssertionError(f"input stuck at word {i} of {len(words)}")
+    yield endpoint.valid.eq(0)
+
+
 def send(endpoint, packets, rng, valid_probability, stalls=None):
     """Drives `packets` (lists of (dat, be)) on `endpoint`, idle before a beat with probability
     1 - `valid_probability`; appends to `stalls` a 1 per cycle where valid waited on ready."""
