@@ -13,6 +13,7 @@
  * exactly where and as much as a header says. Exits 1 if anything is wrong.
  */
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,7 +53,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "source_host: %s\n", hostlink_open_error());
 		return 1;
 	}
-	capacity = 64 * hostlink_buffer_size(ch);
+	/* Packets: room for a small one to start with; a longer packet is kept by the library, and the room
+	 * grows to take it (below). */
+	capacity = packets ? 1024 : 64 * hostlink_buffer_size(ch);
 	data = malloc(capacity);
 	if (setup(ch, strtoul(argv[3], NULL, 0), samples) < 0)
 		goto error;
@@ -62,9 +65,19 @@ int main(int argc, char **argv)
 	for (i = 0; i < count; i++) {
 		ssize_t n;
 		uint32_t k;
-		if (packets)
+		if (packets) {
 			n = hostlink_read_packet(ch, data, capacity);
-		else
+			if (n == -EMSGSIZE && hostlink_kept_packet_length(ch)) {
+				uint32_t *more = realloc(data, hostlink_kept_packet_length(ch));
+				if (!more)
+					goto error;
+				printf("  packet %ld: longer than %zu bytes, kept; room grown to %zu\n", i, capacity,
+				       hostlink_kept_packet_length(ch));
+				data = more;
+				capacity = hostlink_kept_packet_length(ch);
+				n = hostlink_read_packet(ch, data, capacity);
+			}
+		} else
 			n = hostlink_read_buffer(ch, data, capacity, &info);
 		if (n < 0)
 			goto error;

@@ -48,6 +48,8 @@ struct hostlink_channel {
 	int timeout_ms;
 	size_t buffer_size, buffer_count;
 	unsigned char *scratch;          /* one buffer, for read_buffer (under calls[1]) */
+	unsigned char *kept;             /* read_packet: a packet longer than the caller's room (under calls[1]) */
+	size_t kept_length, kept_size;
 	unsigned char *frames;           /* packets flow: buffers framed for write_packet (under calls[0]) */
 	unsigned char open_packet[HOSTLINK_HEADER_BYTES];   /* an open packet's tail, held back to end it */
 	size_t open_length;              /* (under calls[0]) */
@@ -314,6 +316,7 @@ static void hostlink_free(struct hostlink_channel *ch)
 	pthread_mutex_destroy(&ch->calls[0]);
 	pthread_mutex_destroy(&ch->calls[1]);
 	free(ch->scratch);
+	free(ch->kept);
 	free(ch->frames);
 	free(ch);
 }
@@ -1077,7 +1080,8 @@ static ssize_t read_buffer(struct hostlink_channel *ch, void *data, size_t capac
 	info->ended = !!(flags & HOSTLINK_HEADER_FLAG_END);
 	if (length > capacity)
 		return fail(ch, EMSGSIZE, "a buffer of %u data bytes does not fit in %zu", length, capacity);
-	memcpy(data, b + HOSTLINK_HEADER_BYTES, length);
+	if (data)           /* NULL: the data stays in the scratch buffer (a packet read to be dropped). */
+		memcpy(data, b + HOSTLINK_HEADER_BYTES, length);
 	return length;
 }
 
@@ -1103,6 +1107,72 @@ ssize_t hostlink_read_buffer(struct hostlink_channel *ch, void *data, size_t cap
 	return ret;
 }
 
+/* Makes room in ch->kept for `more` bytes after its `kept_length`; 0, or -1 past HOSTLINK_KEPT_PACKET_MAX or
+ * when memory runs out. */
+static int keep_room(struct hostlink_channel *ch, size_t more)
+{
+	size_t size = ch->kept_size ? ch->kept_size : ch->buffer_size;
+	unsigned char *kept;
+	if (ch->kept_length + more > HOSTLINK_KEPT_PACKET_MAX)
+		return -1;
+	while (size < ch->kept_length + more)
+		size *= 2;
+	if (size == ch->kept_size)
+		return 0;
+	kept = realloc(ch->kept, size);
+	if (!kept)
+		return -1;
+	ch->kept = kept;
+	ch->kept_size = size;
+	return 0;
+}
+
+/* A packet longer than the caller's room: what was read of it (`length` bytes in `data`, then the buffer that
+ * did not fit, in the scratch buffer) and the rest of it go into ch->kept, for the next call with room
+ * enough. Returns -EMSGSIZE, or -EPROTO/-ENOMEM/a read's error (the packet then lost, and said so). */
+static ssize_t keep_packet(struct hostlink_channel *ch, const unsigned char *data, size_t length,
+			   struct hostlink_buffer_info *info, size_t capacity)
+{
+	size_t most = ch->buffer_size - HOSTLINK_HEADER_BYTES;
+	int lost = 0;
+	ssize_t ret;
+
+	ch->kept_length = 0;
+	if (keep_room(ch, length + info->length) < 0) {
+		lost = 1;
+	} else {
+		memcpy(ch->kept, data, length);
+		memcpy(ch->kept + length, ch->scratch + HOSTLINK_HEADER_BYTES, info->length);
+		ch->kept_length = length + info->length;
+	}
+	while (!info->ended) {
+		if (!lost && keep_room(ch, most) < 0)
+			lost = 1;
+		ret = read_buffer(ch, lost ? NULL : ch->kept + ch->kept_length, most, info);
+		if (ret < 0) {
+			ch->kept_length = 0;
+			return ret;
+		}
+		if (info->dropped) {
+			ch->kept_length = 0;
+			return fail(ch, EPROTO, "%llu bytes dropped within a packet (buffer %u): real-time flow loses "
+				    "data, packets flow does not", (unsigned long long)info->dropped, info->sequence);
+		}
+		length += ret;
+		if (!lost)
+			ch->kept_length += ret;
+	}
+	if (lost) {
+		ch->kept_length = 0;
+		return fail(ch, length > HOSTLINK_KEPT_PACKET_MAX ? EMSGSIZE : ENOMEM,
+			    "a packet of %zu bytes does not fit in %zu, and could not be kept (%s): it is lost", length,
+			    capacity, length > HOSTLINK_KEPT_PACKET_MAX ? "longer than HOSTLINK_KEPT_PACKET_MAX" :
+			    "out of memory");
+	}
+	return fail(ch, EMSGSIZE, "a packet of %zu bytes does not fit in %zu: it is kept; call again with at least "
+		    "hostlink_kept_packet_length() bytes", ch->kept_length, capacity);
+}
+
 ssize_t hostlink_read_packet(struct hostlink_channel *ch, void *data, size_t capacity)
 {
 	if (!is_open(ch))
@@ -1110,19 +1180,27 @@ ssize_t hostlink_read_packet(struct hostlink_channel *ch, void *data, size_t cap
 	struct hostlink_buffer_info info = {0};
 	unsigned char *dst = data;
 	size_t length = 0;
-	int too_long = 0;
 	ssize_t ret = 0;
 
 	moved_sent = moved_received = 0;
 	lock_directions(ch, HOSTLINK_C2H);
+	if (ch->kept_length) {          /* The packet an earlier call had no room for. */
+		if (ch->kept_length > capacity) {
+			ret = fail(ch, EMSGSIZE, "the kept packet of %zu bytes does not fit in %zu: call again with at "
+				   "least hostlink_kept_packet_length() bytes", ch->kept_length, capacity);
+		} else {
+			memcpy(data, ch->kept, ch->kept_length);
+			ret = moved_received = ch->kept_length;
+			ch->kept_length = 0;
+		}
+		unlock_directions(ch, HOSTLINK_C2H);
+		return ret;
+	}
 	for (;;) {
-		size_t room = too_long ? 0 : capacity - length;
-		ret = read_buffer(ch, dst + length, room, &info);
-		if (ret == -EMSGSIZE) {   /* Consume the rest of the packet, then say so. */
-			too_long = 1;
-			if (info.ended)
-				break;
-			continue;
+		ret = read_buffer(ch, dst + length, capacity - length, &info);
+		if (ret == -EMSGSIZE) {
+			ret = keep_packet(ch, dst, length, &info, capacity);
+			break;
 		}
 		if (ret < 0)
 			break;
@@ -1136,12 +1214,21 @@ ssize_t hostlink_read_packet(struct hostlink_channel *ch, void *data, size_t cap
 		if (info.ended)
 			break;
 	}
-	if (too_long)
-		ret = fail(ch, EMSGSIZE, "a packet longer than %zu bytes (consumed)", capacity);
-	else if (ret >= 0)
+	if (ret >= 0)
 		ret = length;
 	unlock_directions(ch, HOSTLINK_C2H);
 	return ret;
+}
+
+size_t hostlink_kept_packet_length(struct hostlink_channel *ch)
+{
+	size_t length;
+	if (!is_open(ch))
+		return 0;
+	lock_directions(ch, HOSTLINK_C2H);
+	length = ch->kept_length;
+	unlock_directions(ch, HOSTLINK_C2H);
+	return length;
 }
 
 /* Registers and state ---------------------------------------------------------------------------- */

@@ -166,9 +166,14 @@ int hostlink_wait(struct hostlink_channel *ch, int directions, int timeout_ms);
  * anything is read). */
 ssize_t hostlink_read_buffer(struct hostlink_channel *ch, void *data, size_t capacity,
 			     struct hostlink_buffer_info *info);
-/* Packets flow: the core's next packet, from as many buffers as it takes. Returns its length; a packet
- * longer than `capacity` is -EMSGSIZE (and is consumed); a drop within it (real-time flow) is -EPROTO. */
+/* Packets flow: the core's next packet, from as many buffers as it takes. Returns its length; a drop within
+ * it (real-time flow) is -EPROTO. A packet longer than `capacity` is -EMSGSIZE and is kept, whole: the next
+ * call with at least hostlink_kept_packet_length() bytes returns it (one longer than HOSTLINK_KEPT_PACKET_MAX
+ * is read to its end and lost, and the message says so). */
 ssize_t hostlink_read_packet(struct hostlink_channel *ch, void *data, size_t capacity);
+/* The length of the packet hostlink_read_packet() kept for want of room, 0 if none. */
+size_t hostlink_kept_packet_length(struct hostlink_channel *ch);
+#define HOSTLINK_KEPT_PACKET_MAX (64u << 20)
 
 /* Packets flow, host to FPGA: send `size` bytes of a packet of any length, which the core gets with `last`
  * on its final byte (and `bytes`, that word's bytes of data: doc/user_cores.md), in as many buffers as it
