@@ -48,6 +48,7 @@ import fcntl
 import glob
 import mmap
 import os
+import re
 import select
 import threading
 import time
@@ -242,6 +243,8 @@ class Channel:
                         "set the flow mode", {errno.EOPNOTSUPP: "this SoC has no flow gates: regenerate it with hostlink",
                                               errno.EINVAL: "this driver has no packets flow host to FPGA: "
                                                             "regenerate it with hostlink"})
+            if registers:
+                self._check_soc(registers)
         except BaseException:
             os.close(self.fd)
             self.fd = None
@@ -688,6 +691,23 @@ class Channel:
 
     # Registers and state --------------------------------------------------------------------------
 
+    def _check_soc(self, registers):
+        """The board's SoC (LiteX's identifier memory, a character a word) must be the register map's, as
+        libhostlink checks its own: a map of another SoC names other registers at the same addresses."""
+        mine, base = _map_identity(registers)
+        if mine is None or base is None:
+            return      # A csr.h without its soc.h beside it: nothing to compare with.
+        theirs = ""
+        for i in range(128):
+            _, read, _ = self._ioctl("REG", (base + 4*i, 0, 0), "read the board's SoC identifier")
+            if not read & 0xff:
+                break
+            theirs += chr(read & 0xff)
+        theirs = _BUILD_TIME.sub("", theirs)
+        if theirs.lower() != mine.lower():
+            raise _error(errno.ENODEV, f'{self.path} is a board of SoC "{theirs}"; the register map {registers} '
+                         f'is SoC "{mine}"\'s: give that board\'s csr.json (or its driver\'s csr.h)')
+
     def register(self, name, value=None):
         """Read the register `name` (a CSR name of the SoC's map, e.g. "user_core_a"; its first 32-bit
         word), or write `value` (writes need CAP_SYS_RAWIO: root)."""
@@ -789,6 +809,33 @@ class Channel:
             os.close(self.fd)
 
 
+_BUILD_TIME = re.compile(r" \d{4}-\d\d-\d\d \d\d:\d\d:\d\d$")     # LiteX's, after the identifier.
+
+
+def _map_identity(path):
+    """(the SoC's identifier without LiteX's build time, the address of its identifier memory) of a register
+    map: a csr.json has both; a csr.h the address, and its soc.h beside it the identifier. None where not."""
+    if path.endswith(".json"):
+        import json
+        with open(path) as f:
+            csr = json.load(f)
+        identifier = csr.get("constants", {}).get("config_identifier")
+        base = csr.get("csr_bases", {}).get("identifier_mem")
+    else:
+        with open(path) as f:
+            text = f.read()
+        csr_base = re.search(r"#define CSR_BASE (0x[0-9a-fA-F]+)L?", text)
+        offset = re.search(r"#define CSR_IDENTIFIER_MEM_BASE \(CSR_BASE \+ (0x[0-9a-fA-F]+)L\)", text)
+        base = (int(csr_base.group(1), 16) if csr_base else 0) + int(offset.group(1), 16) if offset else None
+        soc = os.path.join(os.path.dirname(path), "soc.h")
+        identifier = None
+        if os.path.isfile(soc):
+            with open(soc) as f:
+                match = re.search(r'#define CONFIG_IDENTIFIER "([^"]*)"', f.read())
+            identifier = match.group(1) if match else None
+    return (_BUILD_TIME.sub("", identifier) if identifier else None), base
+
+
 def _read_register_map(path):
     """{name: the address the driver's register ioctl takes} from a csr.json or the driver's csr.h."""
     if not os.path.isfile(path):
@@ -798,7 +845,6 @@ def _read_register_map(path):
         import json
         with open(path) as f:
             return {name: r["addr"] for name, r in json.load(f)["csr_registers"].items()}
-    import re
     with open(path) as f:
         text = f.read()
     base = re.search(r"#define CSR_BASE (0x[0-9a-fA-F]+)L?", text)

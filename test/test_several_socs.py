@@ -253,6 +253,39 @@ def test_a_missing_node_names_its_drivers_module(monkeypatch, tmp_path):
     assert error.value.strerror == (f"{tmp_path}/zc706_litepcie3 does not exist: is the board there and "
                                 f"zc706_litepcie.ko loaded? (devices: none) (ENODEV)")
 
+
+def _fake_board(soc):
+    """A Channel (not opened) whose register ioctl answers LiteX's identifier memory with `soc`."""
+    channel = host.Channel.__new__(host.Channel)
+    channel.path, channel.fd = "/dev/vc709_litepcie0", None
+
+    def ioctl(name, values, what, messages=None):
+        assert name == "REG" and values[2] == 0, (name, values)      # Reads only.
+        i = (values[0] - 0x1000) // 4
+        return values[0], ord(soc[i]) if i < len(soc) else 0, 0
+    channel._ioctl = ioctl
+    return channel
+
+
+def test_a_register_map_of_another_soc_is_refused(named, tmp_path):
+    """hostlink.host, as libhostlink: Channel(registers=...) reads the board's SoC identifier and refuses a map
+    of another SoC (its registers' names would reach other registers), from a csr.json or a driver's csr.h
+    (its soc.h beside it); LiteX's build time on either side is left out."""
+    zc706, vc709 = "hostlink ZC706 PCIe Gen2 x4 DMA SoC", "hostlink VC709 PCIe Gen3 x8 DMA SoC"
+    csr_json = tmp_path / "csr.json"
+    csr_json.write_text(json.dumps({"csr_bases": {"identifier_mem": 0x1000}, "csr_registers": {},
+                                    "constants": {"config_identifier": zc706.lower() + " 2026-12-06 16:00:00"}}))
+    csr_h = os.path.join(named, "kernel", "csr.h")
+    assert host._map_identity(csr_h) == (zc706, 0x1000)
+    for registers in [str(csr_json), csr_h]:
+        with pytest.raises(host.HostlinkError) as error:
+            _fake_board(vc709 + " 2026-12-06 17:00:00")._check_soc(registers)
+        assert error.value.errno == errno.ENODEV
+        assert str(error.value.strerror).startswith(f'/dev/vc709_litepcie0 is a board of SoC "{vc709}"; the register '
+                                                    f'map {registers} is SoC "'), error.value.strerror
+        _fake_board(zc706)._check_soc(registers)                         # Its own SoC: no complaint.
+        _fake_board(zc706 + " 2026-12-06 17:00:00")._check_soc(registers)
+
 # ./sim.py driver ----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("argv, message", [
