@@ -12,7 +12,8 @@
   gateware writes it (cores/pcie/user_port.py, BufferFramer) and the host parses it;
 - the generated driver's ioctls that hostlink uses: number, direction and argument layout (LitePCIe's own
   and hostlink's, software/driver/*.patch);
-- the AXI DMA's registers and bits (Xilinx PG021, direct register mode: cores/zynq/axi_dma.py).
+- the AXI DMA's registers and bits (Xilinx PG021, direct register and scatter-gather modes:
+  cores/zynq/axi_dma.py, axi_dma_sg.py), and its scatter-gather descriptor.
 
 Python takes these from here (cores/, hostlink.host, the benches). The C side keeps its own spelling
 (software/lib/hostlink.h, the driver's litepcie.h, software/zynq/dma_user_test.c), and
@@ -27,7 +28,8 @@ __all__ = ["FLOW_MODES", "FLOW_LOOP", "FLOW_LOSSLESS", "FLOW_REALTIME", "FLOW_PA
            "HEADER", "HEADER_FIELDS", "HEADER_BYTES", "HEADER_MAGIC", "HEADER_FLAG_END",
            "frame_packet",
            "Ioctl", "IOCTLS", "AXI_DMA_CHANNEL", "AXI_DMA_MM2S", "AXI_DMA_S2MM", "AXI_DMA_REGISTERS",
-           "AXI_DMA_LENGTH_BITS"]
+           "AXI_DMA_LENGTH_BITS", "AXI_DMA_SG_CHANNEL", "AXI_DMA_SG_REGISTERS", "AXI_DMA_DESCRIPTOR",
+           "AXI_DMA_DESCRIPTOR_ALIGN"]
 
 # Flow modes ---------------------------------------------------------------------------------------
 
@@ -174,3 +176,23 @@ DMASR_INT_ERR, DMASR_SLV_ERR, DMASR_DEC_ERR = 1 << 4, 1 << 5, 1 << 6
 DMASR_SG_INT_ERR, DMASR_SG_SLV_ERR, DMASR_SG_DEC_ERR = 1 << 8, 1 << 9, 1 << 10
 DMASR_IOC_IRQ, DMASR_DLY_IRQ, DMASR_ERR_IRQ = 1 << 12, 1 << 13, 1 << 14
 DMASR_IRQ_THRESHOLD_STS_SHIFT, DMASR_IRQ_DELAY_STS_SHIFT = 16, 24   # 8-bit fields.
+
+# AXI DMA, scatter-gather (PG021, C_INCLUDE_SG = 1; cores/zynq/axi_dma_sg.py) --------------------------
+
+# The descriptor pointers within a channel (PG021's MM2S_CURDESC ... S2MM_TAILDESC_MSB; SA/DA and LENGTH are
+# reserved in this mode).
+AXI_DMA_SG_CHANNEL = {"CURDESC": 0x08, "CURDESC_MSB": 0x0C, "TAILDESC": 0x10, "TAILDESC_MSB": 0x14}
+AXI_DMA_SG_REGISTERS = {f"{channel}_{name}": base + offset
+    for channel, base in (("MM2S", AXI_DMA_MM2S), ("S2MM", AXI_DMA_S2MM))
+    for name, offset in AXI_DMA_SG_CHANNEL.items()}
+# The descriptor (PG021 "Scatter Gather Descriptor"; Linux's struct xilinx_axidma_desc_hw): each field's byte
+# offset; 16 words, aligned to AXI_DMA_DESCRIPTOR_ALIGN. APP0-4 are the application's (not read here).
+AXI_DMA_DESCRIPTOR = {"NXTDESC": 0x00, "NXTDESC_MSB": 0x04, "BUFFER_ADDRESS": 0x08, "BUFFER_ADDRESS_MSB": 0x0C,
+                      "CONTROL": 0x18, "STATUS": 0x1C, "APP0": 0x20, "APP1": 0x24, "APP2": 0x28, "APP3": 0x2C,
+                      "APP4": 0x30}
+AXI_DMA_DESCRIPTOR_ALIGN = 0x40
+# CONTROL: 25:0 the buffer's length; MM2S's start and end of frame (S2MM's CONTROL has the length only).
+DESC_CONTROL_TXSOF, DESC_CONTROL_TXEOF = 1 << 27, 1 << 26
+# STATUS, written back by the DMA: 25:0 the bytes transferred; S2MM's start and end of frame; the errors; Cmplt.
+DESC_STATUS_RXSOF, DESC_STATUS_RXEOF = 1 << 27, 1 << 26
+DESC_STATUS_INT_ERR, DESC_STATUS_SLV_ERR, DESC_STATUS_DEC_ERR, DESC_STATUS_CMPLT = 1 << 28, 1 << 29, 1 << 30, 1 << 31

@@ -37,10 +37,14 @@ class AXIMemory:
     request, ready with probability `ready_probability` on every channel. Checks what a Zynq HP port
     requires (INCR bursts of at most 16 beats of 8 bytes within a 4 KiB page, WLAST on each burst's last
     beat, W only after its AW) and keeps the most bursts seen in flight. `error_at`: a read or write
-    burst that touches this address is answered SLVERR."""
+    burst that touches this address is answered SLVERR (`read_error_at`, `write_error_at`: reads or writes
+    only). With `decode_errors`, a burst outside the memory is answered DECERR (reads give 0, writes are
+    dropped), as the PS answers an address it does not decode; without, it fails the test."""
 
-    def __init__(self, bus, rng, ready_probability=1.0, latency=12, error_at=None):
+    def __init__(self, bus, rng, ready_probability=1.0, latency=12, error_at=None, read_error_at=None,
+                 write_error_at=None, decode_errors=False):
         self.bus, self.rng, self.p, self.latency, self.error_at = bus, rng, ready_probability, latency, error_at
+        self.read_error_at, self.write_error_at, self.decode_errors = read_error_at, write_error_at, decode_errors
         self.memory = bytearray(rng.randbytes(MEMORY_BYTES))
         self.reads = []     # [ready cycle, address, beats, beat sent]
         self.writes = []    # [address, beats, beats written, error]
@@ -54,11 +58,15 @@ class AXIMemory:
         assert address % BEAT == 0, f"{kind} at 0x{address:x}: not aligned"
         assert address // 4096 == (address + beats*BEAT - 1) // 4096, \
             f"{kind} burst at 0x{address:x} of {beats} beats crosses a 4 KiB boundary"
-        assert address + beats*BEAT <= MEMORY_BYTES
+        assert self.decode_errors or address + beats*BEAT <= MEMORY_BYTES, f"{kind} at 0x{address:x}: outside memory"
         self.bursts.append((kind, address, beats))
 
-    def _errs(self, address, beats):
-        return self.error_at is not None and address <= self.error_at < address + beats*BEAT
+    def _response(self, kind, address, beats):
+        """OKAY (0), SLVERR (0b10) or DECERR (0b11) for a burst."""
+        if address + beats*BEAT > MEMORY_BYTES:
+            return 0b11
+        at = [self.error_at, self.read_error_at if kind == "read" else self.write_error_at]
+        return 0b10 if any(a is not None and address <= a < address + beats*BEAT for a in at) else 0
 
     @passive
     def run(self):
@@ -71,9 +79,9 @@ class AXIMemory:
             r_valid = read is not None and self.rng.random() < self.p
             if r_valid:
                 address = read[1] + read[3]*BEAT
-                yield bus.r.data.eq(int.from_bytes(self.memory[address:address + BEAT], "little"))
+                yield bus.r.data.eq(int.from_bytes(self.memory[address:address + BEAT].ljust(BEAT, b"\0"), "little"))
                 yield bus.r.last.eq(read[3] == read[2] - 1)
-                yield bus.r.resp.eq(0b10 if self._errs(read[1], read[2]) else 0)
+                yield bus.r.resp.eq(self._response("read", read[1], read[2]))
             b_valid = bool(self.responses) and self.responses[0][0] <= cycle
             if b_valid:
                 yield bus.b.resp.eq(self.responses[0][1])
@@ -89,7 +97,7 @@ class AXIMemory:
             if aw_ready and (yield bus.aw.valid):
                 address, beats = (yield bus.aw.addr), (yield bus.aw.len) + 1
                 self._check_burst("write", address, beats, (yield bus.aw.burst), (yield bus.aw.size))
-                self.writes.append([address, beats, 0, self._errs(address, beats)])
+                self.writes.append([address, beats, 0, self._response("write", address, beats)])
             if w_ready and (yield bus.w.valid):
                 assert self.writes and self.writes[-1][2] < self.writes[-1][1] or \
                     any(w[2] < w[1] for w in self.writes), "write data without its burst's address"
@@ -97,12 +105,12 @@ class AXIMemory:
                 address = write[0] + write[2]*BEAT
                 data, strb = (yield bus.w.data), (yield bus.w.strb)
                 for i in range(BEAT):
-                    if strb >> i & 1:
+                    if strb >> i & 1 and address + i < MEMORY_BYTES:
                         self.memory[address + i] = data >> (8*i) & 0xff
                 write[2] += 1
                 assert (yield bus.w.last) == (write[2] == write[1]), f"WLAST wrong on beat {write[2]} of {write[1]}"
                 if write[2] == write[1]:
-                    self.responses.append([cycle + self.latency, 0b10 if write[3] else 0])
+                    self.responses.append([cycle + self.latency, write[3]])
                     self.writes.remove(write)
             if r_valid and (yield bus.r.ready):
                 read[3] += 1

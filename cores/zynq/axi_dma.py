@@ -61,7 +61,9 @@ from litex.soc.interconnect.axi import AXILiteInterface
 # hostlink.protocol.
 from hostlink.protocol import AXI_DMA_CHANNEL, AXI_DMA_LENGTH_BITS as LENGTH_BITS, AXI_DMA_MM2S, AXI_DMA_S2MM, \
     DMACR_CYCLIC_BD, DMACR_DLY_IRQ_EN, DMACR_ERR_IRQ_EN, DMACR_IOC_IRQ_EN, DMACR_IRQ_DELAY_SHIFT, \
-    DMACR_IRQ_THRESHOLD_SHIFT, DMACR_RESET, DMACR_RS, DMASR_ERR_IRQ, DMASR_IOC_IRQ
+    DMACR_IRQ_THRESHOLD_SHIFT, DMACR_RESET, DMACR_RS, DMASR_DLY_IRQ, DMASR_ERR_IRQ, DMASR_IOC_IRQ, AXI_DMA_SG_CHANNEL
+
+from hostlink.cores.zynq.axi_dma_sg import AXIBusShare, SGEngine
 
 __all__ = ["AXIDMA"]
 
@@ -99,6 +101,7 @@ class _Channel(LiteXModule):
         self.idle      = Signal()              # A transfer has completed since the last start or reset.
         self.ioc_irq   = Signal()
         self.err_irq   = Signal()
+        self.dly_irq   = Signal()              # Scatter-gather's delay interrupt (0 in direct register mode).
         self.int_err   = Signal()
         self.slv_err   = Signal()
         self.dec_err   = Signal()
@@ -108,7 +111,9 @@ class _Channel(LiteXModule):
         self.busy      = Signal()
         self.misuse    = Signal()   # A LENGTH write the channel cannot start (Err_Irq; S2MM: DMAIntErr).
         self.irq       = Signal()
-        self.comb += self.irq.eq((self.ioc_irq & self.ioc_en) | (self.err_irq & self.err_en))
+        self.sg        = None                  # The channel's SGEngine, in scatter-gather mode.
+        self.comb += self.irq.eq((self.ioc_irq & self.ioc_en) | (self.dly_irq & self.dly_en) |
+                                 (self.err_irq & self.err_en))
 
     def control(self):
         """DMACR without Reset (the DMA's, not the channel's): bit 1 reads 1, Keyhole (3) 0 (ours: no keyhole)."""
@@ -118,9 +123,21 @@ class _Channel(LiteXModule):
     def status(self):
         """DMASR. Idle only while running; SGIncld, the SG errors and Dly_Irq 0; IRQThresholdSts and IRQDelaySts
         their defaults (1, 0), the SG engine's counters they report being absent."""
+        if self.sg is not None:
+            return self.sg_status()
         halted = ~self.rs & ~self.busy
         return Cat(halted, self.idle & ~halted, C(0, 1), C(0, 1), self.int_err, self.slv_err, self.dec_err,
                    C(0, 5), self.ioc_irq, C(0, 1), self.err_irq, C(0, 1), C(1, 8), C(0, 8))
+
+
+    def sg_status(self):
+        """DMASR in scatter-gather mode: SGIncld 1, the SG errors, Dly_Irq and the SG engine's counters;
+        Halted waits for the SG engine too."""
+        sg = self.sg
+        halted = ~self.rs & ~self.busy & ~sg.active
+        return Cat(halted, self.idle & ~halted, C(0, 1), C(1, 1), self.int_err, self.slv_err, self.dec_err,
+                   C(0, 1), sg.sg_int_err, sg.sg_slv_err, sg.sg_dec_err, C(0, 1), self.ioc_irq, self.dly_irq,
+                   self.err_irq, C(0, 1), sg.threshold_sts, sg.delay_sts)
 
 
 class AXIDMA(LiteXModule):
@@ -155,7 +172,7 @@ class AXIDMA(LiteXModule):
         soft reset (the constructor): once both engines are quiet, every register and FIFO cleared
     """
 
-    def __init__(self, bus, burst_beats=16, max_bursts=4, fifo_beats=64):
+    def __init__(self, bus, burst_beats=16, max_bursts=4, fifo_beats=64, sg=False, delay_resolution=125):
         data_width = len(bus.w.data)
         beat_bytes = data_width//8
         shift      = log2_int(beat_bytes)
@@ -167,12 +184,16 @@ class AXIDMA(LiteXModule):
             raise ValueError(f"max_bursts (bursts in flight each way) must be 1 to 64, not {max_bursts!r}")
         if not (isinstance(fifo_beats, int) and fifo_beats >= burst_beats):
             raise ValueError(f"fifo_beats must hold at least one burst ({burst_beats} beats), not {fifo_beats!r}")
+        if not isinstance(sg, bool):
+            raise ValueError(f"sg (scatter-gather mode, PG021's C_INCLUDE_SG) must be True or False, not {sg!r}")
         self.bus = bus
+        self.sg  = sg
         self._add_interface(data_width)  # ctrl, mm2s, s2mm, mm2s_irq, s2mm_irq (the class docstring).
 
         # # #
 
-        self.rd = rd = _Channel(int_errors=False)
+        # PG021: MM2S's DMAIntErr is fixed at 0 in direct register mode; scatter-gather mode has it.
+        self.rd = rd = _Channel(int_errors=sg)
         self.wr = wr = _Channel(int_errors=True)
         self.comb += [self.mm2s_irq.eq(rd.irq), self.s2mm_irq.eq(wr.irq)]
         sizes = dict(data_width=data_width, burst_beats=burst_beats, max_bursts=max_bursts, fifo_beats=fifo_beats)
@@ -189,23 +210,41 @@ class AXIDMA(LiteXModule):
         # for the same reason: `ctrl` shares names with the registers' signals (b_valid, r_valid), and a
         # conversion of the DMA alone lists its ports in the order they were made.
 
+        # Scatter-gather (axi_dma_sg.py): a descriptor engine per channel; they and the data engines share
+        # `bus` (as PG021's M_AXI_SG, M_AXI_MM2S and M_AXI_S2MM share an HP port through an interconnect).
+        self.data_bus = bus
+        sg_quiet = []
+        if sg:
+            self.bus_share = AXIBusShare(bus, 3, depth=max_bursts + 4)
+            self.data_bus  = self.bus_share.masters[0]
+            for channel, master, s2mm in [(rd, self.bus_share.masters[1], False), (wr, self.bus_share.masters[2], True)]:
+                channel.sg = ResetInserter()(SGEngine(channel, master, s2mm, resetting, delay_resolution))
+                self.comb += channel.sg.reset.eq(clear)
+                sg_quiet.append(~channel.sg.active)
+            self.sg_mm2s, self.sg_s2mm = rd.sg, wr.sg
+
         # Registers (AXI-Lite) -------------------------------------------------------------------------
         start_rd, start_wr, length = self._add_registers(resetting, clear, shift)
         self.comb += clear.eq(resetting & quiet)
+        if sg:
+            transfers = [(rd.sg.start, rd.sg.address, rd.sg.length, rd.sg.eof), (wr.sg.start, wr.sg.address, wr.sg.length)]
+        else:
+            transfers = [(start_rd, rd.address, length, 1), (start_wr, wr.address, length)]
 
         # MM2S: memory to stream -----------------------------------------------------------------------
-        rd_quiet, rd_state = self._add_mm2s(start_rd, length, resetting, clear, **sizes)
+        rd_quiet, rd_state = self._add_mm2s(*transfers[0], resetting, clear, **sizes)
 
         # S2MM: stream to memory -----------------------------------------------------------------------
-        wr_quiet, wr_state = self._add_s2mm(start_wr, length, resetting, clear, **sizes)
+        wr_quiet, wr_state = self._add_s2mm(*transfers[1], resetting, clear, **sizes)
 
         # Reset ---------------------------------------------------------------------------------------
-        self.comb += quiet.eq(reduce(and_, rd_quiet + wr_quiet))
+        self.comb += quiet.eq(reduce(and_, rd_quiet + wr_quiet + sg_quiet))
         self.sync += If(clear,
             *[s.eq(s.reset) for channel in (rd, wr) for s in (channel.rs, channel.ioc_en, channel.dly_en,
                 channel.err_en, channel.cyclic, channel.irq_threshold, channel.irq_delay, channel.idle,
                 channel.ioc_irq, channel.err_irq, channel.int_err, channel.slv_err, channel.dec_err,
-                channel.address, channel.address_msb, channel.length, channel.busy)],
+                channel.address, channel.address_msb, channel.length, channel.busy)
+                + ((channel.dly_irq,) if sg else ())],
             *[s.eq(0) for s in rd_state + wr_state],
         )
 
@@ -263,9 +302,13 @@ class AXIDMA(LiteXModule):
         for channel, base in [(rd, AXI_DMA_MM2S), (wr, AXI_DMA_S2MM)]:
             read_cases[base + R["DMACR"]]       = r_data.eq(channel.control() | (resetting << _bit(DMACR_RESET)))
             read_cases[base + R["DMASR"]]       = r_data.eq(channel.status())
-            read_cases[base + R["ADDRESS"]]     = r_data.eq(channel.address)
-            read_cases[base + R["ADDRESS_MSB"]] = r_data.eq(channel.address_msb)
-            read_cases[base + R["LENGTH"]]      = r_data.eq(channel.length)
+            if channel.sg is None:
+                read_cases[base + R["ADDRESS"]]     = r_data.eq(channel.address)
+                read_cases[base + R["ADDRESS_MSB"]] = r_data.eq(channel.address_msb)
+                read_cases[base + R["LENGTH"]]      = r_data.eq(channel.length)
+            else:   # SA/DA and LENGTH are reserved in scatter-gather mode: they read 0.
+                for name in AXI_DMA_SG_CHANNEL:
+                    read_cases[base + AXI_DMA_SG_CHANNEL[name]] = r_data.eq(getattr(channel.sg, name.lower()))
         read_cases["default"] = r_data.eq(0)
         self.sync += If(ctrl.ar.valid & ~r_valid, Case(raddr, read_cases))
 
@@ -276,7 +319,7 @@ class AXIDMA(LiteXModule):
             # aligned to the bus or while a transfer runs is refused: it stops the channel with Err_Irq, at
             # once or at the end of the running transfer; S2MM also flags DMAIntErr (MM2S's is fixed at 0).
             length_write = write & (waddr == base + R["LENGTH"]) & channel.rs & ~resetting & \
-                           (wdata[:LENGTH_BITS] != 0)
+                           (wdata[:LENGTH_BITS] != 0) & (channel.sg is None)
             self.comb += [
                 channel.misuse.eq(length_write & (channel.busy | (channel.address[:shift] != 0))),
                 start.eq(length_write & ~channel.misuse),
@@ -304,10 +347,24 @@ class AXIDMA(LiteXModule):
                     If(wdata[_bit(DMASR_IOC_IRQ)], channel.ioc_irq.eq(0)),
                     If(wdata[_bit(DMASR_ERR_IRQ)], channel.err_irq.eq(0)),
                 ),
-                If(waddr == base + R["ADDRESS"],     channel.address.eq(wdata)),
-                If(waddr == base + R["ADDRESS_MSB"], channel.address_msb.eq(wdata)),
-                If(waddr == base + R["LENGTH"],      channel.length.eq(wdata[:LENGTH_BITS])),
+                *([If(waddr == base + R["ADDRESS"],     channel.address.eq(wdata)),
+                   If(waddr == base + R["ADDRESS_MSB"], channel.address_msb.eq(wdata)),
+                   If(waddr == base + R["LENGTH"],      channel.length.eq(wdata[:LENGTH_BITS]))]
+                  if channel.sg is None else []),
             )
+            if channel.sg is not None:
+                sgr = AXI_DMA_SG_CHANNEL
+                self.comb += [
+                    channel.sg.cur_write.eq(write & (waddr == base + sgr["CURDESC"])),
+                    channel.sg.tail_write.eq(write & (waddr == base + sgr["TAILDESC"])),
+                    channel.sg.control_write.eq(write & (waddr == base + R["DMACR"])),
+                    channel.sg.wdata.eq(wdata),
+                ]
+                self.sync += If(write,
+                    If(waddr == base + R["DMASR"], If(wdata[_bit(DMASR_DLY_IRQ)], channel.dly_irq.eq(0))),
+                    If(waddr == base + sgr["CURDESC_MSB"],  channel.sg.curdesc_msb.eq(wdata)),
+                    If(waddr == base + sgr["TAILDESC_MSB"], channel.sg.taildesc_msb.eq(wdata)),
+                )
         # DMACR.Reset, written to either channel, resets both.
         self.sync += [
             If(write & ((waddr == AXI_DMA_MM2S + R["DMACR"]) | (waddr == AXI_DMA_S2MM + R["DMACR"])) &
@@ -316,7 +373,8 @@ class AXIDMA(LiteXModule):
         ]
         return start_rd, start_wr, wdata[:LENGTH_BITS]
 
-    def _add_mm2s(self, start, length, resetting, clear, data_width, burst_beats, max_bursts, fifo_beats):
+    def _add_mm2s(self, start, address, length, eof, resetting, clear, data_width, burst_beats, max_bursts,
+                  fifo_beats):
         """MM2S, memory to stream: reads the transfer in bursts from `bus` into a FIFO (room reserved before
         each burst is asked for, so read data is always taken at once) and hands its bytes to `mm2s`.
         Returns the soft reset's quiet terms and the state it clears."""
@@ -336,7 +394,7 @@ class AXIDMA(LiteXModule):
         rd_burst      = Signal(max=burst_beats + 1)
         rd_ar_valid   = Signal()
         rd_errors     = Signal()
-        ar, r = self.bus.ar, self.bus.r
+        ar, r = self.data_bus.ar, self.data_bus.r
         self.comb += [
             rd_burst.eq(_smallest(C(burst_beats), _beats_to_4k(rd_address, shift), rd_request)),
             ar.valid.eq(rd_ar_valid),
@@ -350,10 +408,11 @@ class AXIDMA(LiteXModule):
             rd_fifo.reset.eq(clear),
         ]
         rd_popped = Signal()
+        rd_eof    = Signal()   # Scatter-gather: TXEOF. A packet runs from TXSOF to TXEOF, `last` at TXEOF's end.
         self.comb += [
             self.mm2s.valid.eq(rd_fifo.source.valid),
             self.mm2s.data.eq(rd_fifo.source.data),
-            self.mm2s.last.eq(rd_deliver == 1),
+            self.mm2s.last.eq((rd_deliver == 1) & (rd_eof if self.sg else 1)),
             self.mm2s.keep.eq(Mux(rd_deliver == 1, rd_last_keep, 2**beat_bytes - 1)),
             rd_fifo.source.ready.eq(self.mm2s.ready),
             rd_popped.eq(rd_fifo.source.valid & rd_fifo.source.ready),
@@ -367,7 +426,7 @@ class AXIDMA(LiteXModule):
         self.sync += [
             If(start,
                 rd.busy.eq(1),
-                rd_address.eq(rd.address),
+                rd_address.eq(address),
                 rd_request.eq(length_beats),
                 rd_deliver.eq(length_beats),
                 rd_last_keep.eq(Mux(length[:shift] == 0, 2**beat_bytes - 1, (1 << length[:shift]) - 1)),
@@ -391,20 +450,25 @@ class AXIDMA(LiteXModule):
                 rd_deliver.eq(rd_deliver - 1),
                 If(rd_deliver == 1,
                     rd.busy.eq(0),
+                    # Scatter-gather: the SG engine ends the descriptor (self.sg_mm2s.done).
+                    *([] if self.sg else [
                     rd.idle.eq(1),
                     If(rd_errors | (r.valid & r.resp[1]),
                         rd.err_irq.eq(1),
                         rd.rs.eq(0),
                     ).Else(
                         rd.ioc_irq.eq(1),
-                    ),
+                    )]),
                 ),
             ),
         ]
+        if self.sg:
+            self.sync += If(start, rd_eof.eq(eof))
+            self.comb += rd.sg.done.eq(rd_popped & (rd_deliver == 1))
         # Reserved room is only given back by the stream: a reset drops it with the FIFO.
         return [~rd_ar_valid, rd_in_flight == 0], [rd_request, rd_deliver, rd_reserved]
 
-    def _add_s2mm(self, start, length, resetting, clear, data_width, burst_beats, max_bursts, fifo_beats):
+    def _add_s2mm(self, start, address, length, resetting, clear, data_width, burst_beats, max_bursts, fifo_beats):
         """S2MM, stream to memory: takes the packet from `s2mm` into a FIFO up to the buffer's size, counting
         its bytes from `keep` (a longer packet's excess is dropped up to its `last`: DMAIntErr); asks for a
         burst once the stream has given its data, so write data always follows at once; once the packet has
@@ -433,7 +497,7 @@ class AXIDMA(LiteXModule):
         wr_aw_valid  = Signal()
         wr_beat      = Signal(max=burst_beats)
         wr_errors    = Signal()
-        aw, w, b = self.bus.aw, self.bus.w, self.bus.b
+        aw, w, b = self.data_bus.aw, self.data_bus.w, self.data_bus.b
         sink = self.s2mm
         keep_bytes = Signal(max=beat_bytes + 1)
         self.comb += keep_bytes.eq(reduce(lambda x, y: x + y, [sink.keep[i] for i in range(beat_bytes)]))
@@ -481,7 +545,7 @@ class AXIDMA(LiteXModule):
         self.sync += [
             If(start,
                 wr.busy.eq(1),
-                wr_address.eq(wr.address),
+                wr_address.eq(address),
                 wr_room.eq(length_beats),
                 wr_received.eq(0),
                 wr_assigned.eq(0),
@@ -494,7 +558,8 @@ class AXIDMA(LiteXModule):
                 wr_room.eq(wr_room - 1),
                 wr_received.eq(wr_received + 1),
                 wr_bytes.eq(wr_bytes + keep_bytes),
-                If(sink.last, wr_ended.eq(1)),
+                # Scatter-gather: a full buffer ends its descriptor, the packet going on in the next one.
+                If(sink.last | ((wr_room == 1) if self.sg else 0), wr_ended.eq(1)),
             ),
             If(drop,
                 wr_dropping.eq(1),
@@ -519,6 +584,8 @@ class AXIDMA(LiteXModule):
             If(b.valid & (b.resp == RESP_DECERR), wr.dec_err.eq(1), wr_errors.eq(1)),
             If(wr_done,
                 wr.busy.eq(0),
+                # Scatter-gather: the SG engine ends the descriptor (self.sg_s2mm.done).
+                *([] if self.sg else [
                 wr.idle.eq(1),
                 wr.length.eq(wr_bytes),
                 If(wr_errors,
@@ -526,8 +593,15 @@ class AXIDMA(LiteXModule):
                     wr.rs.eq(0),
                 ).Else(
                     wr.ioc_irq.eq(1),
-                ),
+                )]),
             ),
         ]
+        if self.sg:
+            wr_eof = Signal()   # The packet's `last` is in this buffer: RXEOF.
+            self.sync += [
+                If(start, wr_eof.eq(0)),
+                If(take & sink.last, wr_eof.eq(1)),
+            ]
+            self.comb += [wr.sg.done.eq(wr_done), wr.sg.bytes.eq(wr_bytes), wr.sg.rx_eof.eq(wr_eof)]
         return ([~wr_aw_valid, wr_in_flight == 0, ~wr_bursts.source.valid],
                 [wr_received, wr_assigned, wr_ended, wr_dropping, wr_beat])
