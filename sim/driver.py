@@ -118,6 +118,9 @@ def build_parser():
         help="With --board zc706: Linux on the Zynq's own ARM cores (the PS) instead of a PCIe host, moving data "
              "through the SoC's AXI DMA by Linux's xilinx_dma driver and by a user-level driver that polls "
              "(doc/zynq.md); the PCIe options do not apply.")
+    p.add_argument("--axi-dma-sg",   action="store_true",
+        help="With --ps7: the AXI DMA in PG021's scatter-gather mode; xilinx_dma runs it with descriptors, and the "
+             "client's queued transfers, residues and the descriptors' error paths are run (doc/zynq.md).")
     p.add_argument("--json",         metavar="PATH", type=output_file, help="Write the results as JSON to PATH.")
     p.add_argument("--inject-fault", metavar="BYTES", type=int,
         help="Testing the checks: corrupt the 32-bit word the device writes to host memory at this many "
@@ -193,11 +196,13 @@ def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if args.axi_dma_sg and not args.ps7:
+        parser.error("--axi-dma-sg is the Zynq SoC's DMA in scatter-gather mode: use it with --board zc706 --ps7")
     if args.ps7:
         if args.board != "zc706":
             parser.error(f"--ps7 is the ZC706's Zynq SoC: use it with --board zc706, not {args.board}")
         # The PCIe SoC's and host's options: refused rather than silently ignored.
-        ps7_options = {"board", "command_timeout", "timeout", "json", "verbose", "ps7", "command"}
+        ps7_options = {"board", "command_timeout", "timeout", "json", "verbose", "ps7", "command", "axi_dma_sg"}
         defaults = vars(parser.parse_args([]))
         ignored = [action.option_strings[0] for action in parser._actions if action.option_strings
                    and action.dest in defaults and action.dest not in ps7_options

@@ -95,11 +95,14 @@ def zynq_main(argv):
         help="The logic's clock, the PS's FCLK0 (default 150 MHz).")
     parser.add_target_argument("--driver", action="store_true",
         help="Write the DMA's device-tree node for Linux's xilinx_dma.")
+    parser.add_target_argument("--axi-dma-sg", action="store_true",
+        help="The AXI DMA in PG021's scatter-gather mode (descriptors in memory) instead of direct register mode.")
     args = parser.parse_args(argv)
     log_to_stdout()
     try:
         soc = ZynqDMASoC(zc706_platform.Platform(toolchain=args.toolchain, with_ps7=True),
-            preset=zc706_platform.PS7_PRESET, sys_clk_freq=args.sys_clk_freq, ident="hostlink ZC706 Zynq AXI DMA SoC")
+            preset=zc706_platform.PS7_PRESET, sys_clk_freq=args.sys_clk_freq, ident="hostlink ZC706 Zynq AXI DMA SoC",
+            axi_dma_sg=args.axi_dma_sg)
     except ValueError as error:
         parser.error(str(error))
     builder = ZynqBuilder(soc, **parser.builder_argdict)

@@ -8,7 +8,9 @@ Quick: the machine's device tree (the generated DMA node on virt-pci's platform 
 the clock, the client), the init script, the option's one-line refusal on another board. `uml`: the kernel
 boots on the simulated logic, Linux's unmodified xilinx_dma probes the DMA from the device tree, 1 MiB goes each
 way through hostlink's dmaengine client by interrupt, single and double buffered, then through the user-level
-driver by polling, every byte checked.
+driver by polling, every byte checked. With --axi-dma-sg (the DMA in scatter-gather mode, one more boot):
+xilinx_dma runs it with descriptors, the client's queued transfers and a short packet's residue, the
+descriptors' error bits through the HP0 model's faults, clean transfers after each reset.
 """
 
 import json
@@ -45,6 +47,26 @@ def test_the_device_tree_puts_the_generated_dma_node_on_the_platform_bus():
 def test_the_device_tree_compiles(tmp_path):
     path = compile_device_tree(device_tree_source(str(tmp_path / "platform.sock")), str(tmp_path / "machine.dtb"))
     assert open(path, "rb").read(4) == b"\xd0\x0d\xfe\xed"                       # The FDT magic.
+
+
+def test_the_sg_build_s_tree_says_include_sg_and_runs_the_sg_steps(tmp_path):
+    """--axi-dma-sg: the DMA's node has xlnx,include-sg (the binding's; xilinx_dma 6.12 itself reads DMASR's
+    SGIncld), the rest as in direct register mode; the steps are the client's, queued and SG errors included."""
+    tree = device_tree_source("/run/x/platform.sock", sg=True)
+    assert tree.replace("\t\t\t\txlnx,include-sg;\n", "") == device_tree_source("/run/x/platform.sock")
+    commands = default_commands(str(tmp_path / "software"), sg=True)
+    assert [c[-1] for c in commands[1:]] == ["1", "2", "--queued", "--sg-errors"]
+    if os.path.isfile(DTC):
+        path = compile_device_tree(tree, str(tmp_path / "machine.dtb"))
+        assert open(path, "rb").read(4) == b"\xd0\x0d\xfe\xed"
+
+
+def test_axi_dma_sg_without_ps7_is_refused_in_one_line():
+    result = subprocess.run([sys.executable, os.path.join(REPO, "sim.py"), "driver", "--board", "zc706",
+                             "--axi-dma-sg"], capture_output=True, text=True, cwd=REPO)
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines()[-1].endswith(
+        "--axi-dma-sg is the Zynq SoC's DMA in scatter-gather mode: use it with --board zc706 --ps7")
 
 
 @pytest.mark.skipif(not os.path.isfile(DTC), reason="no dtc: it is built with the User-Mode Linux kernel")
@@ -123,5 +145,39 @@ def test_xilinx_dma_and_a_user_level_driver_move_data_through_the_simulated_zynq
     assert device[1]["interrupts"] >= 8 and device[2]["interrupts"] >= 8
     assert device[5]["interrupts"] == device[6]["interrupts"] == 0
     assert report["bench"]["hp0_errors_answered"] == {"SLVERR": 4, "DECERR": 1}
+    assert report["bench"]["outside_accesses"] == 0 and report["kernel_warnings"] == []
+    assert result.returncode == 0 and report["passed"], result.stdout[-3000:]
+
+
+@pytest.mark.uml
+@needs_kernel
+def test_xilinx_dma_runs_the_sg_build_with_descriptors(tmp_path):
+    """The DMA in scatter-gather mode: xilinx_dma chooses SG from DMASR's SGIncld (no LENGTH is ever written),
+    the client's chunks, its queued transfers (each packet over two descriptors) and a short packet's residue,
+    then SGSlvErr, SGDecErr (descriptor fetches) and DMASlvErr in xilinx_dma's log, each followed by a reset
+    and clean queued transfers."""
+    json_path = tmp_path / "result.json"
+    result = subprocess.run([sys.executable, os.path.join(REPO, "sim.py"), "driver", "--board", "zc706", "--ps7",
+                             "--axi-dma-sg", "--json", str(json_path)], capture_output=True, text=True, cwd=REPO,
+                            timeout=3000)
+    print(result.stdout[-8000:])
+    report = json.load(open(json_path))
+    out = [step["output"] or "" for step in report["steps"]]
+    assert "Xilinx AXI DMA Engine Driver Probed" in report["kernel_log"]
+    assert report["bench"]["transfers"] == []        # No LENGTH write: every transfer from descriptors.
+    chunks = "1048576 bytes each way in 4 chunks of 262144, every byte checked;"
+    assert f"ok: single buffering: {chunks} 8 completions by interrupt" in out[1], out[1]
+    assert f"ok: double buffering: {chunks} 8 completions by interrupt" in out[2], out[2]
+    for line in ["ok: queued: 8 packets of 4096 bytes into buffers of 4096, submitted before waiting, 0 packets "
+                 "wrong; 16 completions by callback, 16 cookies DMA_COMPLETE; residues [0, 0, 0, 0, 0, 0, 0, 0]",
+                 "ok: queued: 4 packets of 1000 bytes into buffers of 4096, submitted before waiting, 0 packets "
+                 "wrong; 8 completions by callback, 8 cookies DMA_COMPLETE; residues [3096, 3096, 3096, 3096] "
+                 "(received [1000, 1000, 1000, 1000] bytes)"]:
+        assert line in out[3], out[3]
+    for kind, bits, name in [("read", "0x200", "SGSlvErr"), ("read-decerr", "0x400", "SGDecErr"),
+                             ("write", "0x20", "DMASlvErr")]:
+        assert (f"ok: HP0 answering the next {kind} burst with an error: the call ended ETIMEDOUT, xilinx_dma "
+                f"logged errors ['{bits}'] ({name} is {bits}); the next 4 queued packets were clean") in out[4], out[4]
+    assert report["bench"]["hp0_errors_answered"] == {"SLVERR": 2, "DECERR": 1}
     assert report["bench"]["outside_accesses"] == 0 and report["kernel_warnings"] == []
     assert result.returncode == 0 and report["passed"], result.stdout[-3000:]

@@ -67,6 +67,15 @@ def test_the_device_tree_node_is_what_xilinx_dma_reads(zynq_build):
     assert tree.count("{") == tree.count("}") and tree.rstrip().endswith("};")
 
 
+def test_the_sg_build_s_node_says_include_sg(tmp_path, zynq_build):
+    """--axi-dma-sg: the DMA in PG021's scatter-gather mode; its node gains xlnx,include-sg and nothing else."""
+    result = run_target("zc706", "--ps7", "--axi-dma-sg", "--driver", "--output-dir", str(tmp_path))
+    assert result.returncode == 0, result.stderr[-3000:]
+    tree = read(os.path.join(tmp_path, "driver", "hostlink_axi_dma.dtsi"))
+    direct = read(os.path.join(zynq_build[0], "driver", "hostlink_axi_dma.dtsi"))
+    assert tree.replace("\txlnx,include-sg;\n", "") == direct
+
+
 def test_build_without_vivado_says_so_in_one_line(tmp_path):
     result = run_target("zc706", "--ps7", "--build", "--output-dir", str(tmp_path))
     assert result.returncode == 1

@@ -208,20 +208,30 @@ class SGEngine(LiteXModule):
 
         # # #
 
-        fetch_at  = Signal(32)     # The next descriptor: CURDESC's, then each one's NXTDESC.
-        pending   = Signal()       # TAILDESC written while running and not reached yet.
-        nxtdesc   = Signal(32)
-        control   = Signal(32)
-        status    = Signal(32)     # As fetched (Cmplt: already done), then as written back.
-        in_packet = Signal()       # The last descriptor ended without EOF: the packet goes on.
-        fetch_err = Signal(2)      # The fetch's worst response (SLVERR 2, DECERR 3).
-        beat      = Signal(max=DESCRIPTOR_READ_BYTES//beat_bytes)
-        aw_done   = Signal()
-        w_done    = Signal()
-        eof       = Signal()       # The descriptor just done ended its packet.
+        # State the concerns share: the next descriptor's address (CURDESC's, then each one's NXTDESC); a
+        # TAILDESC written while running and not reached yet; the last descriptor ended without EOF (the
+        # packet goes on); the one just done ended its packet; a descriptor done and written back without
+        # error; a transfer starting a packet.
+        self._fetch_at   = Signal(32)
+        self._pending    = Signal()
+        self._in_packet  = Signal()
+        self._eof        = Signal()
+        self._completed  = Signal()
+        self._new_packet = Signal()
 
-        # Registers: CURDESC only while RS is 0 (PG021: read-only while running); TAILDESC always reads
-        # back, and starts the engine only on a running channel.
+        # Registers (CURDESC, TAILDESC) ----------------------------------------------------------------
+        self._add_pointers(channel, resetting)
+
+        # Descriptors: fetch, check, the data engine's transfer, STATUS write-back (FSM) -------------------
+        self._add_descriptors(channel, bus, s2mm, resetting, beat_bytes, shift)
+
+        # Interrupt coalescing (IRQThreshold, IRQDelay) ----------------------------------------------------
+        self._add_coalescing(channel, delay_resolution)
+
+    def _add_pointers(self, channel, resetting):
+        """CURDESC only while RS is 0 (PG021: read-only while running); TAILDESC always reads back, and starts
+        the engine only on a running channel."""
+        fetch_at, pending = self._fetch_at, self._pending
         self.sync += [
             If(self.cur_write & ~channel.rs,
                 self.curdesc.eq(_aligned(self.wdata)),
@@ -232,6 +242,19 @@ class SGEngine(LiteXModule):
                 If(channel.rs & ~resetting, pending.eq(1), channel.idle.eq(0)),
             ),
         ]
+
+    def _add_descriptors(self, channel, bus, s2mm, resetting, beat_bytes, shift):
+        """The descriptor engine: IDLE until a TAILDESC, FETCH its 32 bytes, CHECK them (errors halt), RUN the
+        data engine's transfer, WRITE its STATUS back, then on to NXTDESC or IDLE at the tail."""
+        fetch_at, pending, in_packet, eof = self._fetch_at, self._pending, self._in_packet, self._eof
+        completed, new_packet = self._completed, self._new_packet
+        nxtdesc   = Signal(32)
+        control   = Signal(32)
+        status    = Signal(32)     # As fetched (Cmplt: already done), then as written back.
+        fetch_err = Signal(2)      # The fetch's worst response (SLVERR 2, DECERR 3).
+        beat      = Signal(max=DESCRIPTOR_READ_BYTES//beat_bytes)
+        aw_done   = Signal()
+        w_done    = Signal()
 
         # Data-Path: the descriptor's words off the read beats; STATUS's write-back beat.
         words = {DESC["NXTDESC"]: nxtdesc, DESC["BUFFER_ADDRESS"]: self.address, DESC["CONTROL"]: control,
@@ -262,8 +285,6 @@ class SGEngine(LiteXModule):
             return [NextValue(b, 1) for b in bits] + [NextValue(channel.rs, 0), NextValue(channel.err_irq, 1),
                                                       NextValue(pending, 0)]
 
-        completed  = Signal()   # A descriptor done and written back, without error.
-        new_packet = Signal()   # A transfer starting a packet.
         fsm.act("IDLE",
             If(pending & channel.rs & ~resetting, NextState("FETCH")),
         )
@@ -354,8 +375,10 @@ class SGEngine(LiteXModule):
         )
         self.comb += self.active.eq(~fsm.ongoing("IDLE"))
 
-        # Interrupt coalescing: IRQThresholdSts counts EOF completions down to IOC_Irq; the delay timer runs
-        # after a packet that did not raise it, IRQDelaySts counting every `delay_resolution` cycles.
+    def _add_coalescing(self, channel, delay_resolution):
+        """IRQThresholdSts counts EOF completions down to IOC_Irq; the delay timer runs after a packet that did
+        not raise it, IRQDelaySts counting every `delay_resolution` cycles, up to Dly_Irq."""
+        completed, eof, new_packet = self._completed, self._eof, self._new_packet
         delay_running = Signal()
         prescaler     = Signal(max=delay_resolution)
         reload        = [self.threshold_sts.eq(channel.irq_threshold), delay_running.eq(0), self.delay_sts.eq(0)]

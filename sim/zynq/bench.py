@@ -25,13 +25,15 @@ from cocotb.utils import get_sim_time
 
 from cocotbext.axi import AxiLiteBus, AxiLiteMaster
 
-from hostlink.protocol import (AXI_DMA_REGISTERS as REGISTERS, DMACR_RS, DMACR_IOC_IRQ_EN, DMACR_ERR_IRQ_EN,
-    DMASR_IOC_IRQ, DMASR_ERR_IRQ)
+from hostlink.protocol import (AXI_DMA_REGISTERS, AXI_DMA_SG_REGISTERS, AXI_DMA_DESCRIPTOR as DESC, DMACR_RS,
+    DMACR_IOC_IRQ_EN, DMACR_ERR_IRQ_EN, DMASR_IOC_IRQ, DMASR_ERR_IRQ, DESC_CONTROL_TXSOF, DESC_CONTROL_TXEOF)
 from hostlink.sim.zynq.models.memory import PSMemory
 from hostlink.sim.zynq.top import pattern
 
 MODES = {"loopback": 0, "mm2s": 1, "s2mm": 1}
 SOURCE = 0x10_0000           # Where MM2S reads (1 MiB into the PS's DDR, as a kernel buffer might sit).
+DESCRIPTORS = {"MM2S": 0x1000, "S2MM": 0x1040}   # Scatter-gather: each channel's one descriptor, linked to itself.
+REGISTERS = {**AXI_DMA_REGISTERS, **AXI_DMA_SG_REGISTERS}
 
 
 class Bench:
@@ -68,6 +70,35 @@ class Bench:
     def cycles(self):
         return get_sim_time("ps") / self.period_ps
 
+    async def start(self, channel, address, size):
+        """Starts a channel's transfer: direct register mode, its address then LENGTH; scatter-gather, one
+        descriptor (a whole packet, linked to itself, its STATUS cleared) and TAILDESC (CURDESC is taken while
+        halted, the first time; then the engine goes on from the descriptor's NXTDESC, itself)."""
+        run = DMACR_RS | DMACR_IOC_IRQ_EN | DMACR_ERR_IRQ_EN
+        if not self.config.get("sg"):
+            await self.write(f"{channel}_DMACR", run)
+            await self.write(f"{channel}_SA" if channel == "MM2S" else "S2MM_DA", address)
+            return await self._started(self.write(f"{channel}_LENGTH", size))
+        at, memory = DESCRIPTORS[channel], self.memory.memory
+        control = size | (DESC_CONTROL_TXSOF | DESC_CONTROL_TXEOF if channel == "MM2S" else 0)
+        for offset, value in [("NXTDESC", at), ("BUFFER_ADDRESS", address), ("CONTROL", control), ("STATUS", 0)]:
+            memory[at + DESC[offset]:at + DESC[offset] + 4] = value.to_bytes(4, "little")
+        await self.write(f"{channel}_CURDESC", at)      # Before RS, as xilinx_dma does: PG021 takes it while halted.
+        await self.write(f"{channel}_DMACR", run)
+        return await self._started(self.write(f"{channel}_TAILDESC", at))
+
+    async def _started(self, write):
+        start = self.cycles()
+        await write
+        return start
+
+    async def received(self):
+        """S2MM's bytes: LENGTH (direct register mode) or its descriptor's STATUS."""
+        if not self.config.get("sg"):
+            return await self.read("S2MM_LENGTH")
+        at = DESCRIPTORS["S2MM"] + DESC["STATUS"]
+        return int.from_bytes(self.memory.memory[at:at + 4], "little") & 0x3ff_ffff
+
     async def wait_irq(self, signal, limit_cycles):
         if not signal.value:
             await First(RisingEdge(signal), Timer(limit_cycles * self.period_ps, "ps"))
@@ -93,16 +124,9 @@ class Bench:
         errors = []
         ended = {}
         if mode in ("s2mm", "loopback"):
-            await self.write("S2MM_DMACR", DMACR_RS | DMACR_IOC_IRQ_EN | DMACR_ERR_IRQ_EN)
-            await self.write("S2MM_DA", self.destination)
-            if mode == "s2mm":
-                start = self.cycles()
-            await self.write("S2MM_LENGTH", size)
+            start = await self.start("S2MM", self.destination, size)
         if mode in ("mm2s", "loopback"):
-            await self.write("MM2S_DMACR", DMACR_RS | DMACR_IOC_IRQ_EN | DMACR_ERR_IRQ_EN)
-            await self.write("MM2S_SA", SOURCE)
-            start = self.cycles()
-            await self.write("MM2S_LENGTH", size)
+            start = await self.start("MM2S", SOURCE, size)
         irq = dut.mm2s_irq if mode == "mm2s" else dut.s2mm_irq
         if not await self.wait_irq(irq, limit):
             return {"mode": mode, "size": size, "cycles": None, "errors": 1,
@@ -118,7 +142,7 @@ class Bench:
             if wrong or words != 2 * beats:
                 errors.append(f"checker: {wrong} wrong words of {words}")
         else:
-            length = await self.read("S2MM_LENGTH")
+            length = await self.received()
             written = bytes(memory.memory[self.destination:self.destination + size])
             wrong = sum(1 for a, b in zip(written, data) if a != b)
             beyond = any(memory.memory[self.destination + size:self.destination + size + 8])

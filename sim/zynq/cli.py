@@ -81,6 +81,9 @@ def build_parser():
     p.add_argument("--ddr-mbytes", type=float, default=ps["ddr_bytes_per_s"]/1e6,
         help=f"The DDR's peak rate, reads and writes together, MB/s (default {ps['ddr_bytes_per_s']/1e6:,.0f}, the "
              "ZC706's 32-bit DDR3-1066; sim/zynq/models/ps_model.py has its efficiencies and turnarounds).")
+    p.add_argument("--axi-dma-sg", action="store_true",
+        help="The DMA in PG021's scatter-gather mode: each transfer one descriptor in the PS's DDR, started by "
+             "TAILDESC; its time includes the descriptor's fetch and STATUS write-back.")
     p.add_argument("--json", metavar="PATH", type=output_file, help="Write the results as JSON to PATH.")
     p.add_argument("--plot", metavar="PNG", type=output_file, help="Plot MB/s against the transfer's size into PNG, with the port's "
                    "rate and the paper's Table I (software included) beside.")
@@ -117,20 +120,20 @@ def run_limit(args):
 def run(sizes, modes, clock_hz=PS_MODEL["clock_hz"], read_latency_ns=PS_MODEL["read_latency_ns"],
         write_latency_ns=PS_MODEL["write_latency_ns"], max_reads=PS_MODEL["max_reads"],
         max_writes=PS_MODEL["max_writes"], rate_bytes_per_s=PS_MODEL["rate_bytes_per_s"],
-        ddr_bytes_per_s=PS_MODEL["ddr_bytes_per_s"], verbose=False):
+        ddr_bytes_per_s=PS_MODEL["ddr_bytes_per_s"], verbose=False, sg=False):
     """Runs every (mode, size) job with the PS model's figures (sim/zynq/models/ps_model.py's unless given); returns the
     bench's results (sim/zynq/bench.py)."""
     check_sizes(sizes, modes)
     from hostlink.sim.pcie.run import BUILD_ROOT, run_bench
     from hostlink.sim.zynq.top import build_model
     from hostlink.toolchain import verilator_env
-    model = build_model(BUILD_ROOT)
+    model = build_model(BUILD_ROOT, sg=sg)
     os.environ.update(verilator_env())
     with tempfile.TemporaryDirectory(prefix="hostlink-zynq-") as tmp:
         config = {"jobs": [(mode, size) for mode in modes for size in sizes], "sizes": sizes, "clock_hz": clock_hz,
                   "read_latency_ns": read_latency_ns, "write_latency_ns": write_latency_ns,
                   "max_reads": max_reads, "max_writes": max_writes, "rate_bytes_per_s": rate_bytes_per_s,
-                  "ddr_bytes_per_s": ddr_bytes_per_s, "results": os.path.join(tmp, "results.json")}
+                  "ddr_bytes_per_s": ddr_bytes_per_s, "sg": sg, "results": os.path.join(tmp, "results.json")}
         config_path = os.path.join(tmp, "config.json")
         with open(config_path, "w") as f:
             json.dump(config, f)
@@ -142,6 +145,7 @@ def run(sizes, modes, clock_hz=PS_MODEL["clock_hz"], read_latency_ns=PS_MODEL["r
         with open(config["results"]) as f:
             results = json.load(f)
     results["clock_hz"] = clock_hz
+    results["axi_dma_sg"] = sg
     results["ps_model"] = {k: config[k] for k in ("read_latency_ns", "write_latency_ns", "max_reads", "max_writes",
                                                  "rate_bytes_per_s")} | {k: PS_MODEL[k] for k in DDR_KEYS}
     results["ps_model"]["ddr_bytes_per_s"] = ddr_bytes_per_s
@@ -188,7 +192,8 @@ def plot(results, path):
 def main(argv=None):
     args = parse_args(argv)
     results = run(args.sizes, args.modes, args.clock_mhz * 1e6, args.read_latency_ns, args.write_latency_ns,
-                  args.max_reads, args.max_writes, args.rate_mbytes * 1e6, args.ddr_mbytes * 1e6, args.verbose)
+                  args.max_reads, args.max_writes, args.rate_mbytes * 1e6, args.ddr_mbytes * 1e6, args.verbose,
+                  args.axi_dma_sg)
     print(format_table(results))
     if args.json:
         with open(args.json, "w") as f:

@@ -41,9 +41,9 @@ def pattern(size):
 
 
 class SimTop(LiteXModule):
-    def __init__(self):
+    def __init__(self, sg=False):
         self.bus = bus = AXIInterface(data_width=64, address_width=32, id_width=6, version="axi3")
-        self.dma = dma = AXIDMA(bus)
+        self.dma = dma = AXIDMA(bus, sg=sg)   # sg: PG021's scatter-gather mode (./sim.py ... --axi-dma-sg).
         self.ios = set()
 
         def port(name, width, value=None, output=True):
@@ -111,20 +111,21 @@ class SimTop(LiteXModule):
         port("check_errors", 32, streams.checker.errors)
 
 
-def build_model(build_root):
-    """The Verilator model of SimTop in `build_root`/sim/zynq, built once per version of the sources;
-    returns {"verilog", "model_dir"} for sim/pcie/run.py's run_bench."""
+def build_model(build_root, sg=False):
+    """The Verilator model of SimTop (`sg`: the DMA in scatter-gather mode) in `build_root`/sim/zynq (zynq_sg),
+    built once per version of the sources; returns {"verilog", "model_dir"} for sim/pcie/run.py's run_bench."""
     from hostlink.sim.verilator import compile_model
     from hostlink.toolchain import verilator_env
     here = os.path.dirname(os.path.abspath(__file__))
     digest = hashlib.sha256()
     cores = os.path.join(here, "..", "..", "cores")
     for path in [os.path.join(here, "top.py"), os.path.join(cores, "zynq", "axi_dma.py"),
+                 os.path.join(cores, "zynq", "axi_dma_sg.py"),
                  os.path.join(cores, "zynq", "integration.py"), os.path.join(cores, "pcie", "dma_pattern.py")]:
         with open(path, "rb") as f:
             digest.update(f.read())
     digest = digest.hexdigest()[:16]
-    directory = os.path.join(build_root, "sim", "zynq")
+    directory = os.path.join(build_root, "sim", "zynq_sg" if sg else "zynq")
     model_dir = os.path.join(directory, "verilator")
     verilog   = os.path.join(directory, "sim_top.v")
     stamp     = os.path.join(directory, "sources.digest")
@@ -132,7 +133,7 @@ def build_model(build_root):
     if os.path.exists(stamp) and open(stamp).read() == digest and os.path.exists(os.path.join(model_dir, "sim_top")):
         return model
     os.makedirs(directory, exist_ok=True)
-    top = SimTop()
+    top = SimTop(sg=sg)
     sys_clk = ClockDomain("sys")
     top.clock_domains += sys_clk
     top.ios |= {sys_clk.clk, sys_clk.rst}

@@ -23,8 +23,8 @@ For each transfer the bench records the time of the LENGTH write that starts it,
 it and of its interrupt: the hardware's part, in simulated time. When a step of the machine's init ends (its
 exit-status file appears in the shared folder, before the next step starts) the bench notes its counts, so
 that each step's register accesses, interrupts and simulated time can be told apart. A file `hp0_fault`
-written there by a program ("read" or "write") makes the next such burst on HP0 answer SLVERR (the bench
-removes the file once armed): the tests of the drivers' error paths. The summary goes to the file named by
+written there by a program ("read" or "write") makes the next such burst on HP0 answer SLVERR ("read-decerr",
+"write-decerr": DECERR; the bench removes the file once armed): the tests of the drivers' error paths. The summary goes to the file named by
 "results".
 """
 
@@ -197,6 +197,23 @@ class PlatformBridge(QueueServer):
         return 0
 
 
+FAULTS = {"read": "SLVERR", "write": "SLVERR", "read-decerr": "DECERR", "write-decerr": "DECERR"}
+
+
+def arm_fault(fault_file, memory, log):
+    """The program's hp0_fault file, if there: the next burst of its kind answered with its error."""
+    if not os.path.exists(fault_file):
+        return
+    with open(fault_file) as f:
+        kind = f.read().strip()
+    if kind in FAULTS:
+        memory.fault = kind
+        log.warning("the next %s burst on HP0 is answered %s", kind.split("-")[0], FAULTS[kind])
+    else:
+        log.error("hp0_fault: %r is none of %s", kind, ", ".join(FAULTS))
+    os.remove(fault_file)
+
+
 @cocotb.test()
 async def zynq_linux_bench(dut):
     with open(os.environ["HOSTLINK_SIM_CONFIG"]) as f:
@@ -229,15 +246,7 @@ async def zynq_linux_bench(dut):
     why = stacks = None
     while kernel.poll() is None:
         bridge.note_steps()
-        if os.path.exists(fault_file):
-            with open(fault_file) as f:
-                kind = f.read().strip()
-            if kind in ("read", "write"):
-                memory.fault = kind
-                log.warning("the next %s burst on HP0 is answered SLVERR", kind)
-            else:
-                log.error("hp0_fault: %r is neither read nor write", kind)
-            os.remove(fault_file)
+        arm_fault(fault_file, memory, log)
         now = time.monotonic()
         stuck = False
         if now - watch[0] >= uml["stuck_s"]:

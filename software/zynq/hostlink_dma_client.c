@@ -14,6 +14,13 @@
  * in flight). Completion comes by the DMA's interrupts (the channels' callbacks); a chunk that does not
  * complete within `timeout_ms` is terminated and the call fails with ETIMEDOUT; a DMA error fails it with
  * EIO. The counts of what the call did (chunks, interrupts waited for, copies) come back in the structure.
+ *
+ * HOSTLINK_DMA_QUEUE (for the DMA in scatter-gather mode): several transfers each way submitted before waiting,
+ * each packet split over two scatterlist entries (two descriptors), each completion by its callback, and each
+ * S2MM transfer's residue (its buffer's bytes not written: a packet shorter than the buffer) returned. The
+ * residue comes from the callback's dmaengine_result: in Linux 6.12, dmaengine_tx_status of a completed cookie
+ * reports DMA_COMPLETE with a residue of 0 (dma_cookie_status), and xilinx_dma computes the residue only for
+ * the descriptor it completes, from its segments' CONTROL and STATUS.
  */
 
 #include <linux/completion.h>
@@ -25,6 +32,7 @@
 #include <linux/mutex.h>
 #include <linux/of.h>
 #include <linux/platform_device.h>
+#include <linux/scatterlist.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
@@ -249,12 +257,155 @@ fail:
 	return err;
 }
 
+/* Queued transfers: one entry per dmaengine transfer, its callback's result. */
+struct queued {
+	struct queue_call *q;
+	dma_cookie_t cookie;
+	enum dmaengine_tx_result result;
+	u32 residue;
+};
+
+struct queue_call {
+	struct completion done;
+	atomic_t left;
+	struct queued tx[HOSTLINK_DMA_QUEUE_MAX], rx[HOSTLINK_DMA_QUEUE_MAX];
+};
+
+static void queued_callback(void *param, const struct dmaengine_result *result)
+{
+	struct queued *e = param;
+
+	e->result = result ? result->result : DMA_TRANS_NOERROR;
+	e->residue = result ? result->residue : 0;
+	if (atomic_dec_and_test(&e->q->left))
+		complete(&e->q->done);
+}
+
+static int queue_one(struct dma_chan *chan, struct scatterlist *sg, unsigned int entries,
+		     enum dma_transfer_direction direction, struct queued *e)
+{
+	struct dma_async_tx_descriptor *desc;
+
+	desc = dmaengine_prep_slave_sg(chan, sg, entries, direction, DMA_PREP_INTERRUPT | DMA_CTRL_ACK);
+	if (!desc)
+		return -ENOMEM;
+	desc->callback_result = queued_callback;
+	desc->callback_param = e;
+	e->cookie = dmaengine_submit(desc);
+	return dma_submit_error(e->cookie) ? -EIO : 0;
+}
+
+/* Each packet over two scatterlist entries (halves, each a whole number of 8-byte beats) when it has two beats
+ * or more; each S2MM buffer one entry. The addresses are already mapped: the entries carry bus addresses. */
+static long queue(struct client *c, struct hostlink_dma_queue *t)
+{
+	size_t tx_bytes = (size_t)t->tx_length * t->count, rx_bytes = (size_t)t->rx_length * t->count;
+	struct queue_call *q;
+	struct scatterlist sg[2];
+	dma_addr_t tx_addr, rx_addr;
+	struct dma_tx_state state;
+	long err = 0;
+	u32 i;
+
+	if (!t->tx || !t->rx || !t->count || t->count > HOSTLINK_DMA_QUEUE_MAX || !t->tx_length ||
+	    t->tx_length % 8 || t->rx_length % 8 || t->tx_length > t->rx_length || rx_bytes > c->buffer_size)
+		return -EINVAL;
+	q = kzalloc(sizeof(*q), GFP_KERNEL);
+	if (!q)
+		return -ENOMEM;
+	init_completion(&q->done);
+	atomic_set(&q->left, 2 * t->count);
+	t->completions = t->complete = 0;
+	if (copy_from_user(c->buffer[0].data, u64_to_user_ptr(t->tx), tx_bytes)) {
+		err = -EFAULT;
+		goto free;
+	}
+	tx_addr = dma_map_single(c->tx->device->dev, c->buffer[0].data, tx_bytes, DMA_TO_DEVICE);
+	if (dma_mapping_error(c->tx->device->dev, tx_addr)) {
+		err = -ENOMEM;
+		goto free;
+	}
+	rx_addr = dma_map_single(c->rx->device->dev, c->rx_data[0], rx_bytes, DMA_FROM_DEVICE);
+	if (dma_mapping_error(c->rx->device->dev, rx_addr)) {
+		err = -ENOMEM;
+		goto unmap_tx;
+	}
+	/* S2MM's buffers first (the loopback's packets have somewhere to go), then MM2S's packets. */
+	for (i = 0; i < t->count && !err; i++) {
+		sg_init_table(sg, 1);
+		sg_dma_address(&sg[0]) = rx_addr + (dma_addr_t)i * t->rx_length;
+		sg_dma_len(&sg[0]) = t->rx_length;
+		q->rx[i].q = q;
+		err = queue_one(c->rx, sg, 1, DMA_DEV_TO_MEM, &q->rx[i]);
+	}
+	if (!err)
+		dma_async_issue_pending(c->rx);
+	for (i = 0; i < t->count && !err; i++) {
+		u32 first = t->tx_length >= 16 ? t->tx_length / 16 * 8 : t->tx_length;
+		unsigned int entries = first < t->tx_length ? 2 : 1;
+
+		sg_init_table(sg, entries);
+		sg_dma_address(&sg[0]) = tx_addr + (dma_addr_t)i * t->tx_length;
+		sg_dma_len(&sg[0]) = first;
+		if (entries == 2) {
+			sg_dma_address(&sg[1]) = sg_dma_address(&sg[0]) + first;
+			sg_dma_len(&sg[1]) = t->tx_length - first;
+		}
+		q->tx[i].q = q;
+		err = queue_one(c->tx, sg, entries, DMA_MEM_TO_DEV, &q->tx[i]);
+	}
+	if (!err)
+		dma_async_issue_pending(c->tx);
+	if (!err && !wait_for_completion_timeout(&q->done, msecs_to_jiffies(t->timeout_ms)))
+		err = -ETIMEDOUT;
+	if (err) {
+		/* Stop both channels (a reset): nothing of this call runs on, no callback comes after it. */
+		dmaengine_terminate_sync(c->tx);
+		dmaengine_terminate_sync(c->rx);
+	}
+	for (i = 0; i < t->count && !err; i++) {
+		t->completions += 2;
+		t->complete += (dmaengine_tx_status(c->tx, q->tx[i].cookie, &state) == DMA_COMPLETE) +
+			       (dmaengine_tx_status(c->rx, q->rx[i].cookie, &state) == DMA_COMPLETE);
+		t->residue[i] = q->rx[i].residue;
+		if (q->tx[i].result != DMA_TRANS_NOERROR || q->rx[i].result != DMA_TRANS_NOERROR)
+			err = -EIO;
+	}
+	dma_unmap_single(c->rx->device->dev, rx_addr, rx_bytes, DMA_FROM_DEVICE);
+	if (!err && copy_to_user(u64_to_user_ptr(t->rx), c->rx_data[0], rx_bytes))
+		err = -EFAULT;
+unmap_tx:
+	dma_unmap_single(c->tx->device->dev, tx_addr, tx_bytes, DMA_TO_DEVICE);
+free:
+	kfree(q);
+	if (err)
+		dev_err(c->dev, "queue of %u transfers each way failed: %ld\n", t->count, err);
+	return err;
+}
+
+static long client_queue_ioctl(struct client *c, unsigned long arg)
+{
+	struct hostlink_dma_queue t;
+	long err;
+
+	if (copy_from_user(&t, (void __user *)arg, sizeof(t)))
+		return -EFAULT;
+	mutex_lock(&c->lock);
+	err = queue(c, &t);
+	mutex_unlock(&c->lock);
+	if (copy_to_user((void __user *)arg, &t, sizeof(t)))
+		return -EFAULT;
+	return err;
+}
+
 static long client_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct client *c = container_of(file->private_data, struct client, misc);
 	struct hostlink_dma_transfer t;
 	long err;
 
+	if (cmd == HOSTLINK_DMA_QUEUE)
+		return client_queue_ioctl(c, arg);
 	if (cmd != HOSTLINK_DMA_TRANSFER)
 		return -ENOTTY;
 	if (copy_from_user(&t, (void __user *)arg, sizeof(t)))

@@ -8,6 +8,8 @@ client (/dev/hostlink_dma, software/zynq/hostlink_dma_client.c), and check every
 
     dma_client_test.py BYTES CHUNK BUFFERS [BUFFERS ...]
     dma_client_test.py --errors
+    dma_client_test.py --queued          (the DMA in scatter-gather mode)
+    dma_client_test.py --sg-errors       (the DMA in scatter-gather mode)
 
 For each BUFFERS (1: single buffering, 2: double), sends BYTES out through MM2S while S2MM takes them back
 (the SoC's streams loop MM2S into S2MM), CHUNK bytes per DMA transfer; the bytes received must be the bytes
@@ -19,7 +21,18 @@ the kernel's count of the DMA's interrupts (/proc/interrupts), or a "FAIL:" line
 "read" or "write"): xilinx_dma logs the channel's errors and stops it; its descriptor never completes, so the
 client's wait ends at its timeout (ETIMEDOUT) and it terminates the channels, which resets them; the next
 transfer must be clean. One "ok:" or "FAIL:" line each.
+
+--queued (HOSTLINK_DMA_QUEUE): 8 packets each way submitted before waiting, each packet over two descriptors,
+every byte checked and every residue 0; then 4 packets shorter than their S2MM buffers: each buffer's residue
+(from the descriptors' STATUS, through xilinx_dma's callback) gives the packet's length.
+
+--sg-errors: as --errors, on the descriptors: the next read burst on HP0 answered SLVERR, then DECERR (S2MM's
+descriptor fetch, the first read of a queued call: SGSlvErr 0x200, SGDecErr 0x400 in xilinx_dma's log), and
+the next write burst SLVERR (S2MM's data: DMASlvErr 0x20); each call ends ETIMEDOUT (xilinx_dma completes
+nothing of a failed chain), and the next queued call is clean.
 """
+
+import re
 
 import ctypes
 import errno
@@ -32,6 +45,9 @@ import time
 
 TRANSFER = struct.Struct("<QQQIIIIQQQ")
 HOSTLINK_DMA_TRANSFER = (3 << 30) | (TRANSFER.size << 16) | (ord("h") << 8) | 0x40   # _IOWR('h', 0x40, ...)
+QUEUE_MAX = 16
+QUEUE = struct.Struct(f"<QQIIIIII{QUEUE_MAX}I")   # struct hostlink_dma_queue
+HOSTLINK_DMA_QUEUE = (3 << 30) | (QUEUE.size << 16) | (ord("h") << 8) | 0x41        # _IOWR('h', 0x41, ...)
 
 
 def dma_interrupts():
@@ -63,8 +79,73 @@ def loop(fd, size, chunk, buffers, seed, timeout_ms=120_000):
     return chunks, waited, copies, taken, wrong
 
 
+def queued(fd, count, tx_length, rx_length, seed, timeout_ms=60_000):
+    """`count` packets of `tx_length` bytes out, `count` buffers of `rx_length` back, all queued before waiting.
+    Returns (completions, complete, residues, bytes wrong in what came back)."""
+    sent = ctypes.create_string_buffer(data(count * tx_length, seed), count * tx_length)
+    received = ctypes.create_string_buffer(count * rx_length)
+    request = bytearray(QUEUE.pack(ctypes.addressof(sent), ctypes.addressof(received), tx_length, rx_length, count,
+                                   timeout_ms, 0, 0, *[0] * QUEUE_MAX))
+    fcntl.ioctl(fd, HOSTLINK_DMA_QUEUE, request)
+    fields = QUEUE.unpack(request)
+    completions, complete, residues = fields[6], fields[7], list(fields[8:8 + count])
+    wrong = sum(sent.raw[i*tx_length:(i + 1)*tx_length] != received.raw[i*rx_length:i*rx_length + tx_length]
+                for i in range(count))
+    return completions, complete, residues, wrong
+
+
+def queued_runs(fd):
+    failed = False
+    for count, tx_length, rx_length in [(8, 4096, 4096), (4, 1000, 4096)]:
+        what = f"{count} packets of {tx_length} bytes into buffers of {rx_length}"
+        try:
+            completions, complete, residues, wrong = queued(fd, count, tx_length, rx_length, count)
+        except OSError as error:
+            print(f"FAIL: queued, {what}: {error}")
+            failed = True
+            continue
+        ok = completions == complete == 2 * count and not wrong and residues == [rx_length - tx_length] * count
+        failed |= not ok
+        print(f"{'ok' if ok else 'FAIL'}: queued: {what}, submitted before waiting, {wrong} packets wrong; "
+              f"{completions} completions by callback, {complete} cookies DMA_COMPLETE; residues {residues} "
+              f"(received {[rx_length - r for r in residues]} bytes)")
+    return failed
+
+
+def logged_errors():
+    """The DMASR error bits of each "Channel ... has errors" line xilinx_dma logged, in order."""
+    return [int(m, 16) for m in re.findall(r"has errors ([0-9a-f]+),", kernel_log())]
+
+
+def sg_errors(fd):
+    failed = False
+    for seed, (kind, name, bits) in enumerate([("read", "SGSlvErr", 0x200), ("read-decerr", "SGDecErr", 0x400),
+                                               ("write", "DMASlvErr", 0x20)], start=80):
+        before = len(logged_errors())
+        arm_fault(kind)
+        try:
+            queued(fd, 1, 4096, 4096, seed, timeout_ms=20_000)
+            outcome = "it completed"
+        except OSError as error:
+            outcome = errno.errorcode.get(error.errno, str(error.errno))
+        logged = logged_errors()[before:]
+        try:
+            clean = queued(fd, 4, 4096, 4096, seed + 10)
+        except OSError as error:
+            clean = None
+            print(f"FAIL: after {kind}, the next queued call failed: {error}")
+        clean_ok = clean is not None and clean[3] == 0 and clean[2] == [0] * 4
+        ok = outcome == "ETIMEDOUT" and logged == [bits] and clean_ok
+        failed |= not ok
+        print(f"{'ok' if ok else 'FAIL'}: HP0 answering the next {kind} burst with an error: the call ended {outcome}, "
+              f"xilinx_dma logged errors {[hex(b) for b in logged]} ({name} is {bits:#x}); the next 4 queued packets "
+              f"{'were clean' if clean_ok else 'were not clean'}")
+    return failed
+
+
 def arm_fault(kind):
-    """Ask the simulation's HP0 model to answer the next `kind` burst SLVERR; wait until it has taken the file."""
+    """Ask the simulation's HP0 model to answer the next `kind` burst SLVERR (kind "read-decerr" or
+    "write-decerr": DECERR); wait until it has taken the file."""
     with open("hp0_fault", "w") as f:
         f.write(kind)
     for _ in range(6000):
@@ -115,10 +196,11 @@ def errors(fd):
 
 
 def main(argv):
-    if argv == ["--errors"]:
+    modes = {"--errors": errors, "--queued": queued_runs, "--sg-errors": sg_errors}
+    if len(argv) == 1 and argv[0] in modes:
         fd = os.open("/dev/hostlink_dma", os.O_RDWR)
         try:
-            return 1 if errors(fd) else 0
+            return 1 if modes[argv[0]](fd) else 0
         finally:
             os.close(fd)
     size, chunk, runs = int(argv[0]), int(argv[1]), [int(b) for b in argv[2:]]

@@ -23,7 +23,8 @@ The channels are cocotbext-axi's (their handshakes); the timing is this model's.
 port requires of a master: INCR bursts of at most 16 beats of the port's width that do not cross 4 KiB.
 
 Errors, as the PS answers them: a burst outside the memory gets DECERR (read data all zeros, nothing written);
-`fault` ("read" or "write") makes the next burst of that kind get SLVERR, once (tests of the DMA's error path).
+`fault` ("read" or "write") makes the next burst of that kind get SLVERR, once (tests of the DMA's error path);
+"read-decerr" or "write-decerr", DECERR (as for an address the PS does not decode).
 """
 
 import collections
@@ -73,7 +74,7 @@ class PSMemory:
         self.buckets = {"read": [16.0, 0.0], "write": [16.0, 0.0]}   # tokens, when last filled (ns)
         self.reads  = collections.deque()    # Taken by the DDR: (due ns, address, beats, response)
         self.responses = collections.deque() # Taken by the DDR: (due ns, response)
-        self.fault = None                    # "read" or "write": the next such burst is answered SLVERR
+        self.fault = None                    # "read" or "write" (-decerr): the next such burst's error
         self.errors_answered = {"SLVERR": 0, "DECERR": 0}
         self.most_reads = self.most_writes = 0
         self.bursts = 0
@@ -87,10 +88,10 @@ class PSMemory:
         assert 1 <= beats <= 16, f"{kind} of {beats} beats"
         assert address // 4096 == (address + beats*self.beat_bytes - 1) // 4096, f"{kind} at 0x{address:x} crosses 4 KiB"
         self.bursts += 1
-        if self.fault == kind:
-            self.fault = None
-            self.errors_answered["SLVERR"] += 1
-            return 2
+        if self.fault in (kind, f"{kind}-decerr"):
+            decode, self.fault = self.fault.endswith("decerr"), None
+            self.errors_answered["DECERR" if decode else "SLVERR"] += 1
+            return 3 if decode else 2
         if address + beats*self.beat_bytes > len(self.memory):
             self.errors_answered["DECERR"] += 1
             return 3
