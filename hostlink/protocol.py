@@ -103,20 +103,21 @@ class Ioctl:
     (each field aligned to its size, the whole to its largest); `struct` is C's name for the argument
     (None: a bare integer). Gives `layout` (a struct.Struct with C's padding), `offsets` ({field: byte})
     and `request` (the number ioctl() takes)."""
-    def __init__(self, name, number, direction, struct_name, fields):
+    def __init__(self, name, number, direction, struct_name, fields, ioctl_type=IOCTL_TYPE):
         self.name, self.number, self.direction, self.struct_name = name, number, direction, struct_name
         self.fields = tuple(fields)
         self.offsets, code, offset, widest = {}, "<", 0, 1
         for field, field_code in self.fields:
             size = struct.calcsize("<" + field_code)
-            padding = -offset % size
+            align = struct.calcsize("<" + field_code.lstrip("0123456789"))   # An array: its element's.
+            padding = -offset % align
             code += f"{padding}x" * bool(padding) + field_code
             self.offsets[field] = offset + padding
             offset += padding + size
-            widest = max(widest, size)
+            widest = max(widest, align)
         code += f"{-offset % widest}x" * bool(offset % widest)
         self.layout  = struct.Struct(code)
-        self.request = (direction << 30) | (self.layout.size << 16) | (IOCTL_TYPE << 8) | number
+        self.request = (direction << 30) | (self.layout.size << 16) | (ioctl_type << 8) | number
 
     def __repr__(self):
         return f"Ioctl({self.name}, {self.number}, size {self.layout.size})"
@@ -196,3 +197,18 @@ DESC_CONTROL_TXSOF, DESC_CONTROL_TXEOF = 1 << 27, 1 << 26
 # STATUS, written back by the DMA: 25:0 the bytes transferred; S2MM's start and end of frame; the errors; Cmplt.
 DESC_STATUS_RXSOF, DESC_STATUS_RXEOF = 1 << 27, 1 << 26
 DESC_STATUS_INT_ERR, DESC_STATUS_SLV_ERR, DESC_STATUS_DEC_ERR, DESC_STATUS_CMPLT = 1 << 28, 1 << 29, 1 << 30, 1 << 31
+
+# The Zynq's dmaengine client (software/zynq/hostlink_dma_client.h: /dev/hostlink_dma) -----------------
+
+AXI_DMA_CLIENT_IOCTL_TYPE = ord("h")
+AXI_DMA_CLIENT_QUEUE_MAX = 16     # HOSTLINK_DMA_QUEUE_MAX: packets per queued call.
+AXI_DMA_CLIENT_IOCTLS = {ioctl.name: ioctl for ioctl in [
+    Ioctl("TRANSFER", 0x40, _RW, "hostlink_dma_transfer",
+          [("tx", "Q"), ("rx", "Q"), ("length", "Q"), ("chunk", "I"), ("buffers", "I"), ("timeout_ms", "I"),
+           ("reserved", "I"), ("chunks", "Q"), ("interrupts_waited", "Q"), ("copies", "Q")],
+          AXI_DMA_CLIENT_IOCTL_TYPE),
+    Ioctl("QUEUE", 0x41, _RW, "hostlink_dma_queue",
+          [("tx", "Q"), ("rx", "Q"), ("tx_length", "I"), ("rx_length", "I"), ("count", "I"), ("timeout_ms", "I"),
+           ("completions", "I"), ("complete", "I"), ("residue", f"{AXI_DMA_CLIENT_QUEUE_MAX}I")],
+          AXI_DMA_CLIENT_IOCTL_TYPE),
+]}

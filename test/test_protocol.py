@@ -103,6 +103,24 @@ def test_the_axi_dma_user_program_agrees_with_the_protocol(tmp_path):
     assert differences(expected, compiled) == {}
 
 
+def test_the_zynq_dma_clients_ioctls_agree_with_the_protocol(tmp_path):
+    """software/zynq/hostlink_dma_client.h (the kernel module's and C programs' view of /dev/hostlink_dma) against
+    hostlink.protocol's (the guest programs' view): each ioctl's request number, its struct's size and every
+    field's offset, and the queue's length."""
+    expected = {"HOSTLINK_DMA_QUEUE_MAX": protocol.AXI_DMA_CLIENT_QUEUE_MAX}
+    prints = [("HOSTLINK_DMA_QUEUE_MAX", "HOSTLINK_DMA_QUEUE_MAX")]
+    for ioctl in protocol.AXI_DMA_CLIENT_IOCTLS.values():
+        struct = f"struct {ioctl.struct_name}"
+        facts = [(ioctl.name, f"HOSTLINK_DMA_{ioctl.name}", ioctl.request),
+                 (f"sizeof_{ioctl.name}", f"sizeof({struct})", ioctl.layout.size)]
+        facts += [(f"{ioctl.name}.{field}", f"offsetof({struct}, {field})", offset)
+                  for field, offset in ioctl.offsets.items()]
+        expected.update({name: value for name, _, value in facts})
+        prints += [(name, expr) for name, expr, _ in facts]
+    source = "#include <stddef.h>\n#include \"hostlink_dma_client.h\"\n"
+    assert differences(expected, compiled_values(tmp_path, source, [ZYNQ], prints)) == {}
+
+
 def test_python_takes_the_protocol_from_one_place():
     """The gateware, hostlink.host and the benches hold no copy of their own: the names they use are the
     protocol module's objects."""

@@ -3,8 +3,8 @@
  * This file is part of hostlink.
  * Copyright (c) 2026 hostlink developers
  *
- * The ioctls of /dev/hostlink_dma (hostlink_dma_client.c), for programs in C; sim/zynq/guest/dma_client_test.py
- * packs the same structures in Python.
+ * The ioctls of /dev/hostlink_dma (hostlink_dma_client.c), for programs in C. hostlink.protocol
+ * (AXI_DMA_CLIENT_IOCTLS) defines them for Python, and test/test_protocol.py checks this header against it.
  */
 #ifndef HOSTLINK_DMA_CLIENT_H
 #define HOSTLINK_DMA_CLIENT_H

@@ -38,16 +38,17 @@ import ctypes
 import errno
 import fcntl
 import os
-import struct
 import subprocess
 import sys
 import time
 
-TRANSFER = struct.Struct("<QQQIIIIQQQ")
-HOSTLINK_DMA_TRANSFER = (3 << 30) | (TRANSFER.size << 16) | (ord("h") << 8) | 0x40   # _IOWR('h', 0x40, ...)
-QUEUE_MAX = 16
-QUEUE = struct.Struct(f"<QQIIIIII{QUEUE_MAX}I")   # struct hostlink_dma_queue
-HOSTLINK_DMA_QUEUE = (3 << 30) | (QUEUE.size << 16) | (ord("h") << 8) | 0x41        # _IOWR('h', 0x41, ...)
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+sys.path.insert(0, REPO)
+# The client's ioctls, defined once (hostlink.protocol; test_protocol.py checks hostlink_dma_client.h against it).
+from hostlink.protocol import AXI_DMA_CLIENT_IOCTLS, AXI_DMA_CLIENT_QUEUE_MAX as QUEUE_MAX   # noqa: E402
+
+TRANSFER, QUEUE = AXI_DMA_CLIENT_IOCTLS["TRANSFER"].layout, AXI_DMA_CLIENT_IOCTLS["QUEUE"].layout
+HOSTLINK_DMA_TRANSFER, HOSTLINK_DMA_QUEUE = AXI_DMA_CLIENT_IOCTLS["TRANSFER"].request, AXI_DMA_CLIENT_IOCTLS["QUEUE"].request
 
 
 def dma_interrupts():
