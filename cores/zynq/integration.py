@@ -42,6 +42,8 @@ __all__ = ["ZynqDMASoC", "ZynqBuilder", "DMAStreams", "device_tree", "dma_node",
 
 DMA_BASE = 0x4040_0000
 DMA_SIZE = 0x1_0000
+# What the DMA reaches through HP0: the PS's DDR at 0, 1 GiB on the ZC706 (UG954); the node's dma-ranges.
+HP0_DDR_BASE, HP0_DDR_SIZE = 0x0000_0000, 0x4000_0000
 F2P_FIRST_SPI = 61     # IRQ_F2P[0]'s shared peripheral interrupt on the GIC (UG585, table 7-4).
 FCLK0_CLOCK   = 15     # FCLK0's index in the Zynq clock controller's device-tree bindings (clkc).
 
@@ -157,6 +159,12 @@ def dma_node(base, data_width, mm2s_interrupt, s2mm_interrupt, clocks, interrupt
         f"\tclock-names = \"s_axi_lite_aclk\", \"m_axi_mm2s_aclk\", \"m_axi_s2mm_aclk\";",
         f"\txlnx,addrwidth = <0x20>;",
         f"\txlnx,sg-length-width = <{LENGTH_BITS}>;",
+        # The binding lists dma-ranges (<dma_addr cpu_addr max_len>: one cell each, hence the cells below).
+        # Linux maps a device's DMA by its bus's dma-ranges, not its own: this one is the binding's, and
+        # changes nothing for xilinx_dma.
+        f"\t#address-cells = <1>;",
+        f"\t#size-cells = <1>;",
+        f"\tdma-ranges = <0x{HP0_DDR_BASE:08x} 0x{HP0_DDR_BASE:08x} 0x{HP0_DDR_SIZE:08x}>;",
     ] + (["\txlnx,include-sg;"] if sg else [])
     # The channels' nodes are named without a unit address: they have no `reg` (the binding's example's
     # dma-channel@<address> makes dtc warn unit_address_vs_reg); xilinx_dma finds them by their compatible.
