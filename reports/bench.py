@@ -89,6 +89,10 @@ BENCHES = [
         "doc/zynq.md"),
     ("area",  "zynq_dma_area",  "python -m reports.zynq_dma_area --json {out}/zynq_dma_area.json", 0.1,
         "doc/zynq.md"),
+    ("zynq",  "zynq_sg",        "./sim.py zynq --axi-dma-sg --sizes 8,4K,64K,1M --json {out}/zynq_sg.json", 1.0,
+        "doc/zynq.md"),
+    ("area",  "zynq_dma_area_sg", "python -m reports.zynq_dma_area --sg --json {out}/zynq_dma_area_sg.json", 0.1,
+        "doc/zynq.md"),
     ("area",  "ecp5_area",      "python -m reports.ecp5_area --seeds 1,2,3 --json {out}/ecp5_area.json", 6.3,
         "README.md, doc/udp.md"),
     ("area",  "xilinx_area_vc709",      "python -m reports.xilinx_area --board vc709 --json {out}/xilinx_area_vc709.json", 0.8,
@@ -153,6 +157,8 @@ BENCHES = [
         "doc/host_api.md"),
     ("zynq",  "zynq_linux",     "./sim.py driver --board zc706 --ps7 --json {out}/zynq_linux.json", 2.1,
         "README.md, doc/zynq.md"),
+    ("zynq",  "zynq_linux_sg",  "./sim.py driver --board zc706 --ps7 --axi-dma-sg --json {out}/zynq_linux_sg.json", 6.0,
+        "doc/zynq.md"),
 ]
 GROUPS = sorted({group for group, *_ in BENCHES})
 
