@@ -212,3 +212,26 @@ AXI_DMA_CLIENT_IOCTLS = {ioctl.name: ioctl for ioctl in [
            ("completions", "I"), ("complete", "I"), ("residue", f"{AXI_DMA_CLIENT_QUEUE_MAX}I")],
           AXI_DMA_CLIENT_IOCTL_TYPE),
 ]}
+
+# The simulated Zynq's software costs (sim/zynq/models/ps_costs.py) ---------------------------------------
+# A simulation-only device beside the AXI DMA on the simulated Zynq's platform bus (device tree: compatible
+# SIM_COST_COMPATIBLE; absent on a board). The drivers write there what the ARM's software did (counts of
+# system calls, bytes copied, cache lines maintained, yields); the bench charges each count in simulated time.
+# The bridge charges by itself what it sees: register reads and writes (GP0) and interrupts.
+__all__ += ["SIM_COST_COMPATIBLE", "SIM_COST_CATEGORIES", "SIM_COST_REGISTERS", "SIM_COST_SIZE",
+            "SIM_COST_LINE_BYTES", "SIM_COST_MARK_BEGIN", "SIM_COST_MARK_END"]
+
+SIM_COST_COMPATIBLE = "hostlink,sim-cost"
+# Category i is charged by writing a count to CHARGE + 4 i. Counts: accesses, interrupts, calls, bytes
+# (copy_*), cache lines (cache_*), yields.
+SIM_COST_CATEGORIES = ("gp0_read", "gp0_write", "interrupt", "syscall", "copy_cached", "copy_to_coherent",
+                       "copy_from_coherent", "cache_clean", "cache_invalidate", "sched_yield")
+SIM_COST_REGISTERS = {
+    "CHARGE":  0x00,   # + 4 x category: write a count.
+    "MARK":    0x40,   # Write a value: the bench records it with the simulated time the CPU reached it.
+    "TIME_LO": 0x48,   # Read: the simulated time in ns the CPU reached it (low 32 bits; latches TIME_HI).
+    "TIME_HI": 0x4C,
+}
+SIM_COST_SIZE = 0x100
+SIM_COST_LINE_BYTES = 32                   # The Cortex-A9's L1 and the PL310's (L2) cache lines.
+SIM_COST_MARK_BEGIN, SIM_COST_MARK_END = 1, 2   # A driver's call begins; its data is in the program's buffer.

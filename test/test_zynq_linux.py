@@ -8,7 +8,9 @@ Quick: the machine's device tree (the generated DMA node on virt-pci's platform 
 the clock, the client), the init script, the option's one-line refusal on another board. `uml`: the kernel
 boots on the simulated logic, Linux's unmodified xilinx_dma probes the DMA from the device tree, 1 MiB goes each
 way through hostlink's dmaengine client by interrupt, single and double buffered, then through the user-level
-driver by polling, every byte checked. With --axi-dma-sg (the DMA in scatter-gather mode, one more boot):
+driver by polling, every byte checked; the ARM's software charged in simulated time (sim/zynq/models/
+ps_costs.py), and seed 003's three drivers at ~100 KB (single buffer Unique, Blocks single and double), ranked as
+the cost table predicts. With --axi-dma-sg (the DMA in scatter-gather mode, one more boot):
 xilinx_dma runs it with descriptors, the client's queued transfers and a short packet's residue, the
 descriptors' error bits through the HP0 model's faults, clean transfers after each reset.
 """
@@ -22,6 +24,8 @@ import pytest
 
 from hostlink.sim.uml.kernel import UML_KERNEL, UML_TREE
 from hostlink.sim.uml.harness import DriverSimError
+from hostlink.protocol import SIM_COST_CATEGORIES
+from hostlink.sim.zynq.drivers import DRIVERS, calls, predict
 from hostlink.sim.zynq.linux import device_tree_source, default_commands, init_script, compile_device_tree
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -82,8 +86,10 @@ def test_the_init_runs_each_command_and_saves_the_logs(tmp_path):
     commands = default_commands(str(tmp_path / "software"))
     script = init_script(str(tmp_path / "shared"), commands, 60)
     user = str(tmp_path / "software" / "dma_user_test")
-    assert [c[0] for c in commands] == ["insmod", "python3", "python3", "python3", "sh", user, user, user]
-    assert commands[3][-1] == commands[7][-1] == "--errors"
+    assert [c[0] for c in commands] == ["insmod", "python3", "python3", "python3", "python3", "sh", user, user, user,
+                                        user, user]
+    assert commands[3][-1] == commands[8][-1] == "--errors"
+    assert commands[4][1].endswith("kernel_sweep.py") and commands[9][1] == "--sweep" and commands[10][1] == "--sched"
     for i in range(len(commands)):
         assert f"step cmd{i} " in script
     assert "cat /proc/interrupts > interrupts.txt" in script and "dmesg > dmesg.txt" in script
@@ -127,9 +133,9 @@ def test_xilinx_dma_and_a_user_level_driver_move_data_through_the_simulated_zynq
                  "ok: a slave error on a write (S2MM): the call ended ETIMEDOUT, xilinx_dma logged the channel's errors "
                  "(DMASlvErr) 1 time(s); the next 65536 bytes each way were clean"]:
         assert line in out[3], out[3]
-    assert "10400000.dma: driven by hostlink_dma_user" in out[4], out[4]
-    assert f"ok: single buffering: {chunks}" in out[5] and "no interrupt" in out[5], out[5]
-    assert f"ok: double buffering: {chunks}" in out[6] and "no interrupt" in out[6], out[6]
+    assert "10400000.dma: driven by hostlink_dma_user" in out[5], out[5]
+    assert f"ok: single buffering: {chunks}" in out[6] and "no interrupt" in out[6], out[6]
+    assert f"ok: double buffering: {chunks}" in out[7] and "no interrupt" in out[7], out[7]
     for line in ["ok: a chunk of 67108864 bytes, over the DMA's 26-bit LENGTH (at most 67108863): refused",
                  # DMASR's IRQThresholdSts reads 1 (PG021); MM2S has no DMAIntErr in direct register mode.
                  "ok: an address not aligned to the bus (MM2S_SA 4 bytes off): DMASR 0x00014001 (Err_Irq Halted)",
@@ -138,15 +144,64 @@ def test_xilinx_dma_and_a_user_level_driver_move_data_through_the_simulated_zynq
                  "ok: a slave error on a read (HP0 answers SLVERR): DMASR 0x00014021 (Err_Irq DMASlvErr Halted)",
                  "ok: a slave error on a write (HP0 answers SLVERR): DMASR 0x00014021 (Err_Irq DMASlvErr Halted)",
                  "ok: an address outside the DDR (MM2S_SA 0xfff00000: DECERR): DMASR 0x00014041 (Err_Irq DMADecErr Halted)"]:
-        assert line in out[7], out[7]
-    assert out[7].count("after a reset, 65536 bytes each way clean") == 6
+        assert line in out[8], out[8]
+    assert out[8].count("after a reset, 65536 bytes each way clean") == 6
     # The interrupt-driven steps took the DMA's interrupts; the polling ones none.
     device = [step["device"] for step in report["steps"]]
     assert device[1]["interrupts"] >= 8 and device[2]["interrupts"] >= 8
-    assert device[5]["interrupts"] == device[6]["interrupts"] == 0
+    assert device[6]["interrupts"] == device[7]["interrupts"] == 0
     assert report["bench"]["hp0_errors_answered"] == {"SLVERR": 4, "DECERR": 1}
     assert report["bench"]["outside_accesses"] == 0 and report["kernel_warnings"] == []
+    check_the_charges(report)
+    check_the_drivers(report)
     assert result.returncode == 0 and report["passed"], result.stdout[-3000:]
+
+
+def check_the_charges(report):
+    """The bridge charged every register access and interrupt it saw; the drivers' reports arrived, as many as
+    their transfers imply; a polling driver's call took exactly what its CPU was charged (it never waits)."""
+    bench = report["bench"]
+    assert bench["charges"]["gp0_read"] == bench["mmio_reads"] and bench["charges"]["gp0_write"] == bench["mmio_writes"]
+    assert bench["charges"]["interrupt"] == sum(bench["interrupts"].values())
+    for name in SIM_COST_CATEGORIES:
+        assert bench["charged_ns"][name] == pytest.approx(bench["charges"][name] * bench["costs_ns"][name], abs=1)
+    per_step = [{name: after["charges"][name] - before["charges"][name] for name in SIM_COST_CATEGORIES}
+                for before, after in zip(bench["steps"], bench["steps"][1:])]
+    mib, lines = 1 << 20, (1 << 20) // 32
+    # Step 1 (the client, single buffer, 1 MiB in 4 chunks): one system call, 1 MiB copied each way between
+    # cached buffers, every line cleaned once (MM2S's map), invalidated twice (S2MM's map and unmap); a chunk's
+    # buffer need not start on a line (kmalloc's debugging red zone): at most one more line a chunk.
+    kernel = per_step[0]
+    assert (kernel["syscall"], kernel["copy_cached"]) == (1, 2 * mib)
+    assert lines <= kernel["cache_clean"] <= lines + 4 and 2 * lines <= kernel["cache_invalidate"] <= 2 * lines + 8
+    assert kernel["copy_to_coherent"] == kernel["copy_from_coherent"] == kernel["sched_yield"] == 0
+    # Step 6 (the user-level driver, single buffer): 1 MiB into the coherent buffer and out, no system call.
+    user = per_step[5]
+    assert (user["copy_to_coherent"], user["copy_from_coherent"], user["syscall"], user["copy_cached"]) == \
+        (mib, mib, 0, 0)
+    assert user["gp0_read"] == bench["steps"][6]["mmio_reads"] - bench["steps"][5]["mmio_reads"]
+
+
+def check_the_drivers(report):
+    """Seed 003's calls at ~100 KB moved every byte, by each driver and mode; a polling call's time is its
+    charges; the three drivers rank as the cost table's closed form predicts, within 5 % of it."""
+    rows = calls(report["steps"], report["bench"])
+    assert len(rows) == 9 and all(r["ok"] for r in rows), rows
+    assert {(r["driver"], r["mode"], r["buffers"]) for r in rows} == \
+        {(d, m, b) for d in DRIVERS for m, b in (("unique", 1), ("blocks", 1), ("blocks", 2))}
+    for r in rows:
+        if r["driver"] == "user_polling":
+            assert r["rx_ns"] == pytest.approx(sum(r["charged_ns"].values()), rel=1e-3)
+        if r["driver"] == "user_scheduled" and r["buffers"] == 1:     # (Double buffered, the copy outlasts
+            assert r["counts"]["sched_yield"] > 0                     # the DMA: its first poll finds it done.)
+    unique = {r["driver"]: r for r in rows if r["mode"] == "unique"}
+    costs = report["bench"]["costs_ns"]
+    for key, index in (("tx_ns", 0), ("rx_ns", 1)):
+        predicted = {d: predict(d, 102400, costs)[index] for d in DRIVERS}
+        measured = {d: unique[d][key] for d in DRIVERS}
+        assert sorted(DRIVERS, key=lambda d: (predicted[d], d)) == sorted(DRIVERS, key=lambda d: (measured[d], d))
+        for d in DRIVERS:
+            assert measured[d] == pytest.approx(predicted[d], rel=0.05), (key, d, measured, predicted)
 
 
 @pytest.mark.uml

@@ -28,8 +28,10 @@ from hostlink.sim.uml import harness
 from hostlink.sim.uml.harness import DEVICE_ID, DriverSimError, Plugin
 from hostlink.sim.uml.kernel import UML_TREE, BUILD_TIME
 from hostlink.sim.uml.report import kernel_problems, report_the_end
+from hostlink.sim.zynq.models.ps_costs import costs_ns
 from hostlink.sim.zynq.models.ps_model import PS_MODEL
-from hostlink.sim.zynq.uml_bench import DMA_OFFSET
+from hostlink.protocol import SIM_COST_COMPATIBLE, SIM_COST_SIZE
+from hostlink.sim.zynq.uml_bench import COST_OFFSET, DMA_OFFSET
 
 __all__ = ["run_zynq_linux", "PlatformBusPlugin", "device_tree_source", "default_commands", "build_software"]
 
@@ -38,7 +40,7 @@ SOFTWARE      = package_path("software", "zynq")
 GUEST         = package_path("sim", "zynq", "guest")   # Programs run inside the machine.
 # Built for the machine (build_software): the dmaengine client, the user-level driver's kernel part and its program.
 SOURCES       = [os.path.join(SOFTWARE, n) for n in ("hostlink_dma_client.c", "hostlink_dma_client.h",
-                 "hostlink_dma_user.c", "hostlink_dma_user.h", "dma_user_test.c", "Kbuild")]
+                 "hostlink_dma_user.c", "hostlink_dma_user.h", "hostlink_sim_cost.h", "dma_user_test.c", "Kbuild")]
 
 
 def device_tree_source(socket_path, clock_hz=PS_MODEL["clock_hz"], data_width=64, sg=False):
@@ -78,6 +80,12 @@ def device_tree_source(socket_path, clock_hz=PS_MODEL["clock_hz"], data_width=64
 			#interrupt-cells = <1>;
 
 {node}
+
+			/* Simulation only: where the drivers report the ARM's software costs (sim/zynq/models/ps_costs.py). */
+			sim-cost@{PLATFORM_BASE + COST_OFFSET:x} {{
+				compatible = "{SIM_COST_COMPATIBLE}";
+				reg = <0x{PLATFORM_BASE + COST_OFFSET:x} 0x{SIM_COST_SIZE:x}>;
+			}};
 		}};
 	}};
 
@@ -143,12 +151,18 @@ def build_software(build_root=BUILD_ROOT):
     return directory
 
 
+# The sweep's calls at seed 003's RoShamBo size in the default run (sim/zynq/drivers.py sweeps all sizes).
+SWEEP_BLOCK, SWEEP_SIZE = 64 << 10, 102400
+
+
 def default_commands(software, size=1 << 20, chunk=256 << 10, sg=False):
     """What ./sim.py driver --board zc706 --ps7 runs: `size` bytes each way through Linux's xilinx_dma (the
-    dmaengine client), single then double buffered, and its error path; the DMA handed to the user-level driver;
-    the same by polling, and its error path. One step each, so that each has its own counts. With `sg` (the DMA
-    in scatter-gather mode, --axi-dma-sg): the client's steps, then its queued transfers with residues and the
-    descriptors' error paths (the user-level driver programs direct register mode: not run)."""
+    dmaengine client), single then double buffered, and its error path, and the kernel driver's calls of seed
+    003's sweep at ~100 KB (single buffer Unique, Blocks single and double); the DMA handed to the user-level
+    driver; the same by polling, its error path, and the sweep's calls by polling and scheduled. One step each,
+    so that each has its own counts. With `sg` (the DMA in scatter-gather mode, --axi-dma-sg): the client's
+    steps, then its queued transfers with residues and the descriptors' error paths (the user-level driver
+    programs direct register mode: not run)."""
     client = ["python3", os.path.join(GUEST, "dma_client_test.py")]
     if sg:
         return [["insmod", os.path.join(software, "hostlink_dma_client.ko")],
@@ -157,14 +171,18 @@ def default_commands(software, size=1 << 20, chunk=256 << 10, sg=False):
                 [*client, "--queued"],
                 [*client, "--sg-errors"]]
     user = [os.path.join(software, "dma_user_test")]
+    sweep = [str(SWEEP_BLOCK), str(SWEEP_SIZE)]
     return [["insmod", os.path.join(software, "hostlink_dma_client.ko")],
             [*client, str(size), str(chunk), "1"],
             [*client, str(size), str(chunk), "2"],
             [*client, "--errors"],
+            ["python3", os.path.join(GUEST, "kernel_sweep.py"), *sweep],
             ["sh", os.path.join(SOFTWARE, "use_user_driver.sh"), os.path.join(software, "hostlink_dma_user.ko")],
             [*user, str(size), str(chunk), "1"],
             [*user, str(size), str(chunk), "2"],
-            [*user, "--errors"]]
+            [*user, "--errors"],
+            [*user, "--sweep", *sweep],
+            [*user, "--sched", "--sweep", *sweep]]
 
 
 class PlatformBusPlugin(Plugin):
@@ -177,6 +195,7 @@ class PlatformBusPlugin(Plugin):
     machine = "on the Zynq SoC"
     socket  = "platform.sock"
     saved   = (("interrupts", "cat /proc/interrupts", "interrupts.txt"),)
+    cost_scale = 1.0   # sim/zynq/models/ps_costs.py's costs times this (0: software costs no simulated time).
 
     def __init__(self, sg=False):
         self.sg = sg      # The DMA in scatter-gather mode (--axi-dma-sg).
@@ -197,7 +216,7 @@ class PlatformBusPlugin(Plugin):
         return [f"dtb={self.dtb}"]
 
     def config(self):
-        return dict(PS_MODEL)
+        return dict(PS_MODEL, costs_ns=costs_ns(self.cost_scale))
 
     def uml_config(self, run_dir, shared):
         return {"shared": shared}     # Where the bench sees each step end and the hp0_fault file.
@@ -216,12 +235,14 @@ def init_script(shared, commands, command_timeout_s):
 
 
 def run_zynq_linux(commands=None, command_timeout_s=600, timeout_s=1800, build_root=BUILD_ROOT, verbose=False,
-        mem="256M", sg=False):
+        mem="256M", sg=False, cost_scale=1.0):
     """Build everything, boot Linux on the simulated Zynq SoC, run `commands` inside (default_commands() when
     None). Returns the harness's result (sim/uml/harness.py's run: the bench's summary "bench", each step's
     output and exit status "steps", the kernel log "dmesg", where the logs are) with the commands run
     ("commands") and the kernel's interrupt counts ("interrupts")."""
-    return harness.run(PlatformBusPlugin(sg), commands, command_timeout_s, timeout_s, build_root, verbose, mem)
+    plugin = PlatformBusPlugin(sg)
+    plugin.cost_scale = cost_scale
+    return harness.run(plugin, commands, command_timeout_s, timeout_s, build_root, verbose, mem)
 
 
 # ./sim.py driver --board zc706 --ps7 ------------------------------------------------------------------------
@@ -246,9 +267,10 @@ def step_counts(bench):
     """What each step of the init cost the device side: the counts between the end of the step before and its
     own (the first step's include the boot), as dicts of sim_ns, mmio_reads, mmio_writes, interrupts and
     transfers."""
-    rows, before = [], {"sim_ns": 0, "mmio_reads": 0, "mmio_writes": 0, "interrupts": 0, "transfers": 0}
+    keys = ("sim_ns", "mmio_reads", "mmio_writes", "interrupts", "transfers")
+    rows, before = [], dict.fromkeys(keys, 0)
     for snapshot in bench["steps"]:
-        rows.append({key: snapshot[key] - before[key] for key in before})
+        rows.append({key: snapshot[key] - before[key] for key in keys})
         before = snapshot
     return rows
 
@@ -295,6 +317,15 @@ def main(args, command):
               f"logic):")
         for channel, length, ending, count, mean_ns, rate in figures:
             print(f"    {channel} {length:>9} bytes x {count:<3} ({ending:>9}): {mean_ns / 1e3:9.2f} us, {rate:8.1f} MB/s")
+    charged = sum(bench["charged_ns"].values())
+    print(f"software charged in simulated time (sim/zynq/models/ps_costs.py): {charged / 1e6:.3f} ms: " +
+          ", ".join(f"{name} {ns / 1e6:.3f} ms ({bench['charges'][name]})" for name, ns in bench["charged_ns"].items()
+                    if ns))
+    from hostlink.sim.zynq.drivers import calls, report
+    try:
+        print(report(calls(rows, bench)))
+    except ValueError as error:
+        print(f"the drivers' calls: {error}")
     if bench["outside_accesses"]:
         print(f"{bench['outside_accesses']} register accesses outside the DMA's registers (see {result['sim_log']})")
     report_the_end(result, rows, problems)

@@ -7,7 +7,8 @@
  * polling variant, and its test. It programs the DMA itself and polls its status; the kernel only gives it
  * the registers and a DMA buffer (/dev/hostlink_dma_user, hostlink_dma_user.c). No interrupt is enabled.
  *
- *     dma_user_test BYTES CHUNK BUFFERS [BUFFERS ...]
+ *     dma_user_test [--sched] BYTES CHUNK BUFFERS [BUFFERS ...]
+ *     dma_user_test [--sched] --sweep BLOCK SIZE [SIZE ...]
  *     dma_user_test --errors
  *
  * For each BUFFERS (1: single buffering, 2: double), sends BYTES from the program's memory out through MM2S
@@ -16,6 +17,17 @@
  * Double buffering copies the next chunk in while one is in flight. Every byte received must be the byte
  * sent. Prints one "ok:" line per run with the register reads (status polls among them) and writes, or a
  * "FAIL:" line; exits 1 if any run failed.
+ *
+ * --sched: seed 003's scheduled user-level driver: between two status polls the program gives the CPU to the
+ * scheduler (sched_yield), where the polling driver (the default) polls without pause.
+ *
+ * --sweep: seed 003's loop-back figures, one call per size and mode: single buffer Unique (the whole size in one
+ * transfer, or in the fewest the DMA buffer holds), and for sizes over BLOCK up to 16 blocks, Blocks (BLOCK bytes
+ * a transfer) single and double buffered. One "call:" line each, in the order of the calls.
+ *
+ * In the simulation the program reports its copies into and out of the DMA buffer and its yields to the
+ * simulation's cost device (hostlink_sim_cost.h, through /dev/hostlink_dma_user), and marks where each call
+ * begins and where its data is in the program's buffer; on a board those reports are skipped.
  *
  * --errors: what the DMA says of a bad request and of a failing bus, and that the next transfer after a reset
  * is clean: an address not aligned to the bus, a LENGTH written while a transfer runs, a slave error on a read
@@ -32,10 +44,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include "hostlink_dma_user.h"
+#include "hostlink_sim_cost.h"
 
 enum {
 	MM2S_DMACR = 0x00, MM2S_DMASR = 0x04, MM2S_SA = 0x18, MM2S_LENGTH = 0x28,
@@ -53,10 +67,44 @@ enum {
 #define DMASR_ERR_IRQ 0x4000
 #define POLL_LIMIT    10000000
 #define MAX_LENGTH    ((1u << 26) - 1)   /* LENGTH's 26 bits (xlnx,sg-length-width) */
+#define BLOCKS_UP_TO  16   /* --sweep: Blocks modes up to 16 blocks (beyond, the same per byte, at length) */
 
 static int fd;
 static uint64_t buffer_size;
-static unsigned long reads, writes, polls;
+static unsigned long reads, writes, polls, yields;
+static int scheduled;       /* --sched: yield between polls */
+static int costs = 1;       /* the simulation's cost device is there (until it answers ENODEV) */
+
+/* Report `count` of a cost category to the simulation (hostlink_sim_cost.h); nothing on a board. */
+static void charge(unsigned int category, uint32_t count)
+{
+	if (costs && count && pwrite(fd, &count, 4, HOSTLINK_DMA_USER_COST_OFFSET + HOSTLINK_SIM_COST_CHARGE +
+				      4 * category) != 4)
+		costs = 0;
+}
+
+/* A mark, then a read (writes are posted: the read makes sure the mark has arrived before the program goes on). */
+static void mark(uint32_t value)
+{
+	uint32_t now;
+
+	if (costs && (pwrite(fd, &value, 4, HOSTLINK_DMA_USER_COST_OFFSET + HOSTLINK_SIM_COST_MARK) != 4 ||
+		      pread(fd, &now, 4, HOSTLINK_DMA_USER_COST_OFFSET + HOSTLINK_SIM_COST_TIME_LO) != 4))
+		costs = 0;
+}
+
+/* memcpy into or out of the DMA buffer, reported. */
+static void copy_to_dma(void *to, const void *from, size_t n)
+{
+	memcpy(to, from, n);
+	charge(HOSTLINK_SIM_COST_COPY_TO_COHERENT, n);
+}
+
+static void copy_from_dma(void *to, const void *from, size_t n)
+{
+	memcpy(to, from, n);
+	charge(HOSTLINK_SIM_COST_COPY_FROM_COHERENT, n);
+}
 
 static int read_register(uint32_t offset, uint32_t *value)
 {
@@ -113,6 +161,11 @@ static int wait_channel(uint32_t status_register, const char *name)
 		polls++;
 		if (read_register(status_register, &status))
 			return -1;
+		if (scheduled && !(status & (DMASR_IOC_IRQ | DMASR_ERR_IRQ))) {
+			yields++;
+			charge(HOSTLINK_SIM_COST_SCHED_YIELD, 1);
+			sched_yield();
+		}
 	}
 	if (!(status & (DMASR_IOC_IRQ | DMASR_ERR_IRQ))) {
 		fprintf(stderr, "%s: no end of transfer after %d status reads\n", name, POLL_LIMIT);
@@ -154,8 +207,9 @@ static void fill(uint8_t *data, size_t size, uint32_t seed)
 static int loop(size_t size, uint32_t chunk, int buffers, uint8_t *window, uint64_t bus, uint32_t seed)
 {
 	uint8_t *sent = malloc(size), *received = calloc(1, size);
-	uint8_t *tx[2] = { window, window + chunk }, *rx[2] = { window + 2 * chunk, window + 3 * chunk };
-	uint64_t tx_bus[2] = { bus, bus + chunk }, rx_bus[2] = { bus + 2 * chunk, bus + 3 * chunk };
+	/* The DMA buffer: `buffers` chunks to send, then as many to receive into. */
+	uint8_t *tx[2] = { window, window + chunk }, *rx[2] = { window + buffers * chunk, window + (buffers + 1) * chunk };
+	uint64_t tx_bus[2] = { bus, bus + chunk }, rx_bus[2] = { bus + buffers * chunk, bus + (buffers + 1) * chunk };
 	size_t chunks = (size + chunk - 1) / chunk, i, wrong = 0;
 	int err = -1;
 
@@ -164,37 +218,40 @@ static int loop(size_t size, uint32_t chunk, int buffers, uint8_t *window, uint6
 	fill(sent, size, seed);
 	if (start_dma())
 		goto out;
+	mark(HOSTLINK_SIM_COST_MARK_BEGIN);
 	if (buffers == 1) {
 		for (i = 0; i < chunks; i++) {
 			uint32_t n = size - i * chunk < chunk ? size - i * chunk : chunk;
 
-			memcpy(tx[0], sent + i * chunk, n);
+			copy_to_dma(tx[0], sent + i * chunk, n);
 			if (start_chunk(tx_bus[0], rx_bus[0], n) || wait_chunk(n))
 				goto out;
-			memcpy(received + i * chunk, rx[0], n);
+			copy_from_dma(received + i * chunk, rx[0], n);
 		}
 	} else {
 		/* The next chunk is copied in while one is in flight; its transfer starts as soon as that one ends. */
 		uint32_t n = size < chunk ? size : chunk;
 
-		memcpy(tx[0], sent, n);
+		copy_to_dma(tx[0], sent, n);
 		if (start_chunk(tx_bus[0], rx_bus[0], n))
 			goto out;
 		for (i = 0; i < chunks; i++) {
 			uint32_t next = i + 1 < chunks ? (size - (i + 1) * chunk < chunk ? size - (i + 1) * chunk : chunk) : 0;
 
 			if (next)
-				memcpy(tx[(i + 1) % 2], sent + (i + 1) * chunk, next);
+				copy_to_dma(tx[(i + 1) % 2], sent + (i + 1) * chunk, next);
 			if (wait_chunk(n))
 				goto out;
 			if (next && start_chunk(tx_bus[(i + 1) % 2], rx_bus[(i + 1) % 2], next))
 				goto out;
-			memcpy(received + i * chunk, rx[i % 2], n);
+			copy_from_dma(received + i * chunk, rx[i % 2], n);
 			n = next;
 		}
 	}
-	for (i = 0; i < size; i++)
-		wrong += sent[i] != received[i];
+	mark(HOSTLINK_SIM_COST_MARK_END);
+	if (memcmp(sent, received, size))
+		for (i = 0; i < size; i++)
+			wrong += sent[i] != received[i];
 	if (wrong)
 		fprintf(stderr, "%zu of %zu bytes received wrong\n", wrong, size);
 	err = wrong ? -1 : 0;
@@ -317,9 +374,9 @@ static uint32_t provoke(enum error_case c, uint64_t tx, uint64_t rx)
 }
 
 /* Whether the program can send `size` bytes in chunks of `chunk`: the DMA's LENGTH, the buffer's four parts. */
-static int chunk_allowed(size_t size, uint64_t chunk)
+static int chunk_allowed(size_t size, uint64_t chunk, int buffers)
 {
-	return size && chunk && chunk % 8 == 0 && chunk <= MAX_LENGTH && 4 * chunk <= buffer_size;
+	return size && chunk && chunk % 8 == 0 && chunk <= MAX_LENGTH && 2 * buffers * chunk <= buffer_size;
 }
 
 static int errors(uint8_t *window, uint64_t bus)
@@ -327,7 +384,7 @@ static int errors(uint8_t *window, uint64_t bus)
 	const uint32_t clean = 64 << 10;
 	int failed = 0, c;
 
-	if (chunk_allowed(1 << 20, 1u << 26)) {
+	if (chunk_allowed(1 << 20, 1u << 26, 1)) {
 		printf("FAIL: a chunk of %u bytes, over the DMA's 26-bit LENGTH, was allowed\n", 1u << 26);
 		failed = 1;
 	} else {
@@ -368,24 +425,81 @@ static int errors(uint8_t *window, uint64_t bus)
 	return failed;
 }
 
+/* The largest chunk `buffers` buffers of the DMA buffer hold, in whole 8-byte beats, at most `want`. */
+static uint32_t fitting_chunk(uint64_t want, int buffers)
+{
+	uint64_t most = buffer_size / (2 * buffers) & ~(uint64_t)7;
+
+	if (most > MAX_LENGTH)
+		most = MAX_LENGTH & ~7u;
+	return want < most ? want : most;
+}
+
+/* One call, timed by the simulation between its marks: its "call:" line, 0 or -1. */
+static int sweep_call(const char *driver, size_t size, const char *mode, uint32_t chunk, int buffers,
+		      uint8_t *window, uint64_t bus, uint32_t seed)
+{
+	int err;
+
+	reads = writes = polls = yields = 0;
+	err = loop(size, chunk, buffers, window, bus, seed);
+	printf("call: driver=%s size=%zu mode=%s chunk=%u buffers=%d reads=%lu polls=%lu writes=%lu yields=%lu %s\n",
+	       driver, size, mode, chunk, buffers, reads, polls, writes, yields, err ? "FAIL" : "ok");
+	return err;
+}
+
+static int sweep(int argc, char **argv, uint8_t *window, uint64_t bus)
+{
+	const char *driver = scheduled ? "user_scheduled" : "user_polling";
+	uint32_t block = strtoul(argv[0], NULL, 0);
+	int failed = 0, i;
+
+	if (!block || block % 8 || fitting_chunk(block, 2) != block) {
+		fprintf(stderr, "BLOCK must be a multiple of 8 bytes that two buffers of the DMA buffer hold, not %u\n",
+			block);
+		return 2;
+	}
+	for (i = 1; i < argc; i++) {
+		size_t size = strtoull(argv[i], NULL, 0);
+
+		if (!size || size % 8) {
+			fprintf(stderr, "SIZE must be a positive multiple of 8 bytes, not %s\n", argv[i]);
+			return 2;
+		}
+		failed |= sweep_call(driver, size, "unique", fitting_chunk(size, 1), 1, window, bus, i);
+		if (size > block && size <= BLOCKS_UP_TO * block) {
+			failed |= sweep_call(driver, size, "blocks", block, 1, window, bus, 1000 + i);
+			failed |= sweep_call(driver, size, "blocks", block, 2, window, bus, 2000 + i);
+		}
+	}
+	return failed;
+}
+
 int main(int argc, char **argv)
 {
 	struct hostlink_dma_user_buffer buffer;
-	size_t size;
-	uint32_t chunk;
+	size_t size = 0;
+	uint32_t chunk = 0;
 	uint8_t *window;
-	int failed = 0, i;
-
-	int check_errors = argc == 2 && !strcmp(argv[1], "--errors");
+	int failed = 0, i, check_errors, sweeping;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);     /* Each line as it comes, also into a file. */
-
+	if (argc > 1 && !strcmp(argv[1], "--sched")) {
+		scheduled = 1;
+		argv++;
+		argc--;
+	}
+	check_errors = argc == 2 && !strcmp(argv[1], "--errors");
+	sweeping = argc >= 4 && !strcmp(argv[1], "--sweep");
 	if (argc < 4 && !check_errors) {
-		fprintf(stderr, "usage: %s BYTES CHUNK BUFFERS [BUFFERS ...] | --errors\n", argv[0]);
+		fprintf(stderr, "usage: %s [--sched] BYTES CHUNK BUFFERS [BUFFERS ...] | [--sched] --sweep BLOCK SIZE "
+			"[SIZE ...] | --errors\n", argv[0]);
 		return 2;
 	}
-	size = check_errors ? 0 : strtoull(argv[1], NULL, 0);
-	chunk = check_errors ? 0 : strtoul(argv[2], NULL, 0);
+	if (!check_errors && !sweeping) {
+		size = strtoull(argv[1], NULL, 0);
+		chunk = strtoul(argv[2], NULL, 0);
+	}
 	fd = open("/dev/hostlink_dma_user", O_RDWR);
 	if (fd < 0) {
 		fprintf(stderr, "/dev/hostlink_dma_user: %s (is hostlink_dma_user.ko bound to the DMA?)\n", strerror(errno));
@@ -396,7 +510,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	buffer_size = buffer.size;
-	if (!check_errors && !chunk_allowed(size, chunk)) {
+	if (!check_errors && !sweeping && !chunk_allowed(size, chunk, 2)) {
 		fprintf(stderr, "CHUNK must be a multiple of 8 bytes, at most %u (the DMA's 26-bit LENGTH) and a quarter of "
 			"the %llu-byte DMA buffer, not %u\n", MAX_LENGTH, (unsigned long long)buffer.size, chunk);
 		return 2;
@@ -408,19 +522,22 @@ int main(int argc, char **argv)
 	}
 	if (check_errors)
 		failed = errors(window, buffer.bus_address);
-	for (i = 3; i < argc && !check_errors; i++) {
+	else if (sweeping)
+		failed = sweep(argc - 2, argv + 2, window, buffer.bus_address);
+	for (i = 3; i < argc && !check_errors && !sweeping; i++) {
 		int buffers = atoi(argv[i]);
 		const char *name = buffers == 1 ? "single" : "double";
 		size_t chunks = (size + chunk - 1) / chunk;
 
-		reads = writes = polls = 0;
+		reads = writes = polls = yields = 0;
 		if ((buffers != 1 && buffers != 2) || loop(size, chunk, buffers, window, buffer.bus_address, i)) {
 			printf("FAIL: %s buffering, %zu bytes in chunks of %u\n", name, size, chunk);
 			failed = 1;
 			continue;
 		}
 		printf("ok: %s buffering: %zu bytes each way in %zu chunks of %u, every byte checked; %lu register reads "
-		       "(%lu status polls) and %lu writes, no interrupt\n", name, size, chunks, chunk, reads, polls, writes);
+		       "(%lu status polls) and %lu writes, no interrupt%s\n", name, size, chunks, chunk, reads, polls, writes,
+		       scheduled ? "; yielded between polls" : "");
 	}
 	munmap(window, buffer.size);
 	close(fd);

@@ -37,6 +37,7 @@
 #include <linux/uaccess.h>
 
 #include "hostlink_dma_client.h"
+#include "hostlink_sim_cost.h"
 
 struct chunk_buffer {
 	void *data;
@@ -56,6 +57,7 @@ struct client {
 	struct chunk_buffer buffer[2];
 	void *rx_data[2];
 	size_t buffer_size;
+	void __iomem *cost;   /* the simulation's cost device (hostlink_sim_cost.h), NULL on a board */
 };
 
 static void tx_callback(void *param, const struct dmaengine_result *result)
@@ -98,8 +100,11 @@ static void unmap(struct client *c, struct chunk_buffer *b)
 {
 	if (b->tx_mapped)
 		dma_unmap_single(c->tx->device->dev, b->tx_addr, b->length, DMA_TO_DEVICE);
-	if (b->rx_mapped)
+	if (b->rx_mapped) {
 		dma_unmap_single(c->rx->device->dev, b->rx_addr, b->length, DMA_FROM_DEVICE);
+		hostlink_sim_charge(c->cost, HOSTLINK_SIM_COST_CACHE_INVALIDATE,
+				    HOSTLINK_SIM_COST_LINES(b->rx_addr, b->length));
+	}
 	b->tx_mapped = b->rx_mapped = false;
 }
 
@@ -114,6 +119,8 @@ static int map_and_submit(struct client *c, struct chunk_buffer *b, bool tx, voi
 	if (dma_mapping_error(chan->device->dev, *addr))
 		return -ENOMEM;
 	*mapped = true;
+	hostlink_sim_charge(c->cost, tx ? HOSTLINK_SIM_COST_CACHE_CLEAN : HOSTLINK_SIM_COST_CACHE_INVALIDATE,
+			    HOSTLINK_SIM_COST_LINES(*addr, b->length));
 	return submit(c, chan, *addr, b->length, tx ? DMA_MEM_TO_DEV : DMA_DEV_TO_MEM, b);
 }
 
@@ -174,6 +181,8 @@ static long begin(struct call *k, u64 i)
 	b->length = min_t(u64, k->t->chunk, k->t->length - offset);
 	if (k->tx && copy_from_user(b->data, u64_to_user_ptr(k->t->tx) + offset, b->length))
 		return -EFAULT;
+	if (k->tx)
+		hostlink_sim_charge(k->c->cost, HOSTLINK_SIM_COST_COPY_CACHED, b->length);
 	k->t->copies += k->tx;
 	return 0;
 }
@@ -196,6 +205,8 @@ static long copy_out(struct call *k, u64 i)
 	if (k->rx && copy_to_user(u64_to_user_ptr(k->t->rx) + i * k->t->chunk,
 				  k->c->rx_data[slot(k, i)], b->length))
 		return -EFAULT;
+	if (k->rx)
+		hostlink_sim_charge(k->c->cost, HOSTLINK_SIM_COST_COPY_CACHED, b->length);
 	k->t->copies += k->rx;
 	k->t->chunks++;
 	return 0;
@@ -410,9 +421,12 @@ static long client_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return -ENOTTY;
 	if (copy_from_user(&t, (void __user *)arg, sizeof(t)))
 		return -EFAULT;
+	hostlink_sim_charge(c->cost, HOSTLINK_SIM_COST_SYSCALL, 1);
+	hostlink_sim_mark(c->cost, HOSTLINK_SIM_COST_MARK_BEGIN);
 	mutex_lock(&c->lock);
 	err = transfer(c, &t);
 	mutex_unlock(&c->lock);
+	hostlink_sim_mark(c->cost, HOSTLINK_SIM_COST_MARK_END);
 	if (copy_to_user((void __user *)arg, &t, sizeof(t)))
 		return -EFAULT;
 	return err;
@@ -464,6 +478,7 @@ static int client_probe(struct platform_device *pdev)
 	if (err)
 		goto release_rx;
 	platform_set_drvdata(pdev, c);
+	c->cost = hostlink_sim_cost_map();
 	dev_info(&pdev->dev, "/dev/hostlink_dma on %s and %s, buffers of %u bytes\n",
 		 dma_chan_name(c->tx), dma_chan_name(c->rx), buffer_size);
 	return 0;
@@ -479,6 +494,7 @@ static void client_remove(struct platform_device *pdev)
 	struct client *c = platform_get_drvdata(pdev);
 
 	misc_deregister(&c->misc);
+	hostlink_sim_cost_unmap(c->cost);
 	dmaengine_terminate_sync(c->tx);
 	dmaengine_terminate_sync(c->rx);
 	dma_release_channel(c->rx);

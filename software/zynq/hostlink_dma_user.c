@@ -12,6 +12,10 @@
  *   mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)      the DMA buffer (coherent)
  *   ioctl(fd, HOSTLINK_DMA_USER_BUFFER, &buffer)                      its bus address and size
  *
+ * In the simulation, pread and pwrite at HOSTLINK_DMA_USER_COST_OFFSET + register reach the simulation's cost
+ * device instead (hostlink_sim_cost.h): the program reports its copies and yields there, and reads the CPU's
+ * simulated time. Without that device (a board) those offsets answer ENODEV.
+ *
  * The program does everything else: reset, run, addresses, lengths, and polling the status for the end of a
  * transfer (software/zynq/dma_user_test.c). The module binds to the DMA's device only when asked (the device's
  * driver_override, after xilinx_dma let it go), as UIO's generic driver is bound on a board.
@@ -26,6 +30,7 @@
 #include <linux/uaccess.h>
 
 #include "hostlink_dma_user.h"
+#include "hostlink_sim_cost.h"
 
 struct user_dma {
 	struct device *dev;
@@ -35,6 +40,7 @@ struct user_dma {
 	dma_addr_t bus_address;
 	size_t size;
 	struct miscdevice misc;
+	void __iomem *cost;   /* the simulation's cost device, NULL on a board */
 };
 
 static struct user_dma *of_file(struct file *file)
@@ -42,22 +48,35 @@ static struct user_dma *of_file(struct file *file)
 	return container_of(file->private_data, struct user_dma, misc);
 }
 
-static int register_offset(struct user_dma *u, size_t count, loff_t offset)
+/* The register at `offset`: the DMA's, or the cost device's from HOSTLINK_DMA_USER_COST_OFFSET on. */
+static void __iomem *register_at(struct user_dma *u, size_t count, loff_t offset, int *err)
 {
-	if (count != 4 || offset < 0 || offset % 4 || offset + 4 > u->regs_size)
-		return -EINVAL;
-	return 0;
+	*err = -EINVAL;
+	if (count != 4 || offset < 0 || offset % 4)
+		return NULL;
+	if (offset >= HOSTLINK_DMA_USER_COST_OFFSET) {
+		offset -= HOSTLINK_DMA_USER_COST_OFFSET;
+		if (offset + 4 > HOSTLINK_SIM_COST_SIZE)
+			return NULL;
+		*err = u->cost ? 0 : -ENODEV;
+		return u->cost ? u->cost + offset : NULL;
+	}
+	if (offset + 4 > u->regs_size)
+		return NULL;
+	*err = 0;
+	return u->regs + offset;
 }
 
 static ssize_t user_read(struct file *file, char __user *buf, size_t count, loff_t *ppos)
 {
 	struct user_dma *u = of_file(file);
 	u32 value;
-	int err = register_offset(u, count, *ppos);
+	int err;
+	void __iomem *reg = register_at(u, count, *ppos, &err);
 
 	if (err)
 		return err;
-	value = readl(u->regs + *ppos);
+	value = readl(reg);
 	if (copy_to_user(buf, &value, 4))
 		return -EFAULT;
 	return 4;
@@ -67,13 +86,14 @@ static ssize_t user_write(struct file *file, const char __user *buf, size_t coun
 {
 	struct user_dma *u = of_file(file);
 	u32 value;
-	int err = register_offset(u, count, *ppos);
+	int err;
+	void __iomem *reg = register_at(u, count, *ppos, &err);
 
 	if (err)
 		return err;
 	if (copy_from_user(&value, buf, 4))
 		return -EFAULT;
-	writel(value, u->regs + *ppos);
+	writel(value, reg);
 	return 4;
 }
 
@@ -138,6 +158,7 @@ static int user_probe(struct platform_device *pdev)
 	if (err)
 		return err;
 	platform_set_drvdata(pdev, u);
+	u->cost = hostlink_sim_cost_map();
 	dev_info(&pdev->dev, "/dev/hostlink_dma_user: registers %pR, a buffer of %zu bytes at bus address %pad\n",
 		 res, u->size, &u->bus_address);
 	return 0;
@@ -148,6 +169,7 @@ static void user_remove(struct platform_device *pdev)
 	struct user_dma *u = platform_get_drvdata(pdev);
 
 	misc_deregister(&u->misc);
+	hostlink_sim_cost_unmap(u->cost);
 }
 
 static struct platform_driver user_driver = {

@@ -19,4 +19,7 @@ struct hostlink_dma_user_buffer {
 
 #define HOSTLINK_DMA_USER_BUFFER _IOR('h', 0x41, struct hostlink_dma_user_buffer)
 
+/* pread/pwrite offsets from here on reach the simulation's cost device (hostlink_sim_cost.h); ENODEV on a board. */
+#define HOSTLINK_DMA_USER_COST_OFFSET 0x100000
+
 #endif
