@@ -10,9 +10,9 @@ client (/dev/hostlink_dma, software/zynq/hostlink_dma_client.c), by interrupt.
 
 The same calls as `dma_user_test --sweep BLOCK SIZE ...` (software/zynq/dma_user_test.c), in the same order: for
 each SIZE, single buffer Unique (the whole size in one transfer, or in the fewest the client's buffers hold),
-and for sizes over BLOCK up to 16 blocks, Blocks (BLOCK bytes a transfer) single and double buffered. Each call's bytes are
-checked. One "call:" line each; exits 1 if any failed. The client marks each call's beginning and end in the
-simulation's cost device, and charges its system call, copies and cache maintenance there.
+and for sizes over BLOCK up to 16 blocks, Blocks (BLOCK bytes a transfer) single and double buffered. Each
+call's bytes are checked. One "call:" line each; exits 1 if any failed. The client marks each call's beginning
+and end in the simulation's cost device, and charges its system call, copies and cache maintenance there.
 """
 
 import array
@@ -59,7 +59,8 @@ def main(argv):
     with open(BUFFER_SIZE) as f:
         most = int(f.read()) & ~7
     if block <= 0 or block % 8 or block > most:
-        print(f"BLOCK must be a multiple of 8 bytes the client's {most}-byte buffers hold, not {block}", file=sys.stderr)
+        print(f"BLOCK must be a multiple of 8 bytes the client's {most}-byte buffers hold, not {block}",
+              file=sys.stderr)
         return 2
     if any(size <= 0 or size % 8 for size in sizes):
         print(f"each SIZE must be a positive multiple of 8 bytes: {sizes}", file=sys.stderr)
