@@ -323,7 +323,9 @@ def main(args, command):
                     if ns))
     from hostlink.sim.zynq.drivers import calls, report
     try:
-        print(report(calls(rows, bench)))
+        sweep = calls(rows, bench)
+        if sweep:         # Not in scatter-gather mode, nor with commands of one's own that make no calls.
+            print(report(sweep))
     except ValueError as error:
         print(f"the drivers' calls: {error}")
     if bench["outside_accesses"]:
