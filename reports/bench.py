@@ -157,7 +157,7 @@ BENCHES = [
         "doc/host_api.md"),
     ("zynq",  "zynq_linux",     "./sim.py driver --board zc706 --ps7 --json {out}/zynq_linux.json", 2.1,
         "README.md, doc/zynq.md"),
-    ("zynq",  "zynq_linux_sg",  "./sim.py driver --board zc706 --ps7 --axi-dma-sg --json {out}/zynq_linux_sg.json", 6.0,
+    ("zynq",  "zynq_linux_sg",  "./sim.py driver --board zc706 --ps7 --axi-dma-sg --json {out}/zynq_linux_sg.json", 3.5,
         "doc/zynq.md"),
     # Seed 003's three drivers swept 8 B to 6 MiB with the ARM's software in simulated time (Figs 4/5, Table I).
     ("zynq",  "zynq_drivers",   "python -m hostlink.sim.zynq.drivers --json {out}/zynq_drivers.json --plot {out}/zynq_drivers.png", 11.5,
