@@ -43,6 +43,12 @@ COMPLETION_BYTES   = {"vc709": 15872, "zc706": 13600, "kc705": 5920}
 SIZES = {"h2c": 128*1024 + 96, "c2h": 64*1024 + 32, "bidir": 96*1024 + 64}   # Whole 32-byte words.
 
 
+# The SoC the other simulated tests and ./sim.py run (two DMA channels; the jobs here use channel 0), so that
+# a cold `make test` builds its models (the fast path's and the reference's) once per board, not once more for
+# a one-channel SoC only this file used: about 5 minutes of builds under load, for the same runs (the matrix
+# on the one-channel SoC took as long and passed alike).
+DMA_CHANNELS = 2
+
 # A host gives the KC705 MPS 256 whatever it allows (LitePCIe configures its block for 256): the same run
 # as "default".
 SKIPPED = {("kc705", "mps512")}
@@ -57,7 +63,7 @@ def profile_run(request):
     settings = board_profile_defaults(get_board(board))
     settings.update(overrides)
     profile = host_profile(base, seed=len(name), **settings)
-    return board, name, profile, run_jobs(board, profile_jobs(board), profile, dma_channels=1)
+    return board, name, profile, run_jobs(board, profile_jobs(board), profile, dma_channels=DMA_CHANNELS)
 
 
 def profile_jobs(board):
@@ -160,10 +166,10 @@ def test_completions_the_block_loses_are_errors(board):
     the user logic takes them. A straddled VC709 takes every completion as it arrives and its block never
     holds a queue: only a block with no room at all (0 headers) loses completions there."""
     from hostlink.sim.pcie.run import build_model, run_jobs
-    headers = 0 if build_model(board, dma_channels=1, reference=False)["hard_block"]["rc_straddle"] else 2
+    headers = 0 if build_model(board, dma_channels=DMA_CHANNELS, reference=False)["hard_block"]["rc_straddle"] else 2
     profile = host_profile("worst", seed=1, **board_profile_defaults(get_board(board)))
     jobs = [{"kind": "h2c", "size": 65536, "channels": [0], "descriptor_size": 16384}]
-    run = run_jobs(board, jobs, profile, dma_channels=1, block_completion_headers=headers)
+    run = run_jobs(board, jobs, profile, dma_channels=DMA_CHANNELS, block_completion_headers=headers)
     assert run["completion_space"]["headers"] == headers
     assert run["completion_space"]["dropped"] > 0
     assert run["results"][0]["errors"] > 0
@@ -188,10 +194,10 @@ def test_the_reference_model_gives_the_same_run(profile_run):
     if name not in REFERENCE_PROFILES:
         pytest.skip(f"the reference model runs under the profiles {', '.join(REFERENCE_PROFILES)}")
     assert fast_path_runs(get_board(board))
-    reference = run_jobs(board, profile_jobs(board), profile, dma_channels=1, reference=True)
+    reference = run_jobs(board, profile_jobs(board), profile, dma_channels=DMA_CHANNELS, reference=True)
     assert differences(run, reference) == [], (board, name)
     if get_board(board).device == "us":
-        event_driven = run_jobs(board, profile_jobs(board), profile, dma_channels=1, fast=False)
+        event_driven = run_jobs(board, profile_jobs(board), profile, dma_channels=DMA_CHANNELS, fast=False)
         assert [r["cycles"] for r in event_driven["results"]] == [r["cycles"] for r in reference["results"]], \
             (board, name)
         assert event_driven == reference, (board, name)
