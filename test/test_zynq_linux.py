@@ -184,7 +184,10 @@ def check_the_charges(report):
 
 def check_the_drivers(report):
     """Seed 003's calls at ~100 KB moved every byte, by each driver and mode; a polling call's time is its
-    charges; the three drivers rank as the cost table's closed form predicts, within 5 % of it."""
+    charges; the three drivers rank as the cost table's closed form predicts, within 5 % of it. Two drivers
+    the closed form puts within 1 % of each other (polling's and the scheduled driver's TX, which end before
+    any poll matters) are a tie: their order is where a wake-up falls on the bench's 50 ns step, not a
+    ranking."""
     rows = calls(report["steps"], report["bench"])
     assert len(rows) == 9 and all(r["ok"] for r in rows), rows
     assert {(r["driver"], r["mode"], r["buffers"]) for r in rows} == \
@@ -199,7 +202,10 @@ def check_the_drivers(report):
     for key, index in (("tx_ns", 0), ("rx_ns", 1)):
         predicted = {d: predict(d, 102400, costs)[index] for d in DRIVERS}
         measured = {d: unique[d][key] for d in DRIVERS}
-        assert sorted(DRIVERS, key=lambda d: (predicted[d], d)) == sorted(DRIVERS, key=lambda d: (measured[d], d))
+        for a in DRIVERS:
+            for b in DRIVERS:
+                if predicted[a] < 0.99 * predicted[b]:
+                    assert measured[a] < measured[b], (key, a, b, measured, predicted)
         for d in DRIVERS:
             assert measured[d] == pytest.approx(predicted[d], rel=0.05), (key, d, measured, predicted)
 
