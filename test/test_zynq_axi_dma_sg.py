@@ -18,7 +18,6 @@ import pytest
 
 from migen import *
 
-from litex.gen import LiteXModule
 from litex.soc.interconnect.axi import AXIInterface
 
 from hostlink.cores.zynq.axi_dma import AXIDMA
@@ -30,7 +29,7 @@ from hostlink.protocol import (AXI_DMA_REGISTERS, AXI_DMA_SG_REGISTERS, AXI_DMA_
     DESC_STATUS_DEC_ERR, DESC_STATUS_CMPLT)
 
 from benches.migen_streams import IDLE_X_BACKPRESSURE, MAX_CYCLES, stuck
-from test_zynq_axi_dma import AXIMemory, BEAT, MEMORY_BYTES, send, stream_bytes
+from test_zynq_axi_dma import Bench as DirectBench, AXIMemory, BEAT, MEMORY_BYTES, send, stream_bytes
 
 REGISTERS = {**AXI_DMA_REGISTERS, **AXI_DMA_SG_REGISTERS}
 RESOLUTION = 4                     # Cycles per IRQDelay count in these benches (the DMA's default: 125).
@@ -39,12 +38,9 @@ RUN = DMACR_RS | DMACR_IOC_IRQ_EN | DMACR_DLY_IRQ_EN | DMACR_ERR_IRQ_EN
 SG_HALTED = 0x00010000 | DMASR_SG_INCLD | DMASR_HALTED   # DMASR after a reset: IRQThresholdSts 1.
 
 
-class Bench(LiteXModule):
-    def __init__(self, loopback=False):
-        self.bus = AXIInterface(data_width=64, address_width=32, id_width=6, version="axi3")
-        self.dma = AXIDMA(self.bus, sg=True, delay_resolution=RESOLUTION)
-        if loopback:
-            self.comb += self.dma.mm2s.connect(self.dma.s2mm)
+def Bench(loopback=False):
+    """The direct-mode tests' bench, its DMA built in scatter-gather mode."""
+    return DirectBench(loopback, sg=True, delay_resolution=RESOLUTION)
 
 
 def write_register(dma, name, value):
