@@ -60,6 +60,29 @@ def test_checker_counts_words_and_mismatches():
     run_simulation(dut, bench())
 
 
+@pytest.mark.parametrize("length", [0, 8, 10, 12])
+def test_checker_judges_only_the_first_length_words(length):
+    # Loop mode: the reader goes on into buffers software has not written; only the transfer is judged.
+    dut = DMAPatternChecker(128, with_csr=False)
+    good  = [[0, 1, 2, 3], [4, 5, 6, 7], [8, 99, 10, 11]]
+    stale = [[7, 7, 7, 7], [0, 0, 0, 0]]
+    def bench():
+        yield dut.length.eq(length)
+        yield dut.clear.eq(1)
+        yield
+        yield dut.clear.eq(0)
+        for beat in good + stale + [[2**32 - 1] * 4] * 3:
+            yield dut.sink.valid.eq(1)
+            yield dut.sink.data.eq(sum(w << (32*k) for k, w in enumerate(beat)))
+            yield
+        yield dut.sink.valid.eq(0)
+        yield
+        assert (yield dut.words) == 32
+        # 8 words: the first two beats, clean; 10 and 12: the third beat whole, with its one wrong word.
+        assert (yield dut.errors) == {0: 1 + 4 + 4 + 12, 8: 0, 10: 1, 12: 1}[length]
+    run_simulation(dut, bench())
+
+
 @pytest.mark.parametrize("cls", [DMAPatternGenerator, DMAPatternChecker])
 def test_bad_width_is_refused(cls):
     with pytest.raises(ValueError, match="must be 64, 128, 256 or 512 bits, not 96"):

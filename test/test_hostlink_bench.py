@@ -179,7 +179,8 @@ def test_bench_on_the_simulated_soc(tmp_path, board):
         {(m, c, d) for m in ("zero-copy", "copy", "double") for c in ("irq", "poll") for d in ("h2c", "c2h", "both")}
     for run in runs:
         if run["direction"] in ("h2c", "both"):
-            # The FPGA's checker saw every word the DMA read, the transfers' included, none wrong.
+            # The FPGA's checker judged every word of the transfers, none wrong (those the free-running reader
+            # read after them, until the tool stopped it, are counted, not judged: a busy host stops it late).
             assert run["checker"][0]["errors"] == 0 and run["checker"][0]["words"] * 4 >= 4 * 8192, run
     assert result["kernel_warnings"] == []
     assert step["exit_status"] == 0 and code == 0 and result["passed"]

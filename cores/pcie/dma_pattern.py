@@ -11,7 +11,9 @@ check one direction alone, the channel's user side needs a source and a sink tha
   exactly `length` words (0: without end). A generator that ran past the transfer would leave words in
   the DMA's buffering FIFO, and the next transfer would start with them;
 - `DMAPatternChecker` takes the reader's stream (host -> FPGA), expects the same count, and counts
-  words and mismatches.
+  words and mismatches among the first `length` words (0: every word). In loop mode the reader goes on
+  through the ring after the transfer until software stops it, into buffers software has not written
+  (yet, or ever): those words are counted, not judged.
 
 The host writes and checks the same pattern: word i of a transfer is i (mod 2**32).
 """
@@ -79,34 +81,45 @@ class DMAPatternGenerator(LiteXModule):
 # DMA Pattern Checker ------------------------------------------------------------------------------
 
 class DMAPatternChecker(LiteXModule):
-    """Takes a DMA reader's stream (host -> FPGA), never stalling, and counts the words received and those that
-    differ from the count-up pattern; `with_csr` adds the clear and the counters' registers."""
+    """Takes a DMA reader's stream (host -> FPGA), never stalling, and counts the words received and those
+    among the first `length` (0: all) that differ from the count-up pattern; `with_csr` adds the clear, the
+    length and the counters' registers."""
 
     def __init__(self, data_width, with_csr=True):
         if data_width not in (64, 128, 256, 512):
             raise ValueError(f"DMA pattern data width must be 64, 128, 256 or 512 bits, not {data_width!r}")
         self.sink   = stream.Endpoint(dma_layout(data_width))
         self.clear  = Signal()     # i: restarts the count from 0 and clears the counters.
+        self.length = Signal(32)   # i: words to compare (0: every word, else whole beats up to it); the words
+                                   #    after are only counted.
         self.words  = Signal(32)   # o: words received.
-        self.errors = Signal(32)   # o: words that differed from the count.
+        self.errors = Signal(32)   # o: words compared that differed from the count.
 
         # # #
 
         words    = data_width // 32
         expected = Signal(32)
         mismatches = Signal(max=words + 1)
+        # A beat is judged whole until the beat that reaches the length (a length inside a beat judges that
+        # whole beat; DMA transfers are whole beats); `past`, once set, stays until the clear, so a count that
+        # wraps at 2**32 judges nothing again.
+        judged = Signal()
+        past   = Signal()
         self.comb += [
             self.sink.ready.eq(1),
-            mismatches.eq(Reduce("ADD", [
-                self.sink.data[32*i:32*(i+1)] != (expected + i)[:32] for i in range(words)])),
+            judged.eq((self.length == 0) | ~past),
+            mismatches.eq(Mux(judged, Reduce("ADD", [
+                self.sink.data[32*i:32*(i+1)] != (expected + i)[:32] for i in range(words)]), 0)),
         ]
         self.sync += [
             If(self.clear,
                 expected.eq(0),
+                past.eq(0),
                 self.words.eq(0),
                 self.errors.eq(0),
             ).Elif(self.sink.valid,
                 expected.eq(expected + words),
+                If(expected + words >= self.length, past.eq(1)),
                 self.words.eq(self.words + words),
                 self.errors.eq(self.errors + mismatches),
             )
@@ -117,9 +130,14 @@ class DMAPatternChecker(LiteXModule):
     def add_csr(self):
         self._clear  = CSR()
         self._words  = CSRStatus(32, description="32-bit words received from the DMA reader (host -> FPGA).")
-        self._errors = CSRStatus(32, description="Received words that differed from the expected count.")
+        self._errors = CSRStatus(32, description="Words among the first `length` that differed from the expected "
+            "count.")
+        # Last: the registers before it keep their addresses.
+        self._length = CSRStorage(32, description="32-bit words to compare from the clear on (0: every word); "
+            "the words after are counted in `words`, not compared.")
         self.comb += [
             self.clear.eq(self._clear.re),
+            self.length.eq(self._length.storage),
             self._words.status.eq(self.words),
             self._errors.status.eq(self.errors),
         ]

@@ -103,9 +103,10 @@ static int      cycles_ok = 1;
 static int      denied;      /* A register write was refused (EPERM): the sweep stops. */
 
 /* Per-channel registers of hostlink's pattern generator and checker (csr.h, generated from the SoC). */
-struct pattern_regs { uint32_t gen_control, gen_length, chk_clear, chk_words, chk_errors; };
+struct pattern_regs { uint32_t gen_control, gen_length, chk_clear, chk_words, chk_errors, chk_length; };
 #define PATTERN_REGS(n) { CSR_PCIE_DMA##n##_GENERATOR_CONTROL_ADDR, CSR_PCIE_DMA##n##_GENERATOR_LENGTH_ADDR, \
-    CSR_PCIE_DMA##n##_CHECKER_CLEAR_ADDR, CSR_PCIE_DMA##n##_CHECKER_WORDS_ADDR, CSR_PCIE_DMA##n##_CHECKER_ERRORS_ADDR }
+    CSR_PCIE_DMA##n##_CHECKER_CLEAR_ADDR, CSR_PCIE_DMA##n##_CHECKER_WORDS_ADDR, CSR_PCIE_DMA##n##_CHECKER_ERRORS_ADDR, \
+    CSR_PCIE_DMA##n##_CHECKER_LENGTH_ADDR }
 static const struct pattern_regs pattern_regs[] = {
 #ifdef CSR_PCIE_DMA0_CHECKER_CLEAR_ADDR
     PATTERN_REGS(0),
@@ -505,7 +506,12 @@ static void *run_channel(void *arg)
     /* The writer (FPGA -> host) first, so that the loopback's data has somewhere to go. */
     if (use_generator && (reg_write(c, pr->gen_control, 0) || reg_write(c, pr->gen_length, 0)))
         goto barrier;
-    if (use_checker && reg_write(c, pr->chk_clear, 1))
+    /* The checker judges the stream's words only: in loop mode the reader goes on after the stream until
+     * it is stopped below, through buffers this process no longer writes (a slow process, a busy host),
+     * and those words are counted, not judged. 0 (every word) for a stream of 2**32 words or more. */
+    uint64_t judged = c->total * WORDS;
+    if (use_checker && (reg_write(c, pr->chk_length, judged > UINT32_MAX ? 0 : (uint32_t)judged) ||
+                        reg_write(c, pr->chk_clear, 1)))
         goto barrier;
     if (c->rx && dma_enable(c, 1, 1, &c->rx_hw) < 0)
         goto barrier;
@@ -584,11 +590,13 @@ end:
             if (reg_read(c, pr->chk_words, &words) || reg_read(c, pr->chk_errors, &errors)) {
                 fail(c, "reading the pattern checker: %s", strerror(errno));
             } else {
-                /* The checker saw every buffer the DMA read: the transfers and what followed them. */
+                /* The checker counted every buffer the DMA read (the transfers and what followed them) and
+                 * judged the transfers' words. */
                 c->checker_words  = words;
                 c->checker_errors = errors;
                 c->errors        += errors;
-                c->bytes_checked += (uint64_t)words * 4;
+                /* Checked: the stream's words the checker judged, not those read after it. */
+                c->bytes_checked += ((uint64_t)words < c->total * WORDS ? (uint64_t)words : c->total * WORDS) * 4;
                 if ((uint64_t)words * 4 < c->total * B)
                     fail(c, "h2c: the checker received %u words, fewer than the %" PRIu64 " sent",
                          words, c->total * WORDS);
