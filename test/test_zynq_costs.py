@@ -13,7 +13,7 @@ import re
 import pytest
 
 from hostlink import protocol
-from hostlink.sim.zynq.drivers import calls, crossover, predict, DRIVERS
+from hostlink.sim.zynq.drivers import calls, crossover, predict, predicted_rows, ranking, sensitivity, DRIVERS
 from hostlink.sim.zynq.linux import device_tree_source
 from hostlink.sim.zynq.models.ps_costs import PS_COSTS, cost_table, costs_ns
 
@@ -115,3 +115,27 @@ def test_the_closed_form_ranks_the_drivers_at_roshambos_size():
     assert rx["user_polling"] < rx["user_scheduled"]
     with pytest.raises(ValueError, match="driver must be one of"):
         predict("dma_engine", 8, costs)
+
+
+def test_the_ranking_reads_ties_within_one_per_cent():
+    def row(driver, rx):
+        return {"driver": driver, "size": 100, "mode": "unique", "buffers": 1, "rx_ns": rx, "tx_ns": rx}
+    rows = [row("kernel", 1000), row("user_polling", 1005), row("user_scheduled", 2000)]
+    assert ranking(rows, size=100, direction="rx") == "kernel = user_polling < user_scheduled"
+    rows[1]["rx_ns"] = 1020
+    assert ranking(rows, size=100, direction="rx") == "kernel < user_polling < user_scheduled"
+
+
+def test_the_sensitivity_varies_each_assumed_cost_alone():
+    """One row for the table, then two for each assumed cost (halved, doubled); the cited and fitted ones stay."""
+    rows = sensitivity()
+    assumed = [name for name in PS_COSTS if PS_COSTS[name][2].startswith("assumed")]
+    assert rows[0][:2] == (None, 1.0)
+    assert [(r[0], r[1]) for r in rows[1:]] == [(name, f) for name in assumed for f in (0.5, 2.0)]
+    base = predicted_rows(costs_ns())
+    assert rows[0][2:] == (ranking(base, direction="tx"), ranking(base, direction="rx"), crossover(base, "tx"),
+                           crossover(base, "rx"))
+    # Doubling the interrupt's cost cannot bring the kernel driver's crossover to a smaller size.
+    interrupt = {r[1]: r[5] for r in rows if r[0] == "interrupt"}
+    if rows[0][5] and interrupt[2.0]:
+        assert interrupt[2.0] >= rows[0][5] >= interrupt[0.5]

@@ -6,6 +6,7 @@
 
     python -m hostlink.sim.zynq.drivers                          # the default sweep, 8 B to 6 MiB
     python -m hostlink.sim.zynq.drivers --sizes 8,100K --json d.json --plot d.png
+    python -m hostlink.sim.zynq.drivers --sensitivity            # the closed form with each assumed cost /2, x2
 
 One boot of Linux on the simulated Zynq (sim/zynq/linux.py), with the ARM's software charged in simulated time
 (sim/zynq/models/ps_costs.py), runs the paper's three drivers in loop-back, each over the same calls (one per
@@ -31,7 +32,8 @@ import sys
 from hostlink.protocol import SIM_COST_CATEGORIES, SIM_COST_MARK_BEGIN, SIM_COST_MARK_END
 from hostlink.sim.zynq.models.ps_costs import cost_table
 
-__all__ = ["DRIVERS", "TABLE_I", "SIZES", "sweep_commands", "calls", "predict", "crossover", "report", "main"]
+__all__ = ["DRIVERS", "TABLE_I", "SIZES", "sweep_commands", "calls", "predict", "predicted_rows", "crossover",
+           "ranking", "sensitivity", "report", "main"]
 
 DRIVERS = ("user_polling", "user_scheduled", "kernel")
 # Seed 003's Table I: (TX, RX) in us a byte, NullHop's RoShamBo, ~100 KB transfers, single buffer, Unique. Its RX
@@ -147,6 +149,59 @@ def crossover(rows, direction="rx"):
     return None
 
 
+# The closed form's sizes for a crossover: powers of two from 8 bytes to 8 MiB, and the paper's ~100 KB.
+CLOSED_FORM_SIZES = tuple(sorted({8 << k for k in range(21)} | {ROSHAMBO}))
+
+
+def predicted_rows(costs, sizes=CLOSED_FORM_SIZES):
+    """predict() as calls()'s rows (single buffer, Unique), for crossover() and ranking()."""
+    rows = []
+    for driver in DRIVERS:
+        for size in sizes:
+            tx, rx = predict(driver, size, costs)
+            rows.append({"driver": driver, "size": size, "mode": "unique", "buffers": 1, "tx_ns": tx, "rx_ns": rx})
+    return rows
+
+
+def ranking(rows, size=ROSHAMBO, direction="tx", tie=0.01):
+    """The drivers from fastest to slowest at `size` (single buffer, Unique), as text: "a < b = c", two drivers
+    within `tie` (relative) of each other being equal."""
+    times = sorted((unique_single(rows, d)[size][f"{direction}_ns"] or 0, d) for d in DRIVERS)
+    text = times[0][1]
+    for (before, _), (t, driver) in zip(times, times[1:]):
+        text += (" = " if t <= before * (1 + tie) else " < ") + driver
+    return text
+
+
+def sensitivity(factors=(0.5, 2.0)):
+    """What the closed form concludes with each assumed cost (ps_costs.py's "assumed:" rows) times each factor, the
+    others as the table has them: rows of (cost, factor, TX ranking at ~100 KB, RX ranking, TX crossover, RX
+    crossover); the first row is the table itself (cost None)."""
+    from hostlink.sim.zynq.models.ps_costs import PS_COSTS, costs_ns
+    def row(cost, factor, costs):
+        rows = predicted_rows(costs)
+        return (cost, factor, ranking(rows, direction="tx"), ranking(rows, direction="rx"),
+                crossover(rows, "tx"), crossover(rows, "rx"))
+    out = [row(None, 1.0, costs_ns())]
+    for cost in SIM_COST_CATEGORIES:
+        if PS_COSTS[cost][2].startswith("assumed"):
+            for factor in factors:
+                costs = costs_ns()
+                costs[cost] *= factor
+                out.append(row(cost, factor, costs))
+    return out
+
+
+def sensitivity_report(rows):
+    out = ["The cost table's closed form (drivers.predict), each assumed cost times a factor, the others as they are:",
+           f"{'cost':>18} {'factor':>6}  {'TX at ~100 KB':<38} {'RX at ~100 KB':<38} {'TX crossover':>12} "
+           f"{'RX crossover':>12}"]
+    for cost, factor, tx, rx, tx_from, rx_from in rows:
+        out.append(f"{cost or '(the table)':>18} {factor:>6g}  {tx:<38} {rx:<38} {str(tx_from or 'none'):>12} "
+                   f"{str(rx_from or 'none'):>12}")
+    return "\n".join(out)
+
+
 def report(rows):
     """The printed tables: every call, then Table I beside ours at ~100 KB, then the crossover."""
     out = ["call (simulated time)                           TX us     RX us   TX us/B   RX us/B  "
@@ -218,7 +273,13 @@ def main(argv=None):
     p.add_argument("--timeout", type=int, default=7200, help="seconds for the whole run")
     p.add_argument("--json", metavar="PATH")
     p.add_argument("--plot", metavar="PATH")
+    p.add_argument("--sensitivity", action="store_true",
+                   help="print what the closed form concludes with each assumed cost halved and doubled, and stop "
+                        "(no simulation)")
     args = p.parse_args(argv)
+    if args.sensitivity:
+        print(sensitivity_report(sensitivity()))
+        return 0
     from hostlink.sim.uml.harness import DriverSimError
     from hostlink.sim.zynq.linux import build_software, evaluate, run_zynq_linux
     try:

@@ -11,12 +11,14 @@ simulation-only "hostlink,sim-cost" device (hostlink.protocol.SIM_COST_*, softwa
 system calls, bytes copied, cache lines cleaned or invalidated, scheduler yields. Simulated time then advances by
 the charges before the CPU's next access to a device is answered; the DMA runs on meanwhile, as on the board.
 
-Each figure: ns per unit, the unit, where it comes from, and how it was converted. Seed 003's board ran its
-Cortex-A9 at 666 MHz; the ZC706's XC7Z045-2 allows up to 800 MHz (DS190's -2 grade; the CPU clock of the
-board's PS7 preset is not checked here). The figures are kept in ns as published, not rescaled to a clock: the
-sources give their clocks too loosely for a rescaling to mean anything (they are Zynq-7000 boards, 667 MHz or
-unstated). "assumed" means no public measurement was found in the library consulted; "fitted" means taken from
-one of the paper's own points (one only, copy_to_coherent); everything else the bench predicts.
+Each figure: ns per unit, the unit, where it comes from, and how it was converted. The ZC706 runs its Cortex-A9
+at 666.67 MHz (its PS7 initialisation as Xilinx generates it, in U-Boot's board/xilinx/zynq/zynq-zc706/
+ps7_init_gpl.c: ARM PLL 40 x the 33.33 MHz PS_CLK, divided by 2), as seed 003's board did (666 MHz). A figure
+measured on a Zynq-7000 under Linux is kept in ns as published (those boards run their CPU at 667 MHz or do not
+say); one measured on another Cortex-A9 at a stated clock is rescaled to 666.67 MHz when the work is the core's
+own (a system call). "assumed" means no public measurement was found in the library consulted (the figure is
+ours, and doc/zynq.md's sensitivity table shows which conclusions turn on it); "fitted" means taken from one of
+the paper's own points (one only, copy_to_coherent); everything else the bench predicts.
 """
 
 from hostlink.protocol import SIM_COST_CATEGORIES
@@ -31,12 +33,14 @@ PS_COSTS = {
     "gp0_write": (470.0, "access", "cited: the same loop", "as gp0_read"),
     "interrupt": (5000.0, "interrupt",
         "assumed: GIC entry, the handler's own work beside its register accesses (charged as gp0_*), xilinx_dma's "
-        "tasklet and callback, and the wake-up of the task waiting for the completion (a context switch)",
+        "tasklet and callback, and the wake-up of the task waiting for the completion (a context switch); for "
+        "scale, the same TI guide's lat_sem (a semaphore handed between two processes) is 6.1 us at 1,000 MHz",
         "none"),
-    "syscall": (1000.0, "call",
-        "assumed: a system call's entry and exit on a Cortex-A9 under Linux (lmbench's null call's order of "
-        "magnitude on cores of this class; no public Zynq figure found)",
-        "none"),
+    "syscall": (570.0, "call",
+        "cited: lmbench's lat_syscall null (getppid), 0.38 us on TI's AM437x GP EVM, a Cortex-A9 at 1,000 MHz, "
+        "under Linux (TI Processor SDK Linux 09.03 performance guide: github.com/TexasInstruments/processor-sdk-doc, "
+        "source/devices/AM437X/linux/Release_Specific_Performance_Guide.rst, commit 3948bf1; 0.40 us in 11.02)",
+        "0.38 us x 1,000 / 666.67 MHz = 0.57 us: the entry and exit are the core's own work"),
     "copy_cached": (6.25, "byte",
         "cited: on a Zynq-7000 under Linux, read/write through the kernel 'highly limited by the memcpy "
         "operation. The maximal speeds are about 160 MB/s' (rsoc-framework.com/fast-dma-transfers-xilinx-zynq/)",
@@ -46,10 +50,12 @@ PS_COSTS = {
         "553 us for 102,400 bytes, less the DMA's 85 us and the driver's register accesses (~3 us)",
         "(553 - 85 - 3) us / 102,400 bytes = 4.55 ns a byte (220 MB/s): memcpy into the coherent buffer "
         "(write-combined, not cached, on a Zynq)"),
-    "copy_from_coherent": (10.0, "byte",
-        "assumed: memcpy out of the coherent buffer, which a non-coherent Zynq maps uncached: each load a round "
-        "trip to the DDR ('the access speed is terrible', LKML 2016-01-19, T. N. Miller, Zynq 7000, no figure)",
-        "100 MB/s, half the write-combined copy's rate"),
+    "copy_from_coherent": (15.6, "byte",
+        "cited: memcpy out of a Zynq DMA driver's buffer, mapped uncached ('cache transparent'), into ordinary "
+        "memory: ~64 MB/s on a ZedBoard (Zynq-7020) under Linux, against ~256 MB/s between two ordinary buffers "
+        "(github.com/bmartini/zynq-xdma/issues/10, 2016-06-23); the same order on a ZYBO-Z7 (Zynq-7010) under Linux: "
+        "16 MiB copied 32 times out of an uncached u-dma-buf in 7.63 s, 70 MB/s (github.com/ikwzm/udmabuf/issues/120)",
+        "1 / 64 MB/s = 15.6 ns a byte"),
     "cache_clean": (30.0, "line",
         "assumed: one 32-byte line cleaned by address in L1 and in the PL310 (dma_map_single for MM2S)",
         "none; 0.94 ns a byte"),
@@ -58,7 +64,8 @@ PS_COSTS = {
         "dma_unmap_single for S2MM, both on ARMv7)",
         "none; 0.94 ns a byte"),
     "sched_yield": (2000.0, "yield",
-        "assumed: sched_yield's system call and a pass through the scheduler with nothing else to run",
+        "assumed: sched_yield's system call (0.57 us, above) and a pass through the scheduler with nothing else "
+        "to run",
         "none"),
 }
 assert tuple(PS_COSTS) == SIM_COST_CATEGORIES, "one cost per hostlink.protocol.SIM_COST_CATEGORIES, in order"
