@@ -35,6 +35,14 @@ from hostlink.cores.pcie.v7gen3phy import V7Gen3PCIEPHY
 # crossing between the block's four streams and the DMA.
 SYS_CLK_FREQ = 250e6
 
+# How long the system domain stays in reset after the SoC's soft reset (`ctrl_reset`, which LitePCIe's
+# driver writes at probe, so at every module load): ~1 us of the block's clock. `ctrl_reset` itself is a
+# one-cycle pulse, and the system clock here is the block's, so no PLL relocks to stretch it (as on the
+# ZC706 and KC705): a user core's clock (an MMCM reset with the system domain, which wants a 5 ns pulse at
+# least) and its crossings (whose pointer synchronizers see the other side's reset by sampling it) would
+# miss a reset that short, and the crossings hand on entries of before it (cores/pcie/user_port.py).
+SOFT_RESET_CYCLES = 256
+
 # The SODIMM in J1 (DDR3-1866, 64 bits) at 1:4: the DRAM controller runs at 233.25 MHz.
 DRAM_CLK_FREQ = board_dram_clk_freq(vc709_platform)
 
@@ -56,7 +64,7 @@ class _CRG(LiteXModule):
         # # #
 
         self.comb += self.cd_sys.clk.eq(ClockSignal("pcie"))
-        self.specials += AsyncResetSynchronizer(self.cd_sys, ResetSignal("pcie") | self.rst)
+        self.specials += AsyncResetSynchronizer(self.cd_sys, ResetSignal("pcie") | soft_reset_held(self, self.rst))
         if dram_clk_freq is not None:
             clk200 = platform.request("clk200")
             clk200_se = Signal()
@@ -69,6 +77,16 @@ class _CRG(LiteXModule):
 
 # RC straddling (AXISTEN_IF_RC_STRADDLE): two completions may share a 256-bit beat, so that completions drain
 # from the block at least as fast as the link delivers them (cores/pcie/rc_straddle.py).
+def soft_reset_held(crg, rst, cycles=SOFT_RESET_CYCLES):
+    """`rst` (the soft reset's pulse) held for `cycles` of the block's clock, counted in a domain of the
+    block's clock that no reset reaches (`crg.cd_soft_reset`)."""
+    crg.cd_soft_reset = ClockDomain(reset_less=True)
+    crg.comb += crg.cd_soft_reset.clk.eq(ClockSignal("pcie"))
+    left = Signal(max=cycles + 1, reset_less=True)
+    crg.sync.soft_reset += If(rst, left.eq(cycles)).Elif(left != 0, left.eq(left - 1))
+    return rst | (left != 0)
+
+
 RC_STRADDLE = True
 
 class BaseSoC(PCIeDMASoC):

@@ -58,7 +58,54 @@ def _fifo(layout, cd_from, cd_to, depth):
     """A FIFO of `depth` words from `cd_from` to `cd_to`: asynchronous across clocks, synchronous within one."""
     if cd_from == cd_to:
         return ClockDomainsRenamer(cd_from)(stream.SyncFIFO(layout, depth, buffered=True))
-    return stream.ClockDomainCrossing(layout, cd_from=cd_from, cd_to=cd_to, depth=depth)
+    return ResetSafeCrossing(layout, cd_from, cd_to, depth)
+
+
+class ResetSafeCrossing(LiteXModule):
+    """A stream from `cd_from` to `cd_to` through an asynchronous FIFO of `depth` words whose two sides start
+    empty after a reset of either domain, however short, and hand on nothing while they reset.
+
+    The pointer synchronizers of migen's AsyncFIFO have no reset. Reset one side for a cycle (the VC709's
+    soft reset: its system clock is the PCIe block's, and `ctrl_reset` resets it for about a cycle) and the
+    other side's copy of its pointer still shows where it was: the FIFO reads as holding entries it already
+    handed on, and hands them on again, to a user core (host to FPGA) or to the DMA (FPGA to host), where
+    they begin the next transfer, which then comes back shifted. So here each side is held in reset while
+    either domain is (the other's reset crossed by a synchronizer), and `HOLD` cycles of its own clock after,
+    long enough for both synchronizers to show the reset pointers; and while a side is in reset the stream on
+    that side is held (`valid` and `ready` low). LiteX's `with_common_rst` does the first with clock domains of
+    its own, which migen's simulator cannot clock; a reset inserted into the FIFO's own domains can be."""
+    HOLD = 4
+
+    def __init__(self, layout, cd_from, cd_to, depth):
+        self.sink   = stream.Endpoint(layout)
+        self.source = stream.Endpoint(layout)
+
+        # # #
+
+        resets = {}
+        for side, own, other in (("write", cd_from, cd_to), ("read", cd_to, cd_from)):
+            other_reset = Signal(reset=1)   # Held from power-up until the other side is seen out of reset.
+            self.specials += MultiReg(ResetSignal(other, allow_reset_less=True), other_reset, odomain=own, reset=1)
+            either = Signal()
+            hold   = Signal(max=self.HOLD + 1, reset=self.HOLD)
+            resets[side] = reset = Signal()
+            self.comb += [
+                either.eq(ResetSignal(own, allow_reset_less=True) | other_reset),
+                reset.eq(either | (hold != 0)),
+            ]
+            getattr(self.sync, own).__iadd__(If(either, hold.eq(self.HOLD)).Elif(hold != 0, hold.eq(hold - 1)))
+        fifo = ResetInserter(["write", "read"])(stream.AsyncFIFO(layout, depth))
+        self.fifo = fifo = ClockDomainsRenamer({"write": cd_from, "read": cd_to})(fifo)
+        self.comb += [
+            fifo.reset_write.eq(resets["write"]),
+            fifo.reset_read.eq(resets["read"]),
+            self.sink.connect(fifo.sink, omit={"valid", "ready"}),
+            fifo.sink.valid.eq(self.sink.valid & ~resets["write"]),
+            self.sink.ready.eq(fifo.sink.ready & ~resets["write"]),
+            fifo.source.connect(self.source, omit={"valid", "ready"}),
+            self.source.valid.eq(fifo.source.valid & ~resets["read"]),
+            fifo.source.ready.eq(self.source.ready & ~resets["read"]),
+        ]
 
 # Event counter ------------------------------------------------------------------------------------
 

@@ -30,6 +30,7 @@ from litex.soc.integration.builder import Builder
 
 
 from hostlink.cores.pcie.s7phy import S7PCIEPHY
+from hostlink.targets.vc709 import soft_reset_held
 from hostlink.sim.pcie.hardblock import expose_hard_block
 from hostlink.sim.pcie.sim_platform import make_sim_platform
 from hostlink.targets import boards as registry
@@ -79,8 +80,8 @@ class SimCRG(LiteXModule):
 
 class SimPCIeClockedCRG(LiteXModule):
     """For SoCs whose system clock is the PCIe block's user clock (the PHY's `pcie` domain, driven by the
-    device model): only the reset comes from the top-level port `sim_sys_rst`. A DRAM is clocked as in
-    SimCRG."""
+    device model): only the reset comes from the top-level port `sim_sys_rst`, and the soft reset is held
+    SOFT_RESET_CYCLES as on the VC709. A DRAM is clocked as in SimCRG."""
     def __init__(self, platform, sys_clk_freq, dram_clk_freq=None):
         self.rst    = Signal()
         self.cd_sys = ClockDomain()
@@ -90,7 +91,8 @@ class SimPCIeClockedCRG(LiteXModule):
         platform.add_extension([("sim_sys", 0, Subsignal("rst", Pins(1)))])
         self.comb += [
             self.cd_sys.clk.eq(ClockSignal("pcie")),
-            self.cd_sys.rst.eq(ResetSignal("pcie") | platform.request("sim_sys").rst | self.rst),
+            # The soft reset held as the VC709's CRG holds it (targets/vc709.py).
+            self.cd_sys.rst.eq(ResetSignal("pcie") | platform.request("sim_sys").rst | soft_reset_held(self, self.rst)),
         ]
         if dram_clk_freq is not None:
             self.cd_dram = ClockDomain()
