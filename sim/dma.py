@@ -387,6 +387,13 @@ def run(board_name, sizes, directions=DIRECTIONS, dma_channels=2, channels=1, de
             jobs = make_stream_jobs(sizes, None, flow, ring, buffer_size, board.data_width // 8,
                                     dict(user_core, model=has_model))
         else:
+            # A core wider than the DMA takes whole words of its own: a transfer ending inside one would leave
+            # its tail in the port's width converter, and the transfer would never end.
+            word = max(core.data_width, board.data_width) // 8
+            odd = [size for size in sizes if size % word]
+            if odd:
+                raise ValueError(f"{odd[0]} bytes is not a whole number of the user core's {core.data_width}-bit "
+                                 f"words: a transfer through {type(core).__name__} moves a multiple of {word} bytes")
             jobs = [dict(job, channels=[user_core["channel"]]) for job in
                     make_jobs(sizes, ["user"], 1, descriptor_size, granularity=board.data_width // 8)]
         jobs = [dict(job, settings=settings) for job in jobs]

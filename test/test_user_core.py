@@ -115,6 +115,14 @@ def test_sim_dma_refuses_bad_user_core_input_with_one_line(argv, message, capsys
     assert message in refusal(dma_main, ["--board", "zc706", "--sizes", "4K", *argv], capsys).strip().splitlines()[-1]
 
 
+def test_sim_dma_refuses_a_size_that_ends_inside_a_core_word(capsys):
+    """The accelerator takes words of twice the DMA's width (64 bytes on the VC709): 2,080 bytes would leave
+    half a word in the port's width converter and never end; refused before anything is built."""
+    message = refusal(dma_main, ["--board", "vc709", "--sizes", "2080", "--user-core", ACCELERATOR], capsys)
+    assert "2080 bytes is not a whole number of the user core's 512-bit words: a transfer through Accelerator " \
+           "moves a multiple of 64 bytes" in message
+
+
 def test_sim_dma_refuses_a_core_without_a_model(tmp_path, capsys):
     with pytest.raises(SystemExit):
         dma_main(["--board", "zc706", "--sizes", "4K", "--user-core", _core_file(tmp_path, "")])
