@@ -48,6 +48,16 @@ DRAM_CLK_FREQ = board_dram_clk_freq(vc709_platform)
 
 # CRG ----------------------------------------------------------------------------------------------
 
+def soft_reset_held(crg, rst, cycles=SOFT_RESET_CYCLES):
+    """`rst` (the soft reset's pulse) held for `cycles` of the block's clock, counted in a domain of the
+    block's clock that no reset reaches (`crg.cd_soft_reset`)."""
+    crg.cd_soft_reset = ClockDomain(reset_less=True)
+    crg.comb += crg.cd_soft_reset.clk.eq(ClockSignal("pcie"))
+    left = Signal(max=cycles + 1, reset_less=True)
+    crg.sync.soft_reset += If(rst, left.eq(cycles)).Elif(left != 0, left.eq(left - 1))
+    return rst | (left != 0)
+
+
 class _CRG(LiteXModule):
     """The system clock is pcie3_7x's user clock (the PHY's `pcie` domain, 250 MHz from the PIPE clocking's
     MMCM), held in reset while the block's user_reset is. Each of the four streams between the block and
@@ -77,16 +87,6 @@ class _CRG(LiteXModule):
 
 # RC straddling (AXISTEN_IF_RC_STRADDLE): two completions may share a 256-bit beat, so that completions drain
 # from the block at least as fast as the link delivers them (cores/pcie/rc_straddle.py).
-def soft_reset_held(crg, rst, cycles=SOFT_RESET_CYCLES):
-    """`rst` (the soft reset's pulse) held for `cycles` of the block's clock, counted in a domain of the
-    block's clock that no reset reaches (`crg.cd_soft_reset`)."""
-    crg.cd_soft_reset = ClockDomain(reset_less=True)
-    crg.comb += crg.cd_soft_reset.clk.eq(ClockSignal("pcie"))
-    left = Signal(max=cycles + 1, reset_less=True)
-    crg.sync.soft_reset += If(rst, left.eq(cycles)).Elif(left != 0, left.eq(left - 1))
-    return rst | (left != 0)
-
-
 RC_STRADDLE = True
 
 class BaseSoC(PCIeDMASoC):

@@ -238,32 +238,29 @@ class _Crossing(Module):
 
 
 def _words_after_a_reset(safe, side):
-    """Five words through, all taken; then `side`'s domain reset for 3 cycles of the slower clock; then 50
-    cycles of `b` taking whatever comes, and three new words. Returns what `b` received after the reset."""
+    """Five words through, all taken; then `side`'s domain reset for 3 cycles of the slower clock; then, 60
+    cycles of `a` later, three new words, `b` taking whatever comes. Returns what `b` received after the reset."""
     dut = _Crossing(safe)
     sink, source = dut.crossing.sink, dut.crossing.source
     state = {"reset_done": False}
     received = []
 
-    def writer():
-        for word in range(1, 6):
+    def send(words):
+        for word in words:
             yield sink.valid.eq(1)
             yield sink.data.eq(word)
             yield
             while not (yield sink.ready):
                 yield
         yield sink.valid.eq(0)
+
+    def writer():
+        yield from send(range(1, 6))
         while not state["reset_done"]:
             yield
         for _ in range(60):
             yield
-        for word in (0x100, 0x101, 0x102):
-            yield sink.valid.eq(1)
-            yield sink.data.eq(word)
-            yield
-            while not (yield sink.ready):
-                yield
-        yield sink.valid.eq(0)
+        yield from send((0x100, 0x101, 0x102))
 
     def reader():
         yield source.ready.eq(1)

@@ -93,7 +93,8 @@ class ResetSafeCrossing(LiteXModule):
                 either.eq(ResetSignal(own, allow_reset_less=True) | other_reset),
                 reset.eq(either | (hold != 0)),
             ]
-            getattr(self.sync, own).__iadd__(If(either, hold.eq(self.HOLD)).Elif(hold != 0, hold.eq(hold - 1)))
+            sync = getattr(self.sync, own)
+            sync += If(either, hold.eq(self.HOLD)).Elif(hold != 0, hold.eq(hold - 1))
         fifo = ResetInserter(["write", "read"])(stream.AsyncFIFO(layout, depth))
         self.fifo = fifo = ClockDomainsRenamer({"write": cd_from, "read": cd_to})(fifo)
         self.comb += [

@@ -30,7 +30,7 @@ import os
 import sys
 
 from hostlink.protocol import SIM_COST_CATEGORIES, SIM_COST_MARK_BEGIN, SIM_COST_MARK_END
-from hostlink.sim.zynq.models.ps_costs import cost_table
+from hostlink.sim.zynq.models.ps_costs import PS_COSTS, cost_table, costs_ns
 
 __all__ = ["DRIVERS", "TABLE_I", "SIZES", "sweep_commands", "calls", "predict", "predicted_rows", "crossover",
            "ranking", "sensitivity", "report", "main"]
@@ -177,7 +177,6 @@ def sensitivity(factors=(0.5, 2.0)):
     """What the closed form concludes with each assumed cost (ps_costs.py's "assumed:" rows) times each factor, the
     others as the table has them: rows of (cost, factor, TX ranking at ~100 KB, RX ranking, TX crossover, RX
     crossover); the first row is the table itself (cost None)."""
-    from hostlink.sim.zynq.models.ps_costs import PS_COSTS, costs_ns
     def row(cost, factor, costs):
         rows = predicted_rows(costs)
         return (cost, factor, ranking(rows, direction="tx"), ranking(rows, direction="rx"),
